@@ -1,0 +1,7 @@
+"""vouch: checks the checkers of agent benchmarks."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,7 @@
+"""The command line: thin click commands over the library."""
+
+from __future__ import annotations
+
+from vouch.cli._main import main
+
+__all__ = ["main"]

@@ -1,0 +1,29 @@
+"""The execution engine: isolated, resource-limited, fast runs of untrusted code.
+
+Every run is a child of a warm zygote, in its own user, PID, mount and network
+namespaces, as an unprivileged uid, with rlimits, a wall-clock timeout that kills its
+whole process tree, a private working directory and a scrubbed environment. Its status
+comes from what the parent observed; a call's return value comes back as JSON data.
+"""
+
+from __future__ import annotations
+
+from vouch.exec._executor import Executor, LocalExecutor, PoolInfo, Progress, get_executor
+from vouch.exec._spec import Call, Entry, ExceptionInfo, Isolation, Limits, RunResult, RunSpec, Script, Status
+
+__all__ = [
+    "Call",
+    "Entry",
+    "ExceptionInfo",
+    "Executor",
+    "Isolation",
+    "Limits",
+    "LocalExecutor",
+    "PoolInfo",
+    "Progress",
+    "RunResult",
+    "RunSpec",
+    "Script",
+    "Status",
+    "get_executor",
+]

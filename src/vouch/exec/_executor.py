@@ -1,0 +1,320 @@
+"""Executors: where runs happen. Domain code submits ``RunSpec`` batches and never cares which.
+
+``local`` (the default) keeps one warm zygote process on this machine and sends it runs
+over a socket; a reader thread turns the zygote's reports into ``RunResult`` futures.
+"""
+
+from __future__ import annotations
+
+import os
+import json
+import socket
+import subprocess
+import sys
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, ClassVar
+
+import vouch
+from vouch.errors import EngineCrashed, InfrastructureError, IsolationUnavailable, UsageError
+from vouch.exec import _protocol
+from vouch.exec._outcome import build_result
+from vouch.exec._spec import RunResult, RunSpec
+
+Progress = Callable[[int, int, RunResult], None]
+"""Called after each run of a batch finishes: ``(done, total, result)``."""
+
+_UID_BASE = 1_000_000_000
+_START_TIMEOUT_S = 120.0
+
+
+class Executor(ABC):
+    """Runs ``RunSpec``s in isolation and returns what was observed."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def submit(self, spec: RunSpec) -> Future[RunResult]:
+        """Queue one run; the future holds its result, or an InfrastructureError."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop the executor; runs still in hand are killed."""
+
+    def run(self, spec: RunSpec) -> RunResult:
+        return self.submit(spec).result()
+
+    def run_batch(self, specs: Iterable[RunSpec], progress: Progress | None = None) -> list[RunResult]:
+        """Run every spec (concurrently, up to the executor's width); results in input order."""
+        futures = [self.submit(spec) for spec in specs]
+        total = len(futures)
+        if progress is not None:
+            done = 0
+            lock = threading.Lock()
+
+            def report(future: Future[RunResult]) -> None:
+                nonlocal done
+                if future.exception() is not None:
+                    return
+                with lock:
+                    done += 1
+                    progress(done, total, future.result())
+
+            for future in futures:
+                future.add_done_callback(report)
+        return [future.result() for future in futures]
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class PoolInfo:
+    """What the zygote reported when it came up."""
+
+    pid: int
+    preloaded: tuple[str, ...]
+    baseline_vm_mb: float
+    baseline_rss_mb: float
+    hash_seed: str
+    workers: int
+    isolation_level: str
+    weak_reason: str | None
+
+
+def _scrubbed_environment(hash_seed: str) -> dict[str, str]:
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(vouch.__file__)))
+    env = {
+        "PATH": f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": hash_seed,
+        "PYTHONPATH": package_parent,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        # pytest inside runs loads only the plugins a run names, never whatever is installed.
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+    if "TZ" in os.environ:
+        env["TZ"] = os.environ["TZ"]
+    return env
+
+
+class LocalExecutor(Executor):
+    """A warm pool on this machine: one zygote forking a sandboxed child per run.
+
+    Args:
+        workers: runs at the same time (default: the number of CPUs).
+        preload: modules the zygote imports once so that runs find them warm.
+        hash_seed: ``PYTHONHASHSEED`` of the zygote, which every run inherits.
+        allow_weak: run with weaker isolation, recorded in every result, when a
+            namespace primitive is missing; otherwise starting raises IsolationUnavailable.
+        warm_pytest: import pytest's lazily imported parts in the zygote.
+        runs_dir: where private working directories are made (default: the temp dir).
+    """
+
+    name = "local"
+
+    def __init__(
+        self,
+        *,
+        workers: int | None = None,
+        preload: Sequence[str] = (),
+        hash_seed: str | int = "0",
+        allow_weak: bool = False,
+        warm_pytest: bool = True,
+        runs_dir: str | None = None,
+    ) -> None:
+        workers = workers if workers is not None else (os.cpu_count() or 1)
+        if not isinstance(workers, int) or not 1 <= workers <= 64:
+            raise UsageError(f"workers={workers!r} must be an integer from 1 to 64")
+        self._workers = workers
+        self._preload = tuple(preload)
+        self._hash_seed = str(hash_seed)
+        self._allow_weak = allow_weak
+        self._warm_pytest = warm_pytest
+        self._runs_dir = runs_dir
+        self._lock = threading.Lock()
+        self._futures: dict[int, Future[RunResult]] = {}
+        self._next_id = 0
+        self._process: subprocess.Popen[bytes] | None = None
+        self._sock: socket.socket | None = None
+        self._reader: threading.Thread | None = None
+        self._dead: str | None = None
+        self.info: PoolInfo | None = None
+
+    # --- life cycle ---------------------------------------------------------------------
+
+    def start(self) -> PoolInfo:
+        """Start the zygote (submit does this on first use). Raises IsolationUnavailable."""
+        with self._lock:
+            if self._process is not None and self._dead is None:
+                assert self.info is not None
+                return self.info
+            self._shutdown_process()
+            try:
+                self.info = self._spawn(full=True, weak_reason=None)
+            except IsolationUnavailable as exc:
+                if not self._allow_weak:
+                    raise IsolationUnavailable(
+                        f"{exc}. To run anyway with weaker isolation (no namespaces; recorded in "
+                        "every result), pass allow_weak=True or --allow-weak-isolation."
+                    ) from None
+                self.info = self._spawn(full=False, weak_reason=str(exc))
+            self._dead = None
+            return self.info
+
+    def _spawn(self, *, full: bool, weak_reason: str | None) -> PoolInfo:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        config = {
+            "full": full,
+            "weak_reason": weak_reason,
+            "workers": self._workers,
+            "preload": list(self._preload),
+            "warm_pytest": self._warm_pytest,
+            "runs_dir": self._runs_dir,
+            "uid_base": _UID_BASE + (os.getpid() % 1_000_000) * 64,
+            "fd": child.fileno(),
+        }
+        # The zygote gets its end of the socket and no other descriptor of ours.
+        process = subprocess.Popen(
+            [sys.executable, "-m", "vouch.exec._zygote", json.dumps(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            env=_scrubbed_environment(self._hash_seed),
+            pass_fds=(child.fileno(),),
+            close_fds=True,
+        )
+        child.close()
+        reader = _protocol.MessageReader()
+        parent.settimeout(_START_TIMEOUT_S)
+        messages: list[Any] = []
+        try:
+            while not messages:
+                data = parent.recv(1 << 16)
+                if not data:
+                    code = process.wait()
+                    raise InfrastructureError(f"the engine's pool process exited with code {code} while starting")
+                messages = reader.feed(data)
+        except TimeoutError:
+            process.kill()
+            raise InfrastructureError(f"the engine's pool process did not start within {_START_TIMEOUT_S:.0f} s") from None
+        first = messages[0]
+        if first[0] == "isolation":
+            process.wait()
+            raise IsolationUnavailable(first[1])
+        if first[0] != "ready":
+            process.wait()
+            raise InfrastructureError(f"the engine's pool process failed to start: {first[1]}")
+        parent.settimeout(None)
+        self._process = process
+        self._sock = parent
+        self._reader = threading.Thread(target=self._read_loop, args=(parent, reader), daemon=True)
+        self._reader.start()
+        data = first[1]
+        return PoolInfo(
+            pid=data["pid"],
+            preloaded=tuple(data["preloaded"]),
+            baseline_vm_mb=data["baseline_vm_mb"],
+            baseline_rss_mb=data["baseline_rss_mb"],
+            hash_seed=data["hash_seed"],
+            workers=data["workers"],
+            isolation_level="full" if full else "weak",
+            weak_reason=weak_reason,
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._shutdown_process()
+
+    def _shutdown_process(self) -> None:
+        process, sock = self._process, self._sock
+        self._process = self._sock = None
+        if sock is not None:
+            try:
+                sock.sendall(_protocol.pack_message(("shutdown",)))
+            except OSError:
+                pass
+            sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+        if process is not None:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._reader is not None:
+            self._reader.join(timeout=10)
+            self._reader = None
+
+    # --- runs ---------------------------------------------------------------------------
+
+    def submit(self, spec: RunSpec) -> Future[RunResult]:
+        if not isinstance(spec, RunSpec):
+            raise UsageError(f"submit() takes a RunSpec, not {type(spec).__name__}")
+        if self._process is None or self._dead is not None:
+            self.start()
+        future: Future[RunResult] = Future()
+        with self._lock:
+            if self._sock is None:
+                raise EngineCrashed("the engine's pool is closed")
+            run_id = self._next_id
+            self._next_id += 1
+            self._futures[run_id] = future
+            try:
+                self._sock.sendall(_protocol.pack_message(("run", run_id, spec)))
+            except OSError as exc:
+                del self._futures[run_id]
+                raise EngineCrashed(f"cannot reach the engine's pool process: {exc}") from None
+        return future
+
+    def _read_loop(self, sock: socket.socket, reader: _protocol.MessageReader) -> None:
+        while True:
+            try:
+                data = sock.recv(1 << 20)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            for message in reader.feed(data):
+                self._deliver(message)
+        process = self._process
+        code = process.poll() if process is not None else None
+        with self._lock:
+            pending, self._futures = self._futures, {}
+            if pending:
+                self._dead = f"the engine's pool process died (exit code {code}); {len(pending)} runs have no result"
+        for future in pending.values():
+            future.set_exception(EngineCrashed(self._dead or "the engine's pool process stopped"))
+
+    def _deliver(self, message: Any) -> None:
+        kind, run_id = message[0], message[1]
+        with self._lock:
+            future = self._futures.pop(run_id, None)
+        if future is None:
+            return
+        if kind == "done":
+            try:
+                future.set_result(build_result(message[2]))
+            except Exception as exc:  # noqa: BLE001 - a malformed report must not kill the reader
+                future.set_exception(InfrastructureError(f"unreadable report for run {run_id}: {exc}"))
+        else:
+            future.set_exception(InfrastructureError(str(message[2])))
+
+
+_EXECUTORS: dict[str, type[Executor]] = {"local": LocalExecutor}
+
+
+def get_executor(name: str = "local", **options: Any) -> Executor:
+    """An executor by name; an unknown name lists the valid ones."""
+    try:
+        cls = _EXECUTORS[name]
+    except KeyError:
+        raise UsageError(f"unknown executor {name!r}; valid executors: {', '.join(sorted(_EXECUTORS))}") from None
+    return cls(**options)

@@ -1,0 +1,61 @@
+"""The result record a run's harness writes, and its strict reader.
+
+The harness writes exactly one frame, at offset 0 of a file only the run holds, after the
+code under test has finished: ``MAGIC + nonce + length + JSON``. The nonce is fresh per
+run and known to the pool, so text the code prints or writes to descriptors it inherited
+does not parse as a frame. The frame never decides a status on its own: the parent's
+observation (exit status, signal, limits) comes first, and a frame only turns an observed
+clean exit into ``ok`` and carries a call's return value as JSON data.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+MAGIC = b"VOUCH-FRAME-1\n"
+_LENGTH = struct.Struct("<Q")
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Frame:
+    outcome: str
+    """``completed`` (script ran to its end), ``returned`` (call returned) or ``raised``."""
+    value: Any
+    exception: dict[str, str] | None
+
+
+class FrameError(ValueError):
+    """The result file does not hold exactly one well-formed frame for this run."""
+
+
+def encode(nonce: bytes, payload: dict[str, Any]) -> bytes:
+    body = json.dumps(payload, allow_nan=True, separators=(",", ":")).encode()
+    return MAGIC + nonce + _LENGTH.pack(len(body)) + body
+
+
+def decode(data: bytes, nonce: bytes) -> Frame:
+    head = len(MAGIC) + len(nonce)
+    if len(data) < head + _LENGTH.size:
+        raise FrameError("no result record")
+    if data[: len(MAGIC)] != MAGIC or data[len(MAGIC) : head] != nonce:
+        raise FrameError("result record does not carry this run's nonce")
+    (length,) = _LENGTH.unpack_from(data, head)
+    body = data[head + _LENGTH.size :]
+    if length != len(body):
+        raise FrameError("result record length does not match its content")
+    try:
+        payload = json.loads(body)
+    except ValueError as exc:
+        raise FrameError(f"result record is not JSON: {exc}") from None
+    if not isinstance(payload, dict) or payload.get("outcome") not in ("completed", "returned", "raised"):
+        raise FrameError("result record has no valid outcome")
+    exception = payload.get("exception")
+    if exception is not None and not (
+        isinstance(exception, dict) and all(isinstance(v, str) for v in exception.values())
+    ):
+        raise FrameError("result record has a malformed exception")
+    return Frame(outcome=payload["outcome"], value=payload.get("value"), exception=exception)

@@ -1,0 +1,105 @@
+"""Runs the entry of one run inside its sandbox and writes the result frame.
+
+This is the last trusted code a run executes before the code under test. Everything after
+``entry`` starts runs in an interpreter the code under test may have tampered with; that
+only lets it misreport its *own* result, which it could do by returning a different value
+anyway. Judge and judged never share this process: a verifier that needs to execute a
+candidate asks for a separate run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import runpy
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from vouch.exec import _frame
+from vouch.exec._spec import Call, Script
+
+RESULT_FD = 1000
+_TRACEBACK_TAIL = 4000
+
+# Bound before the code under test runs, so that rebinding ``os._exit`` or ``os.pwrite``
+# from that code does not reach the harness's last steps.
+_exit = os._exit
+_pwrite = os.pwrite
+_ftruncate = os.ftruncate
+_encode = _frame.encode
+
+
+def _load_callable(target: str) -> Callable[..., Any]:
+    module_part, sep, function = target.rpartition(":")
+    if not sep or not module_part or not function:
+        raise ValueError(f"call target {target!r} is not 'file.py:function' or 'package.module:function'")
+    if module_part.endswith(".py"):
+        path = os.path.abspath(module_part)
+        name = os.path.splitext(os.path.basename(path))[0]
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {module_part!r}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(module_part)
+    fn = getattr(module, function, None)
+    if fn is None:
+        raise AttributeError(f"{module_part!r} has no attribute {function!r}")
+    if not callable(fn):
+        raise TypeError(f"{target!r} is not callable")
+    return fn  # type: ignore[no-any-return]
+
+
+def _describe(exc: BaseException) -> dict[str, str]:
+    tail = "".join(traceback.format_exception(exc))[-_TRACEBACK_TAIL:]
+    message = str(exc)
+    if isinstance(exc, SystemExit):
+        message = f"exit code {exc.code!r}"
+    return {"type": type(exc).__name__, "message": message[:_TRACEBACK_TAIL], "traceback_tail": tail}
+
+
+def run_entry(entry: Script | Call, nonce: bytes) -> NoReturn:
+    """Run ``entry``, record how it ended, and leave the process."""
+    payload: dict[str, Any]
+    try:
+        if isinstance(entry, Script):
+            path = os.path.abspath(entry.path)
+            sys.argv = [path, *entry.argv]
+            sys.path[0:0] = [os.path.dirname(path)]
+            runpy.run_path(path, run_name="__main__")
+            payload = {"outcome": "completed", "value": None, "exception": None}
+        else:
+            sys.argv = [entry.target]
+            sys.path[0:0] = [os.getcwd()]
+            fn = _load_callable(entry.target)
+            value = fn(*entry.args, **dict(entry.kwargs))
+            payload = {"outcome": "returned", "value": value, "exception": None}
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are outcomes here
+        payload = {"outcome": "raised", "value": None, "exception": _describe(exc)}
+    try:
+        frame = _encode(nonce, payload)
+    except (TypeError, ValueError) as exc:
+        kind = type(payload.get("value")).__name__
+        payload = {
+            "outcome": "raised",
+            "value": None,
+            "exception": {
+                "type": "ResultNotJSON",
+                "message": f"return value of type {kind} is not JSON data: {exc}",
+                "traceback_tail": "",
+            },
+        }
+        frame = _encode(nonce, payload)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001, S110 - a closed or broken stream loses only output
+            pass
+    _ftruncate(RESULT_FD, 0)
+    _pwrite(RESULT_FD, frame, 0)
+    _exit(1 if payload["outcome"] == "raised" else 0)

@@ -1,0 +1,90 @@
+"""From what the zygote observed of a run to a ``RunResult``: a pure function.
+
+Order matters: the parent's own observations (its timeout, a signal, the exit status)
+decide first; the harness's frame can only turn an observed clean exit into ``ok`` and
+explain an observed failure.
+"""
+
+from __future__ import annotations
+
+import signal as signal_module
+from typing import Any
+
+from vouch.exec import _frame
+from vouch.exec._spec import ExceptionInfo, Isolation, RunResult, Status
+
+_CPU_SIGNALS = {signal_module.SIGXCPU}
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal_module.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def build_result(observed: dict[str, Any]) -> RunResult:
+    """Turn the zygote's report of one run into its result."""
+    isolation = Isolation(**observed["isolation"])
+    exit_code: int | None = observed["exit_code"]
+    signal: int | None = observed["signal"]
+    frame: _frame.Frame | None = None
+    frame_problem: str | None = None
+    try:
+        frame = _frame.decode(observed["frame"], observed["nonce"])
+    except _frame.FrameError as exc:
+        frame_problem = str(exc)
+
+    exception = None
+    if frame is not None and frame.exception is not None:
+        exception = ExceptionInfo(
+            type=frame.exception.get("type", "?"),
+            message=frame.exception.get("message", ""),
+            traceback_tail=frame.exception.get("traceback_tail", ""),
+        )
+
+    status, reason = _classify(observed, exit_code, signal, frame, frame_problem, isolation)
+    return RunResult(
+        status=status,
+        reason=reason,
+        exit_code=exit_code,
+        signal=signal,
+        duration_s=observed["duration_s"],
+        peak_memory_mb=round(observed["maxrss_kb"] / 1024, 1),
+        pid=observed["pid"],
+        stdout_tail=observed["stdout_tail"].decode(errors="replace"),
+        stderr_tail=observed["stderr_tail"].decode(errors="replace"),
+        isolation=isolation,
+        value=frame.value if status is Status.OK and frame is not None else None,
+        exception=exception,
+        workdir=observed.get("workdir"),
+    )
+
+
+def _classify(
+    observed: dict[str, Any],
+    exit_code: int | None,
+    signal: int | None,
+    frame: _frame.Frame | None,
+    frame_problem: str | None,
+    isolation: Isolation,
+) -> tuple[Status, str | None]:
+    if observed["timed_out"]:
+        return Status.TIMEOUT, f"wall-clock timeout after {observed['duration_s']:.2f} s; process tree killed"
+    if signal in _CPU_SIGNALS or (signal == signal_module.SIGKILL and observed["cpu_s"] >= isolation.cpu_s):
+        return Status.TIMEOUT, f"CPU time limit of {isolation.cpu_s} s reached"
+    raised = frame is not None and frame.outcome == "raised" and frame.exception is not None
+    if raised and frame is not None and frame.exception is not None and frame.exception.get("type") == "MemoryError":
+        return Status.MEMORY, f"out of memory: headroom of the {isolation.address_space_mb} MiB address space used up"
+    if signal is not None:
+        return Status.KILLED, f"killed by {_signal_name(signal)}"
+    if exit_code != 0:
+        if raised and frame is not None and frame.exception is not None:
+            exc = frame.exception
+            return Status.ERROR, f"raised {exc.get('type')}: {exc.get('message', '')}".strip()[:500]
+        return Status.ERROR, f"exit code {exit_code} before the harness recorded a result"
+    if frame is None:
+        return Status.ERROR, f"exit code 0 before the code completed ({frame_problem})"
+    if frame.outcome == "raised":
+        return Status.ERROR, "the harness recorded an exception but the process exited 0"
+    return Status.OK, None

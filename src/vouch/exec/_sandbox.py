@@ -1,0 +1,271 @@
+"""Turns a freshly cloned child of the zygote into a sandbox, then hands it to the harness.
+
+Full isolation (the default) runs in the child, which ``clone`` already placed in new
+user, PID, mount, network, IPC and UTS namespaces and whose uid map the zygote wrote
+(run uid 1000 = an unprivileged host uid of its own). In order:
+
+1. directories the run cannot search but whose insides it needs (an interpreter under
+   /root) are covered by a tmpfs with just those insides bound back, and hidden paths are
+   covered (empty read-only tmpfs over a directory, /dev/null over a
+   file) while the child can still reach root-owned directories to mount over them;
+2. the child becomes uid/gid 1000 with no supplementary groups;
+3. the whole mount tree turns read-only and private, then fresh tmpfs mounts cover /tmp,
+   /var/tmp and /dev/shm, the working directory is bound back read-write, and /proc is
+   the new PID namespace's own;
+4. rlimits, an empty capability set, no_new_privs, the scrubbed environment, stdio on the
+   capture files, every other descriptor closed.
+
+Weak isolation (only when the caller opted in) keeps what needs no namespace: the
+unprivileged uid when the pool runs as root, rlimits, a session of its own, the
+scrubbed environment and the private working directory.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import socket
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from vouch.exec import _linux
+from vouch.exec._harness import RESULT_FD
+from vouch.exec._spec import Limits
+
+RUN_UID = 1000
+READY_FD = RESULT_FD + 1
+"""Where the child reports a setup failure; closed before the code under test starts."""
+_PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - these are the dirs we cover
+_ENV_ALLOWLIST = ("LANG", "LC_ALL", "TZ")
+
+_AT_FDCWD = -100
+_AT_RECURSIVE = 0x8000
+_MOUNT_ATTR_RDONLY = 0x1
+_SYS_MOUNT_SETATTR = 442  # the same number on every architecture (new syscall table)
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """A directory the run cannot traverse, covered by a tmpfs with some paths bound back.
+
+    The interpreter may live under a private home (``/root/.pyenv``); the run needs its
+    standard library but nothing else of that home.
+    """
+
+    cover: str
+    keep: tuple[str, ...]
+
+
+def plan_exposures(needed: list[str]) -> tuple[Exposure, ...]:
+    """For each needed path behind a directory others cannot search, say what to re-expose."""
+    by_cover: dict[str, list[str]] = {}
+    for raw in needed:
+        path = os.path.realpath(raw)
+        if not os.path.exists(path):
+            continue
+        parts = path.split(os.sep)
+        for depth in range(2, len(parts)):
+            ancestor = os.sep.join(parts[:depth])
+            if not os.stat(ancestor).st_mode & 0o001:
+                by_cover.setdefault(ancestor, []).append(path)
+                break
+    exposures = []
+    for cover, keep in by_cover.items():
+        # A kept path inside another kept path is already re-exposed by the outer one.
+        unique = sorted(set(keep))
+        outer = [p for p in unique if not any(p != q and p.startswith(q + os.sep) for q in unique)]
+        exposures.append(Exposure(cover=cover, keep=tuple(outer)))
+    return tuple(exposures)
+
+
+@dataclass(frozen=True)
+class ChildSetup:
+    """Everything the child needs, prepared by the zygote before the clone."""
+
+    workdir: str
+    host_uid: int
+    hidden: tuple[str, ...]
+    exposures: tuple[Exposure, ...]
+    limits: Limits
+    address_space_bytes: int
+    env: Mapping[str, str]
+    stdout_fd: int
+    stderr_fd: int
+    result_fd: int
+    ready_fd: int
+    full: bool
+
+
+class SetupError(Exception):
+    """The sandbox could not be built; the run never started."""
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
+
+
+def _make_tree_readonly_private() -> None:
+    attr = _MountAttr(_MOUNT_ATTR_RDONLY, 0, _linux.MS_PRIVATE, 0)
+    libc = ctypes.CDLL(None, use_errno=True)
+    rc = libc.syscall(
+        ctypes.c_long(_SYS_MOUNT_SETATTR),
+        ctypes.c_int(_AT_FDCWD),
+        b"/",
+        ctypes.c_uint(_AT_RECURSIVE),
+        ctypes.byref(attr),
+        ctypes.c_size_t(ctypes.sizeof(attr)),
+    )
+    if rc == 0:
+        return
+    # Kernels before 5.12 have no mount_setattr: remount each mount on its own.
+    _linux.mount(None, "/", None, _linux.MS_REC | _linux.MS_PRIVATE)
+    with open("/proc/self/mountinfo") as f:
+        targets = [line.split()[4] for line in f]
+    for target in targets:
+        try:
+            flags = _linux.locked_mount_flags(target)
+            _linux.mount(None, target, None, _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY | flags)
+        except OSError:
+            # A mount we cannot remount (covered, or gone) is one the run cannot reach either.
+            continue
+
+
+def _hold(path: str) -> int | None:
+    """An O_PATH descriptor for ``path``, opened while the child can still search any directory."""
+    try:
+        return os.open(path, os.O_PATH | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SetupError(f"cannot reach {path!r} to set up the sandbox: {exc}") from None
+
+
+def _cover_hidden(held: list[tuple[str, int]]) -> None:
+    for path, fd in held:
+        target = f"/proc/self/fd/{fd}"
+        if os.path.isdir(target):
+            _linux.mount("tmpfs", target, "tmpfs", _linux.MS_RDONLY | _linux.MS_NOSUID | _linux.MS_NODEV, "size=4k,mode=0555")
+        else:
+            _linux.mount("/dev/null", target, None, _linux.MS_BIND)
+            _linux.mount(None, target, None, _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY)
+        os.close(fd)
+
+
+def _expose(held: list[tuple[Exposure, list[tuple[str, int]]]]) -> None:
+    for exposure, paths in held:
+        _linux.mount("tmpfs", exposure.cover, "tmpfs", _linux.MS_NOSUID | _linux.MS_NODEV, "size=64k,mode=0755")
+        for path, fd in paths:
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.makedirs(path, mode=0o755, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+            _linux.mount(f"/proc/self/fd/{fd}", path, None, _linux.MS_BIND | _linux.MS_REC)
+            os.close(fd)
+
+
+def _mount_filesystems(setup: ChildSetup) -> None:
+    work_fd = os.open(setup.workdir, os.O_PATH | os.O_DIRECTORY)
+    _make_tree_readonly_private()
+    size = f"size={setup.limits.file_size_mb * 4}m"
+    for target in _PRIVATE_TMP:
+        if os.path.isdir(target):
+            _linux.mount("tmpfs", target, "tmpfs", _linux.MS_NOSUID | _linux.MS_NODEV, f"{size},mode=1777")
+    # The workdir may sit under a path a tmpfs now covers: recreate the path, then bind the
+    # original directory (held open by descriptor) back onto it, read-write.
+    os.makedirs(setup.workdir, exist_ok=True)
+    _linux.mount(f"/proc/self/fd/{work_fd}", setup.workdir, None, _linux.MS_BIND)
+    flags = _linux.locked_mount_flags(setup.workdir)
+    _linux.mount(None, setup.workdir, None, _linux.MS_BIND | _linux.MS_REMOUNT | flags)
+    os.close(work_fd)
+    _linux.mount("proc", "/proc", "proc", _linux.MS_NOSUID | _linux.MS_NODEV | _linux.MS_NOEXEC)
+
+
+def _set_limits(setup: ChildSetup) -> None:
+    limits = setup.limits
+    cpu = limits.effective_cpu_s
+    file_size = limits.file_size_mb * 1024 * 1024
+    for which, value in (
+        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+        (resource.RLIMIT_AS, (setup.address_space_bytes, setup.address_space_bytes)),
+        (resource.RLIMIT_FSIZE, (file_size, file_size)),
+        (resource.RLIMIT_NPROC, (limits.processes, limits.processes)),
+        (resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files)),
+        (resource.RLIMIT_CORE, (0, 0)),
+    ):
+        resource.setrlimit(which, value)
+
+
+def _set_stdio(setup: ChildSetup) -> None:
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(setup.stdout_fd, 1)
+    os.dup2(setup.stderr_fd, 2)
+    os.dup2(setup.result_fd, RESULT_FD)
+    os.dup2(setup.ready_fd, READY_FD)
+    os.closerange(3, RESULT_FD)
+    os.closerange(READY_FD + 1, 1 << 20)
+
+
+def _set_environment(setup: ChildSetup) -> None:
+    keep = {name: os.environ[name] for name in _ENV_ALLOWLIST if name in os.environ}
+    hash_seed = os.environ.get("PYTHONHASHSEED", "0")
+    os.environ.clear()
+    os.environ.update(keep)
+    os.environ.update(
+        {
+            "PATH": f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": setup.workdir,
+            "TMPDIR": "/tmp",  # noqa: S108 - a private tmpfs in full isolation
+            "PYTHONHASHSEED": hash_seed,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "VOUCH_SANDBOX": "1",
+        }
+    )
+    os.environ.update(setup.env)
+
+
+def enter(setup: ChildSetup) -> None:
+    """Build the sandbox around the calling child process. Raises SetupError."""
+    try:
+        if setup.full:
+            # Hold what must be mounted over or bound back while every directory is still
+            # searchable; files made inside the user namespace need the mapped uid, so the
+            # mounts themselves happen after the switch to it.
+            hidden = [(p, fd) for p in setup.hidden if (fd := _hold(p)) is not None]
+            exposed = [
+                (e, [(p, fd) for p in e.keep if (fd := _hold(p)) is not None]) for e in setup.exposures
+            ]
+            os.setgroups([])
+            os.setresgid(RUN_UID, RUN_UID, RUN_UID)
+            os.setresuid(RUN_UID, RUN_UID, RUN_UID)
+            _cover_hidden(hidden)
+            _expose(exposed)
+            _mount_filesystems(setup)
+            socket.sethostname("vouch-run")
+        else:
+            os.setsid()
+            if os.geteuid() == 0:
+                os.setgroups([])
+                os.setresgid(setup.host_uid, setup.host_uid, setup.host_uid)
+                os.setresuid(setup.host_uid, setup.host_uid, setup.host_uid)
+        _linux.prctl(_linux.PR_SET_PDEATHSIG, 9)
+        # Descriptors first: dup2 cannot reach RESULT_FD once RLIMIT_NOFILE is lower.
+        _set_stdio(setup)
+        _set_limits(setup)
+        if setup.full:
+            _linux.drop_all_capabilities()
+        _linux.prctl(_linux.PR_SET_NO_NEW_PRIVS, 1)
+        os.chdir(setup.workdir)
+        _set_environment(setup)
+    except SetupError:
+        raise
+    except OSError as exc:
+        raise SetupError(str(exc)) from None

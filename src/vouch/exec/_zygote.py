@@ -1,0 +1,476 @@
+"""The zygote: a warm interpreter that forks one sandboxed child per run.
+
+Started by ``LocalExecutor`` as ``python -m vouch.exec._zygote CONFIG_JSON`` with a scrubbed
+environment and one socket to the pool (its descriptor number is in the config). It pre-imports what runs need (pytest, the
+harness, caller-named modules), freezes the heap so children share it copy-on-write, then
+serves requests: for each, it prepares a private working directory and capture files,
+clones a child into new namespaces, writes the child's uid map, and watches it through a
+pidfd with the run's deadline. The child's status comes from ``wait4`` here, never from
+anything the child says. No untrusted code ever runs in this process.
+
+Messages on the socket are length-prefixed pickles, in both directions, between two
+trusted processes; bytes the run produced travel inside them as opaque ``bytes``.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import importlib.metadata
+import json
+import os
+import secrets
+import select
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from vouch.exec import _harness, _linux, _sandbox
+from vouch.exec._protocol import MessageReader, pack_message, send_message
+from vouch.exec._spec import RunSpec
+
+SETUP_EXIT = 121
+_FULL_FLAGS = (
+    _linux.CLONE_NEWUSER
+    | _linux.CLONE_NEWPID
+    | _linux.CLONE_NEWNS
+    | _linux.CLONE_NEWNET
+    | _linux.CLONE_NEWIPC
+    | _linux.CLONE_NEWUTS
+)
+_MAX_FRAME_READ = 64 * 1024 * 1024
+
+
+@dataclass
+class _Running:
+    run_id: int
+    spec: RunSpec
+    pid: int
+    pidfd: int
+    slot: int
+    workdir: str
+    nonce: bytes
+    stdout_fd: int
+    stderr_fd: int
+    result_fd: int
+    ready_r: int
+    started: float
+    deadline: float
+    isolation: dict[str, Any]
+    timed_out: bool = False
+
+
+@dataclass
+class Zygote:
+    config: dict[str, Any]
+    sock: socket.socket
+    runs_dir: str = ""
+    baseline_vm: int = 0
+    exposures: tuple[_sandbox.Exposure, ...] = ()
+    queue: deque[tuple[int, RunSpec]] = field(default_factory=deque)
+    running: dict[int, _Running] = field(default_factory=dict)
+    free_slots: list[int] = field(default_factory=list)
+    outbuf: bytearray = field(default_factory=bytearray)
+    counter: int = 0
+
+    @property
+    def full(self) -> bool:
+        return bool(self.config["full"])
+
+    # --- start-up -----------------------------------------------------------------------
+
+    def warm_up(self) -> dict[str, Any]:
+        os.setgroups([]) if os.geteuid() == 0 else None
+        _linux.prctl(_linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+        preloaded = []
+        for name in self.config["preload"]:
+            importlib.import_module(name)
+            preloaded.append(name)
+        if self.config.get("warm_pytest", True):
+            _warm_pytest()
+        if self.full:
+            _probe_namespaces(self._host_uid(0))
+        self.exposures = _sandbox.plan_exposures(_interpreter_paths())
+        self.runs_dir = tempfile.mkdtemp(prefix="vouch-runs-", dir=self.config.get("runs_dir"))
+        os.chmod(self.runs_dir, 0o711)
+        self.free_slots = list(range(self.config["workers"]))[::-1]
+        gc.collect()
+        gc.freeze()  # children share the warmed heap instead of copying it on the first collection
+        self.baseline_vm = _vm_size()
+        return {
+            "pid": os.getpid(),
+            "preloaded": preloaded,
+            "baseline_vm_mb": round(self.baseline_vm / 2**20, 1),
+            "baseline_rss_mb": round(_rss() / 2**20, 1),
+            "hash_seed": os.environ.get("PYTHONHASHSEED", ""),
+            "runs_dir": self.runs_dir,
+            "workers": self.config["workers"],
+            "python": sys.version.split()[0],
+        }
+
+    # --- one run ------------------------------------------------------------------------
+
+    def _host_uid(self, slot: int) -> int:
+        return int(self.config["uid_base"]) + slot
+
+    def _prepare_workdir(self, spec: RunSpec, uid: int) -> str:
+        self.counter += 1
+        workdir = os.path.join(self.runs_dir, f"run-{self.counter}")
+        os.mkdir(workdir, 0o700)
+        for rel, content in spec.files.items():
+            path = os.path.normpath(os.path.join(workdir, rel))
+            if not path.startswith(workdir + os.sep):
+                raise ValueError(f"file {rel!r} would land outside the working directory")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            data = content.encode() if isinstance(content, str) else content
+            with open(path, "wb") as f:
+                f.write(data)
+        if os.geteuid() == 0:
+            for root, dirs, files in os.walk(workdir):
+                os.chown(root, uid, uid)
+                for name in files + dirs:
+                    os.lchown(os.path.join(root, name), uid, uid)
+        return workdir
+
+    def _isolation(self, spec: RunSpec, uid: int, address_space: int) -> dict[str, Any]:
+        full = self.full
+        limits = spec.limits
+        return {
+            "level": "full" if full else "weak",
+            "user_namespace": full,
+            "pid_namespace": full,
+            "mount_namespace": full,
+            "network": not full,
+            "readonly_root": full,
+            "private_tmp": full,
+            "uid": _sandbox.RUN_UID if full else (uid if os.geteuid() == 0 else os.geteuid()),
+            "host_uid": uid if (full or os.geteuid() == 0) else os.geteuid(),
+            "hidden_paths": tuple(spec.hidden) if full else (),
+            "hash_seed": os.environ.get("PYTHONHASHSEED", ""),
+            "cpu_s": limits.effective_cpu_s,
+            "address_space_mb": address_space // 2**20,
+            "file_size_mb": limits.file_size_mb,
+            "processes": limits.processes,
+            "open_files": limits.open_files,
+            "weak_reason": None if full else self.config.get("weak_reason"),
+        }
+
+    def start(self, run_id: int, spec: RunSpec) -> None:
+        slot = self.free_slots.pop()
+        uid = self._host_uid(slot)
+        try:
+            workdir = self._prepare_workdir(spec, uid)
+        except (OSError, ValueError) as exc:
+            self.free_slots.append(slot)
+            self._reply(("failed", run_id, f"cannot prepare the working directory: {exc}"))
+            return
+        address_space = self.baseline_vm + spec.limits.memory_mb * 2**20
+        nonce = secrets.token_bytes(16)
+        stdout_fd = os.memfd_create("stdout")
+        stderr_fd = os.memfd_create("stderr")
+        result_fd = os.memfd_create("result")
+        ready_r, ready_w = os.pipe()
+        sync_r, sync_w = os.pipe()
+        setup = _sandbox.ChildSetup(
+            workdir=workdir,
+            host_uid=uid,
+            hidden=tuple(spec.hidden),
+            exposures=self.exposures,
+            limits=spec.limits,
+            address_space_bytes=address_space,
+            env=dict(spec.env),
+            stdout_fd=stdout_fd,
+            stderr_fd=stderr_fd,
+            result_fd=result_fd,
+            ready_fd=ready_w,
+            full=self.full,
+        )
+        started = time.monotonic()
+        pid = _linux.clone_process(_FULL_FLAGS) if self.full else os.fork()
+        if pid == 0:
+            _child(setup, spec, nonce, sync_r, sync_w, ready_w)
+        os.close(sync_r)
+        os.close(ready_w)
+        try:
+            if self.full:
+                with open(f"/proc/{pid}/uid_map", "w") as f:
+                    f.write(f"{_sandbox.RUN_UID} {uid} 1")
+                with open(f"/proc/{pid}/gid_map", "w") as f:
+                    f.write(f"{_sandbox.RUN_UID} {uid} 1")
+            os.write(sync_w, b"go")
+        except OSError:
+            os.kill(pid, signal.SIGKILL)  # the child sees EOF and fails its setup; reported below
+        os.close(sync_w)
+        self.running[run_id] = _Running(
+            run_id=run_id,
+            spec=spec,
+            pid=pid,
+            pidfd=os.pidfd_open(pid),
+            slot=slot,
+            workdir=workdir,
+            nonce=nonce,
+            stdout_fd=stdout_fd,
+            stderr_fd=stderr_fd,
+            result_fd=result_fd,
+            ready_r=ready_r,
+            started=started,
+            deadline=started + spec.limits.timeout_s,
+            isolation=self._isolation(spec, uid, address_space),
+        )
+
+    def finish(self, run: _Running) -> None:
+        _, status, usage = os.wait4(run.pid, 0)
+        duration = time.monotonic() - run.started
+        os.close(run.pidfd)
+        setup_error = _read_all(run.ready_r, 4096)
+        os.close(run.ready_r)
+        tail = run.spec.limits.output_tail_bytes
+        stdout_tail, stdout_bytes = _tail(run.stdout_fd, tail)
+        stderr_tail, stderr_bytes = _tail(run.stderr_fd, tail)
+        frame = _head(run.result_fd, _MAX_FRAME_READ)
+        for fd in (run.stdout_fd, run.stderr_fd, run.result_fd):
+            os.close(fd)
+        workdir: str | None = run.workdir
+        if not run.spec.keep_workdir:
+            shutil.rmtree(run.workdir, ignore_errors=True)
+            workdir = None
+        self.free_slots.append(run.slot)
+        if setup_error:
+            message = setup_error.decode(errors="replace").removeprefix("E")
+            self._reply(("failed", run.run_id, f"sandbox setup failed: {message}"))
+            return
+        self._reply(
+            (
+                "done",
+                run.run_id,
+                {
+                    "pid": run.pid,
+                    "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                    "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+                    "timed_out": run.timed_out,
+                    "cpu_s": usage.ru_utime + usage.ru_stime,
+                    "duration_s": duration,
+                    "maxrss_kb": usage.ru_maxrss,
+                    "stdout_tail": stdout_tail,
+                    "stdout_bytes": stdout_bytes,
+                    "stderr_tail": stderr_tail,
+                    "stderr_bytes": stderr_bytes,
+                    "frame": frame,
+                    "nonce": run.nonce,
+                    "isolation": run.isolation,
+                    "workdir": workdir,
+                },
+            )
+        )
+
+    # --- the loop -----------------------------------------------------------------------
+
+    def _reply(self, message: Any) -> None:
+        self.outbuf += pack_message(message)
+
+    def serve(self) -> None:
+        reader = MessageReader()
+        self.sock.setblocking(False)
+        open_for_requests = True
+        while open_for_requests or self.running or self.outbuf:
+            while self.queue and self.free_slots:
+                self.start(*self.queue.popleft())
+            poller = select.poll()
+            if open_for_requests:
+                poller.register(self.sock, select.POLLIN | (select.POLLOUT if self.outbuf else 0))
+            elif self.outbuf:
+                poller.register(self.sock, select.POLLOUT)
+            by_fd = {run.pidfd: run for run in self.running.values()}
+            for fd in by_fd:
+                poller.register(fd, select.POLLIN)
+            now = time.monotonic()
+            pending = [r.deadline for r in self.running.values() if not r.timed_out]
+            timeout_ms = max(0, int((min(pending) - now) * 1000) + 1) if pending else None
+            for fd, events in poller.poll(timeout_ms):
+                if fd == self.sock.fileno():
+                    if events & select.POLLOUT and self.outbuf:
+                        try:
+                            sent = self.sock.send(self.outbuf)
+                        except BlockingIOError:
+                            sent = 0
+                        del self.outbuf[:sent]
+                    if events & (select.POLLIN | select.POLLHUP | select.POLLERR):
+                        try:
+                            data = self.sock.recv(1 << 20)
+                        except BlockingIOError:
+                            continue
+                        if not data:
+                            open_for_requests = False
+                            self._abandon()
+                            self.outbuf.clear()
+                            continue
+                        for message in reader.feed(data):
+                            if message[0] == "run":
+                                self.queue.append((message[1], message[2]))
+                            elif message[0] == "shutdown":
+                                open_for_requests = False
+                                self.queue.clear()
+                elif fd in by_fd:
+                    run = by_fd[fd]
+                    del self.running[run.run_id]
+                    self.finish(run)
+            now = time.monotonic()
+            for run in self.running.values():
+                if not run.timed_out and now >= run.deadline:
+                    run.timed_out = True
+                    _kill_tree(run.pid, self.full)
+        shutil.rmtree(self.runs_dir, ignore_errors=True)
+
+    def _abandon(self) -> None:
+        """The pool went away: kill every run and stop."""
+        self.queue.clear()
+        for run in list(self.running.values()):
+            _kill_tree(run.pid, self.full)
+            run.timed_out = True
+
+
+class IsolationProbeError(Exception):
+    """A namespace primitive that full isolation needs is missing on this machine."""
+
+
+def _probe_namespaces(host_uid: int) -> None:
+    """Clone one child into every namespace a run uses and map its uid, or say what failed."""
+    try:
+        pid = _linux.clone_process(_FULL_FLAGS)
+    except OSError as exc:
+        raise IsolationProbeError(
+            f"cannot create user/PID/mount/network namespaces ({exc}); on Debian and Ubuntu check "
+            "'sysctl kernel.unprivileged_userns_clone' and 'sysctl user.max_user_namespaces'"
+        ) from None
+    if pid == 0:
+        os._exit(0)
+    try:
+        with open(f"/proc/{pid}/uid_map", "w") as f:
+            f.write(f"{_sandbox.RUN_UID} {host_uid} 1")
+    except OSError as exc:
+        os.kill(pid, signal.SIGKILL)
+        raise IsolationProbeError(
+            f"cannot map the run's uid to host uid {host_uid} ({exc}); the pool needs to run as root "
+            "(or with CAP_SETUID) to give each run an unprivileged uid of its own"
+        ) from None
+    finally:
+        os.waitpid(pid, 0)
+
+
+def _kill_tree(pid: int, full: bool) -> None:
+    # In full isolation the run is PID 1 of its own namespace: killing it makes the kernel
+    # kill every process of the namespace. In weak isolation the run leads a session.
+    try:
+        if full:
+            os.kill(pid, signal.SIGKILL)
+        else:
+            os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _child(
+    setup: _sandbox.ChildSetup, spec: RunSpec, nonce: bytes, sync_r: int, sync_w: int, ready_w: int
+) -> None:
+    """The child side of a clone: wait for the uid map, build the sandbox, run the entry."""
+    try:
+        os.close(sync_w)
+        if os.read(sync_r, 2) != b"go":
+            raise _sandbox.SetupError("the zygote did not finish the user namespace")
+        os.close(sync_r)
+        _sandbox.enter(setup)
+    except BaseException as exc:  # noqa: BLE001 - anything here is a setup failure
+        try:
+            os.write(_sandbox.READY_FD if _is_open(_sandbox.READY_FD) else ready_w, f"E{exc}".encode()[:4000])
+        finally:
+            os._exit(SETUP_EXIT)
+    os.close(_sandbox.READY_FD)
+    _harness.run_entry(spec.entry, nonce)
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _read_all(fd: int, limit: int) -> bytes:
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, limit)
+    except BlockingIOError:
+        return b""
+
+
+def _tail(fd: int, limit: int) -> tuple[bytes, int]:
+    size = os.fstat(fd).st_size
+    return os.pread(fd, limit, max(0, size - limit)), size
+
+
+def _head(fd: int, limit: int) -> bytes:
+    size = os.fstat(fd).st_size
+    return os.pread(fd, min(size, limit), 0) if size else b""
+
+
+def _interpreter_paths() -> list[str]:
+    """What a run needs to read to work like this interpreter: prefixes, sys.path, the binary."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable)}
+    paths.update(p for p in sys.path if p and os.path.isdir(p))
+    paths.add(os.path.realpath(sys.executable))
+    return sorted(paths)
+
+
+def _vm_size() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _warm_pytest() -> None:
+    """Import what ``pytest.main`` imports lazily, so each run does not pay for it."""
+    import _pytest.assertion.rewrite  # noqa: F401
+    import _pytest.config
+    import _pytest.fixtures  # noqa: F401
+    import _pytest.main  # noqa: F401
+    import _pytest.python  # noqa: F401
+    import _pytest.runner  # noqa: F401
+    import _pytest.terminal  # noqa: F401
+    import pytest  # noqa: F401
+
+    for name in _pytest.config.default_plugins:
+        importlib.import_module(f"_pytest.{name}")
+    # Entry-point discovery scans every installed distribution; do it once here.
+    list(importlib.metadata.entry_points(group="pytest11"))
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    sock = socket.socket(fileno=int(config["fd"]))
+    zygote = Zygote(config=config, sock=sock)
+    try:
+        info = zygote.warm_up()
+    except IsolationProbeError as exc:
+        send_message(sock, ("isolation", str(exc)))
+        sys.exit(3)
+    except BaseException as exc:  # noqa: BLE001 - reported to the pool, which raises it
+        send_message(sock, ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+        sys.exit(3)
+    send_message(sock, ("ready", info))
+    zygote.serve()
+
+
+if __name__ == "__main__":
+    main()
