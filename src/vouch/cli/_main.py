@@ -1,12 +1,45 @@
+"""The ``vouch`` command group and its error handling: one line, a defined exit code."""
+
 from __future__ import annotations
+
+import sys
 
 import click
 
+import vouch
+from vouch.errors import EXIT_INFRASTRUCTURE, EXIT_USAGE, VouchError
 
-@click.group()
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(vouch.__version__, prog_name="vouch")
 def cli() -> None:
     """vouch: checks the checkers of agent benchmarks."""
 
 
-def main() -> None:
-    cli()
+def _register() -> None:
+    from vouch.cli._demo import demo
+    from vouch.cli._exec import exec_command
+
+    cli.add_command(exec_command)
+    cli.add_command(demo)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line; never shows a traceback for an expected error."""
+    _register()
+    try:
+        cli.main(args=argv, prog_name="vouch", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("vouch: aborted", err=True)
+        sys.exit(EXIT_INFRASTRUCTURE)
+    except click.ClickException as exc:
+        click.echo(f"vouch: error: {exc.format_message()}", err=True)
+        sys.exit(EXIT_USAGE)
+    except VouchError as exc:
+        click.echo(f"vouch: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("vouch: interrupted", err=True)
+        sys.exit(130)

@@ -179,7 +179,7 @@ class LocalExecutor(Executor):
             "preload": list(self._preload),
             "warm_pytest": self._warm_pytest,
             "runs_dir": self._runs_dir,
-            "uid_base": _UID_BASE + (os.getpid() % 1_000_000) * 64,
+            "uid_base": _UID_BASE + (os.getpid() % 1_000_000) * 128,
             "fd": child.fileno(),
         }
         # The zygote gets its end of the socket and no other descriptor of ours.

@@ -118,17 +118,24 @@ def locked_mount_flags(path: str) -> int:
     return sum(ms for st, ms in _ST_TO_MS.items() if st_flags & st)
 
 
+_prctl = _libc.prctl
+_prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+_prctl.restype = ctypes.c_int
+
+
 def prctl(option: int, arg2: int = 0, arg3: int = 0, arg4: int = 0, arg5: int = 0) -> int:
-    return _check(
-        _libc.prctl(
-            ctypes.c_int(option),
-            ctypes.c_ulong(arg2),
-            ctypes.c_ulong(arg3),
-            ctypes.c_ulong(arg4),
-            ctypes.c_ulong(arg5),
-        ),
-        f"prctl({option})",
-    )
+    return _check(_prctl(option, arg2, arg3, arg4, arg5), f"prctl({option})")
+
+
+def _last_cap() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            return int(f.read())
+    except OSError:
+        return _CAP_LAST_CAP_FALLBACK
+
+
+_LAST_CAP = _last_cap()
 
 
 class _CapHeader(ctypes.Structure):
@@ -145,12 +152,7 @@ class _CapData(ctypes.Structure):
 
 def drop_all_capabilities() -> None:
     """Empty the bounding, ambient, effective, permitted and inheritable capability sets."""
-    try:
-        with open("/proc/sys/kernel/cap_last_cap") as f:
-            last_cap = int(f.read())
-    except OSError:
-        last_cap = _CAP_LAST_CAP_FALLBACK
-    for cap in range(last_cap + 1):
+    for cap in range(_LAST_CAP + 1):
         prctl(PR_CAPBSET_DROP, cap)
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)

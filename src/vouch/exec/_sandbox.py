@@ -1,19 +1,22 @@
 """Turns a freshly cloned child of the zygote into a sandbox, then hands it to the harness.
 
-Full isolation (the default) runs in the child, which ``clone`` already placed in new
-user, PID, mount, network, IPC and UTS namespaces and whose uid map the zygote wrote
-(run uid 1000 = an unprivileged host uid of its own). In order:
+The zygote keeps one *spare* child per worker slot, cloned ahead of time into new user,
+PID, mount, network, IPC and UTS namespaces, with its uid map written (run uid 1000 = an
+unprivileged host uid of that slot). Building the sandbox is split so that the spare does
+all it can before a run is assigned to it:
 
+``prepare`` (ahead of time, as the spare):
 1. directories the run cannot search but whose insides it needs (an interpreter under
-   /root) are covered by a tmpfs with just those insides bound back, and hidden paths are
-   covered (empty read-only tmpfs over a directory, /dev/null over a
-   file) while the child can still reach root-owned directories to mount over them;
+   /root) are covered by a tmpfs with just those insides bound back;
 2. the child becomes uid/gid 1000 with no supplementary groups;
-3. the whole mount tree turns read-only and private, then fresh tmpfs mounts cover /tmp,
-   /var/tmp and /dev/shm, the working directory is bound back read-write, and /proc is
-   the new PID namespace's own;
-4. rlimits, an empty capability set, no_new_privs, the scrubbed environment, stdio on the
-   capture files, every other descriptor closed.
+3. the whole mount tree turns read-only and private; fresh tmpfs mounts cover /tmp,
+   /var/tmp and /dev/shm; /proc is the new PID namespace's own.
+
+``enter`` (once the zygote sends the run):
+4. hidden paths are covered (an empty read-only tmpfs over a directory, /dev/null over a
+   file), and the run's working directory is bound in read-write;
+5. stdio on the capture files and every other descriptor closed, rlimits, an empty
+   capability set, no_new_privs, the scrubbed environment.
 
 Weak isolation (only when the caller opted in) keeps what needs no namespace: the
 unprivileged uid when the pool runs as root, rlimits, a session of its own, the
@@ -38,12 +41,14 @@ RUN_UID = 1000
 READY_FD = RESULT_FD + 1
 """Where the child reports a setup failure; closed before the code under test starts."""
 _PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - these are the dirs we cover
+_PRIVATE_TMP_MB = 256
 _ENV_ALLOWLIST = ("LANG", "LC_ALL", "TZ")
 
 _AT_FDCWD = -100
 _AT_RECURSIVE = 0x8000
 _MOUNT_ATTR_RDONLY = 0x1
 _SYS_MOUNT_SETATTR = 442  # the same number on every architecture (new syscall table)
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass(frozen=True)
@@ -81,21 +86,36 @@ def plan_exposures(needed: list[str]) -> tuple[Exposure, ...]:
 
 
 @dataclass(frozen=True)
-class ChildSetup:
-    """Everything the child needs, prepared by the zygote before the clone."""
+class SpareSetup:
+    """What a spare child needs before any run is assigned to it."""
 
-    workdir: str
+    runs_dir: str
     host_uid: int
-    hidden: tuple[str, ...]
     exposures: tuple[Exposure, ...]
-    limits: Limits
-    address_space_bytes: int
-    env: Mapping[str, str]
     stdout_fd: int
     stderr_fd: int
     result_fd: int
     ready_fd: int
     full: bool
+
+
+@dataclass(frozen=True)
+class JobSetup:
+    """What the zygote sends a spare when it assigns it a run."""
+
+    workdir: str
+    hidden: tuple[str, ...]
+    limits: Limits
+    address_space_bytes: int
+    env: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A spare's state between ``prepare`` and ``enter``."""
+
+    setup: SpareSetup
+    runs_dir_fd: int
 
 
 class SetupError(Exception):
@@ -137,6 +157,31 @@ def _make_tree_readonly_private() -> None:
             continue
 
 
+def _make_tree_readonly_private() -> None:
+    attr = _MountAttr(_MOUNT_ATTR_RDONLY, 0, _linux.MS_PRIVATE, 0)
+    rc = _libc.syscall(
+        ctypes.c_long(_SYS_MOUNT_SETATTR),
+        ctypes.c_int(_AT_FDCWD),
+        b"/",
+        ctypes.c_uint(_AT_RECURSIVE),
+        ctypes.byref(attr),
+        ctypes.c_size_t(ctypes.sizeof(attr)),
+    )
+    if rc == 0:
+        return
+    # Kernels before 5.12 have no mount_setattr: remount each mount on its own.
+    _linux.mount(None, "/", None, _linux.MS_REC | _linux.MS_PRIVATE)
+    with open("/proc/self/mountinfo") as f:
+        targets = [line.split()[4] for line in f]
+    for target in targets:
+        try:
+            flags = _linux.locked_mount_flags(target)
+            _linux.mount(None, target, None, _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY | flags)
+        except OSError:
+            # A mount we cannot remount (covered, or gone) is one the run cannot reach either.
+            continue
+
+
 def _hold(path: str) -> int | None:
     """An O_PATH descriptor for ``path``, opened while the child can still search any directory."""
     try:
@@ -145,17 +190,6 @@ def _hold(path: str) -> int | None:
         return None
     except OSError as exc:
         raise SetupError(f"cannot reach {path!r} to set up the sandbox: {exc}") from None
-
-
-def _cover_hidden(held: list[tuple[str, int]]) -> None:
-    for path, fd in held:
-        target = f"/proc/self/fd/{fd}"
-        if os.path.isdir(target):
-            _linux.mount("tmpfs", target, "tmpfs", _linux.MS_RDONLY | _linux.MS_NOSUID | _linux.MS_NODEV, "size=4k,mode=0555")
-        else:
-            _linux.mount("/dev/null", target, None, _linux.MS_BIND)
-            _linux.mount(None, target, None, _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY)
-        os.close(fd)
 
 
 def _expose(held: list[tuple[Exposure, list[tuple[str, int]]]]) -> None:
@@ -171,30 +205,41 @@ def _expose(held: list[tuple[Exposure, list[tuple[str, int]]]]) -> None:
             os.close(fd)
 
 
-def _mount_filesystems(setup: ChildSetup) -> None:
-    work_fd = os.open(setup.workdir, os.O_PATH | os.O_DIRECTORY)
-    _make_tree_readonly_private()
-    size = f"size={setup.limits.file_size_mb * 4}m"
-    for target in _PRIVATE_TMP:
-        if os.path.isdir(target):
-            _linux.mount("tmpfs", target, "tmpfs", _linux.MS_NOSUID | _linux.MS_NODEV, f"{size},mode=1777")
+def _cover_hidden(paths: tuple[str, ...]) -> None:
+    for path in paths:
+        try:
+            is_dir = os.path.isdir(path)
+            exists = os.path.lexists(path)
+        except OSError:
+            continue
+        if not exists:
+            continue  # absent, or behind a directory the run cannot search: hidden already
+        if is_dir:
+            _linux.mount("tmpfs", path, "tmpfs", _linux.MS_RDONLY | _linux.MS_NOSUID | _linux.MS_NODEV, "size=4k,mode=0555")
+        else:
+            _linux.mount("/dev/null", path, None, _linux.MS_BIND)
+            _linux.mount(None, path, None, _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY)
+
+
+def _bind_workdir(prepared: Prepared, workdir: str) -> None:
     # The workdir may sit under a path a tmpfs now covers: recreate the path, then bind the
-    # original directory (held open by descriptor) back onto it, read-write.
-    os.makedirs(setup.workdir, exist_ok=True)
-    _linux.mount(f"/proc/self/fd/{work_fd}", setup.workdir, None, _linux.MS_BIND)
-    flags = _linux.locked_mount_flags(setup.workdir)
-    _linux.mount(None, setup.workdir, None, _linux.MS_BIND | _linux.MS_REMOUNT | flags)
+    # directory (reached through the runs directory held open since before) onto it.
+    name = os.path.relpath(workdir, prepared.setup.runs_dir)
+    work_fd = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=prepared.runs_dir_fd)
+    os.makedirs(workdir, exist_ok=True)
+    _linux.mount(f"/proc/self/fd/{work_fd}", workdir, None, _linux.MS_BIND)
+    flags = _linux.locked_mount_flags(workdir)
+    _linux.mount(None, workdir, None, _linux.MS_BIND | _linux.MS_REMOUNT | flags)
     os.close(work_fd)
-    _linux.mount("proc", "/proc", "proc", _linux.MS_NOSUID | _linux.MS_NODEV | _linux.MS_NOEXEC)
 
 
-def _set_limits(setup: ChildSetup) -> None:
-    limits = setup.limits
+def _set_limits(job: JobSetup) -> None:
+    limits = job.limits
     cpu = limits.effective_cpu_s
     file_size = limits.file_size_mb * 1024 * 1024
     for which, value in (
         (resource.RLIMIT_CPU, (cpu, cpu + 1)),
-        (resource.RLIMIT_AS, (setup.address_space_bytes, setup.address_space_bytes)),
+        (resource.RLIMIT_AS, (job.address_space_bytes, job.address_space_bytes)),
         (resource.RLIMIT_FSIZE, (file_size, file_size)),
         (resource.RLIMIT_NPROC, (limits.processes, limits.processes)),
         (resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files)),
@@ -203,7 +248,7 @@ def _set_limits(setup: ChildSetup) -> None:
         resource.setrlimit(which, value)
 
 
-def _set_stdio(setup: ChildSetup) -> None:
+def _set_stdio(setup: SpareSetup) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(setup.stdout_fd, 1)
@@ -214,7 +259,7 @@ def _set_stdio(setup: ChildSetup) -> None:
     os.closerange(READY_FD + 1, 1 << 20)
 
 
-def _set_environment(setup: ChildSetup) -> None:
+def _set_environment(job: JobSetup) -> None:
     keep = {name: os.environ[name] for name in _ENV_ALLOWLIST if name in os.environ}
     hash_seed = os.environ.get("PYTHONHASHSEED", "0")
     os.environ.clear()
@@ -222,50 +267,63 @@ def _set_environment(setup: ChildSetup) -> None:
     os.environ.update(
         {
             "PATH": f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": setup.workdir,
+            "HOME": job.workdir,
             "TMPDIR": "/tmp",  # noqa: S108 - a private tmpfs in full isolation
             "PYTHONHASHSEED": hash_seed,
             "PYTHONDONTWRITEBYTECODE": "1",
             "VOUCH_SANDBOX": "1",
         }
     )
-    os.environ.update(setup.env)
+    os.environ.update(job.env)
 
 
-def enter(setup: ChildSetup) -> None:
-    """Build the sandbox around the calling child process. Raises SetupError."""
+def prepare(setup: SpareSetup) -> Prepared:
+    """Build everything of the sandbox that does not depend on the run. Raises SetupError."""
     try:
-        if setup.full:
-            # Hold what must be mounted over or bound back while every directory is still
-            # searchable; files made inside the user namespace need the mapped uid, so the
-            # mounts themselves happen after the switch to it.
-            hidden = [(p, fd) for p in setup.hidden if (fd := _hold(p)) is not None]
-            exposed = [
-                (e, [(p, fd) for p in e.keep if (fd := _hold(p)) is not None]) for e in setup.exposures
-            ]
-            os.setgroups([])
-            os.setresgid(RUN_UID, RUN_UID, RUN_UID)
-            os.setresuid(RUN_UID, RUN_UID, RUN_UID)
-            _cover_hidden(hidden)
-            _expose(exposed)
-            _mount_filesystems(setup)
-            socket.sethostname("vouch-run")
-        else:
+        _linux.prctl(_linux.PR_SET_PDEATHSIG, 9)
+        runs_dir_fd = os.open(setup.runs_dir, os.O_PATH | os.O_DIRECTORY)
+        if not setup.full:
             os.setsid()
             if os.geteuid() == 0:
                 os.setgroups([])
                 os.setresgid(setup.host_uid, setup.host_uid, setup.host_uid)
                 os.setresuid(setup.host_uid, setup.host_uid, setup.host_uid)
+                _linux.prctl(_linux.PR_SET_PDEATHSIG, 9)  # a uid change clears it
+            return Prepared(setup=setup, runs_dir_fd=runs_dir_fd)
+        # Hold what must be bound back while every directory is still searchable; files made
+        # inside the user namespace need the mapped uid, so the mounts come after the switch.
+        exposed = [(e, [(p, fd) for p in e.keep if (fd := _hold(p)) is not None]) for e in setup.exposures]
+        os.setgroups([])
+        os.setresgid(RUN_UID, RUN_UID, RUN_UID)
+        os.setresuid(RUN_UID, RUN_UID, RUN_UID)
         _linux.prctl(_linux.PR_SET_PDEATHSIG, 9)
-        # Descriptors first: dup2 cannot reach RESULT_FD once RLIMIT_NOFILE is lower.
+        _expose(exposed)
+        _make_tree_readonly_private()
+        for target in _PRIVATE_TMP:
+            if os.path.isdir(target):
+                options = f"size={_PRIVATE_TMP_MB}m,mode=1777"
+                _linux.mount("tmpfs", target, "tmpfs", _linux.MS_NOSUID | _linux.MS_NODEV, options)
+        _linux.mount("proc", "/proc", "proc", _linux.MS_NOSUID | _linux.MS_NODEV | _linux.MS_NOEXEC)
+        socket.sethostname("vouch-run")
+        return Prepared(setup=setup, runs_dir_fd=runs_dir_fd)
+    except OSError as exc:
+        raise SetupError(str(exc)) from None
+
+
+def enter(prepared: Prepared, job: JobSetup) -> None:
+    """Finish the sandbox for one run. Raises SetupError."""
+    setup = prepared.setup
+    try:
+        if setup.full:
+            _cover_hidden(job.hidden)
+            _bind_workdir(prepared, job.workdir)
+        # Descriptors before limits: dup2 cannot reach RESULT_FD once RLIMIT_NOFILE is lower.
         _set_stdio(setup)
-        _set_limits(setup)
+        _set_limits(job)
         if setup.full:
             _linux.drop_all_capabilities()
         _linux.prctl(_linux.PR_SET_NO_NEW_PRIVS, 1)
-        os.chdir(setup.workdir)
-        _set_environment(setup)
-    except SetupError:
-        raise
+        os.chdir(job.workdir)
+        _set_environment(job)
     except OSError as exc:
         raise SetupError(str(exc)) from None

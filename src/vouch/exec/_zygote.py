@@ -30,7 +30,7 @@ import time
 import traceback
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from vouch.exec import _harness, _linux, _sandbox
 from vouch.exec._protocol import MessageReader, pack_message, send_message
@@ -49,18 +49,27 @@ _MAX_FRAME_READ = 64 * 1024 * 1024
 
 
 @dataclass
-class _Running:
-    run_id: int
-    spec: RunSpec
+class _Spare:
+    """A child cloned ahead of time into its namespaces, waiting for a run."""
+
+    slot: int
+    uid: int
     pid: int
     pidfd: int
-    slot: int
-    workdir: str
-    nonce: bytes
+    job_w: int
     stdout_fd: int
     stderr_fd: int
     result_fd: int
     ready_r: int
+
+
+@dataclass
+class _Running:
+    run_id: int
+    spec: RunSpec
+    child: _Spare
+    workdir: str
+    nonce: bytes
     started: float
     deadline: float
     isolation: dict[str, Any]
@@ -76,9 +85,12 @@ class Zygote:
     exposures: tuple[_sandbox.Exposure, ...] = ()
     queue: deque[tuple[int, RunSpec]] = field(default_factory=deque)
     running: dict[int, _Running] = field(default_factory=dict)
+    spares: dict[int, _Spare] = field(default_factory=dict)
+    spare_errors: dict[int, str] = field(default_factory=dict)
     free_slots: list[int] = field(default_factory=list)
     outbuf: bytearray = field(default_factory=bytearray)
     counter: int = 0
+    generation: int = 0
 
     @property
     def full(self) -> bool:
@@ -162,42 +174,35 @@ class Zygote:
             "weak_reason": None if full else self.config.get("weak_reason"),
         }
 
-    def start(self, run_id: int, spec: RunSpec) -> None:
-        slot = self.free_slots.pop()
-        uid = self._host_uid(slot)
-        try:
-            workdir = self._prepare_workdir(spec, uid)
-        except (OSError, ValueError) as exc:
-            self.free_slots.append(slot)
-            self._reply(("failed", run_id, f"cannot prepare the working directory: {exc}"))
-            return
-        address_space = self.baseline_vm + spec.limits.memory_mb * 2**20
-        nonce = secrets.token_bytes(16)
+    def make_spare(self, slot: int) -> None:
+        """Clone the child that will take the next run of ``slot``.
+
+        A slot alternates between two host uids, so that its spare never shares a uid with
+        the run still going in the same slot.
+        """
+        self.generation += 1
+        uid = self._host_uid(2 * slot + self.generation % 2)
         stdout_fd = os.memfd_create("stdout")
         stderr_fd = os.memfd_create("stderr")
         result_fd = os.memfd_create("result")
         ready_r, ready_w = os.pipe()
         sync_r, sync_w = os.pipe()
-        setup = _sandbox.ChildSetup(
-            workdir=workdir,
+        job_r, job_w = os.pipe()
+        setup = _sandbox.SpareSetup(
+            runs_dir=self.runs_dir,
             host_uid=uid,
-            hidden=tuple(spec.hidden),
             exposures=self.exposures,
-            limits=spec.limits,
-            address_space_bytes=address_space,
-            env=dict(spec.env),
             stdout_fd=stdout_fd,
             stderr_fd=stderr_fd,
             result_fd=result_fd,
             ready_fd=ready_w,
             full=self.full,
         )
-        started = time.monotonic()
         pid = _linux.clone_process(_FULL_FLAGS) if self.full else os.fork()
         if pid == 0:
-            _child(setup, spec, nonce, sync_r, sync_w, ready_w)
-        os.close(sync_r)
-        os.close(ready_w)
+            _spare_main(setup, sync_r, sync_w, job_r)
+        for fd in (sync_r, ready_w, job_r):
+            os.close(fd)
         try:
             if self.full:
                 with open(f"/proc/{pid}/uid_map", "w") as f:
@@ -206,52 +211,84 @@ class Zygote:
                     f.write(f"{_sandbox.RUN_UID} {uid} 1")
             os.write(sync_w, b"go")
         except OSError:
-            os.kill(pid, signal.SIGKILL)  # the child sees EOF and fails its setup; reported below
+            os.kill(pid, signal.SIGKILL)  # it sees EOF and fails its setup; reported on dispatch
         os.close(sync_w)
-        self.running[run_id] = _Running(
-            run_id=run_id,
-            spec=spec,
+        self.spares[slot] = _Spare(
+            slot=slot,
+            uid=uid,
             pid=pid,
             pidfd=os.pidfd_open(pid),
-            slot=slot,
-            workdir=workdir,
-            nonce=nonce,
+            job_w=job_w,
             stdout_fd=stdout_fd,
             stderr_fd=stderr_fd,
             result_fd=result_fd,
             ready_r=ready_r,
+        )
+
+    def start(self, run_id: int, spec: RunSpec) -> None:
+        slot = self.free_slots.pop()
+        if slot not in self.spares:
+            self.make_spare(slot)
+        child = self.spares.pop(slot)
+        uid = child.uid
+        try:
+            workdir = self._prepare_workdir(spec, uid)
+        except (OSError, ValueError) as exc:
+            self.spares[slot] = child
+            self.free_slots.append(slot)
+            self._reply(("failed", run_id, f"cannot prepare the working directory: {exc}"))
+            return
+        address_space = self.baseline_vm + spec.limits.memory_mb * 2**20
+        nonce = secrets.token_bytes(16)
+        job = _sandbox.JobSetup(
+            workdir=workdir,
+            hidden=tuple(spec.hidden),
+            limits=spec.limits,
+            address_space_bytes=address_space,
+            env=dict(spec.env),
+        )
+        started = time.monotonic()
+        try:
+            os.write(child.job_w, pack_message((job, spec.entry, nonce)))
+        except OSError:
+            pass  # the spare died before its run; its exit is reported as a setup failure
+        os.close(child.job_w)
+        self.running[run_id] = _Running(
+            run_id=run_id,
+            spec=spec,
+            child=child,
+            workdir=workdir,
+            nonce=nonce,
             started=started,
             deadline=started + spec.limits.timeout_s,
             isolation=self._isolation(spec, uid, address_space),
         )
 
     def finish(self, run: _Running) -> None:
-        _, status, usage = os.wait4(run.pid, 0)
+        child = run.child
+        _, status, usage = os.wait4(child.pid, 0)
         duration = time.monotonic() - run.started
-        os.close(run.pidfd)
-        setup_error = _read_all(run.ready_r, 4096)
-        os.close(run.ready_r)
+        setup_error = _close_child(child)
         tail = run.spec.limits.output_tail_bytes
-        stdout_tail, stdout_bytes = _tail(run.stdout_fd, tail)
-        stderr_tail, stderr_bytes = _tail(run.stderr_fd, tail)
-        frame = _head(run.result_fd, _MAX_FRAME_READ)
-        for fd in (run.stdout_fd, run.stderr_fd, run.result_fd):
+        stdout_tail, stdout_bytes = _tail(child.stdout_fd, tail)
+        stderr_tail, stderr_bytes = _tail(child.stderr_fd, tail)
+        frame = _head(child.result_fd, _MAX_FRAME_READ)
+        for fd in (child.stdout_fd, child.stderr_fd, child.result_fd):
             os.close(fd)
         workdir: str | None = run.workdir
         if not run.spec.keep_workdir:
             shutil.rmtree(run.workdir, ignore_errors=True)
             workdir = None
-        self.free_slots.append(run.slot)
+        self.free_slots.append(child.slot)
         if setup_error:
-            message = setup_error.decode(errors="replace").removeprefix("E")
-            self._reply(("failed", run.run_id, f"sandbox setup failed: {message}"))
+            self._reply(("failed", run.run_id, f"sandbox setup failed: {setup_error}"))
             return
         self._reply(
             (
                 "done",
                 run.run_id,
                 {
-                    "pid": run.pid,
+                    "pid": child.pid,
                     "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
                     "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
                     "timed_out": run.timed_out,
@@ -270,25 +307,50 @@ class Zygote:
             )
         )
 
+    def spare_died(self, child: _Spare) -> None:
+        """A spare exited before it was given a run: its setup failed, or it was killed."""
+        os.wait4(child.pid, 0)
+        error = _close_child(child) or "the spare sandbox exited before its run"
+        os.close(child.job_w)
+        for fd in (child.stdout_fd, child.stderr_fd, child.result_fd):
+            os.close(fd)
+        del self.spares[child.slot]
+        self.spare_errors[child.slot] = error
+
     # --- the loop -----------------------------------------------------------------------
 
     def _reply(self, message: Any) -> None:
         self.outbuf += pack_message(message)
+
+    def _dispatch(self) -> None:
+        while self.queue and self.free_slots:
+            slot = self.free_slots[-1]
+            if slot in self.spare_errors:
+                run_id, _ = self.queue.popleft()
+                self._reply(("failed", run_id, f"sandbox setup failed: {self.spare_errors.pop(slot)}"))
+                continue
+            self.start(*self.queue.popleft())
+        # Clone the next spare of every slot now, while its run (if any) goes on in another
+        # process: the next run then skips the clone and the generic setup.
+        for slot in range(self.config["workers"]):
+            if slot not in self.spares and slot not in self.spare_errors:
+                self.make_spare(slot)
 
     def serve(self) -> None:
         reader = MessageReader()
         self.sock.setblocking(False)
         open_for_requests = True
         while open_for_requests or self.running or self.outbuf:
-            while self.queue and self.free_slots:
-                self.start(*self.queue.popleft())
+            if open_for_requests:
+                self._dispatch()
             poller = select.poll()
             if open_for_requests:
                 poller.register(self.sock, select.POLLIN | (select.POLLOUT if self.outbuf else 0))
             elif self.outbuf:
                 poller.register(self.sock, select.POLLOUT)
-            by_fd = {run.pidfd: run for run in self.running.values()}
-            for fd in by_fd:
+            runs = {run.child.pidfd: run for run in self.running.values()}
+            spares = {child.pidfd: child for child in self.spares.values()}
+            for fd in (*runs, *spares):
                 poller.register(fd, select.POLLIN)
             now = time.monotonic()
             pending = [r.deadline for r in self.running.values() if not r.timed_out]
@@ -317,22 +379,27 @@ class Zygote:
                             elif message[0] == "shutdown":
                                 open_for_requests = False
                                 self.queue.clear()
-                elif fd in by_fd:
-                    run = by_fd[fd]
+                elif fd in runs:
+                    run = runs[fd]
                     del self.running[run.run_id]
                     self.finish(run)
+                elif fd in spares:
+                    self.spare_died(spares[fd])
             now = time.monotonic()
             for run in self.running.values():
                 if not run.timed_out and now >= run.deadline:
                     run.timed_out = True
-                    _kill_tree(run.pid, self.full)
+                    _kill_tree(run.child.pid, self.full)
+        for child in list(self.spares.values()):
+            _kill_tree(child.pid, self.full)
+            os.waitpid(child.pid, 0)
         shutil.rmtree(self.runs_dir, ignore_errors=True)
 
     def _abandon(self) -> None:
         """The pool went away: kill every run and stop."""
         self.queue.clear()
         for run in list(self.running.values()):
-            _kill_tree(run.pid, self.full)
+            _kill_tree(run.child.pid, self.full)
             run.timed_out = True
 
 
@@ -376,23 +443,52 @@ def _kill_tree(pid: int, full: bool) -> None:
         pass
 
 
-def _child(
-    setup: _sandbox.ChildSetup, spec: RunSpec, nonce: bytes, sync_r: int, sync_w: int, ready_w: int
-) -> None:
-    """The child side of a clone: wait for the uid map, build the sandbox, run the entry."""
+def _spare_main(setup: _sandbox.SpareSetup, sync_r: int, sync_w: int, job_r: int) -> None:
+    """A spare's life: wait for the uid map, prepare, wait for a run, enter, run the entry."""
     try:
         os.close(sync_w)
         if os.read(sync_r, 2) != b"go":
             raise _sandbox.SetupError("the zygote did not finish the user namespace")
         os.close(sync_r)
-        _sandbox.enter(setup)
+        prepared = _sandbox.prepare(setup)
     except BaseException as exc:  # noqa: BLE001 - anything here is a setup failure
-        try:
-            os.write(_sandbox.READY_FD if _is_open(_sandbox.READY_FD) else ready_w, f"E{exc}".encode()[:4000])
-        finally:
-            os._exit(SETUP_EXIT)
+        _fail_setup(setup.ready_fd, exc)
+    message = _read_job(job_r)
+    if message is None:
+        os._exit(0)  # retired without a run
+    job, entry, nonce = message
+    try:
+        _sandbox.enter(prepared, job)
+    except BaseException as exc:  # noqa: BLE001
+        _fail_setup(_sandbox.READY_FD if _is_open(_sandbox.READY_FD) else setup.ready_fd, exc)
     os.close(_sandbox.READY_FD)
-    _harness.run_entry(spec.entry, nonce)
+    _harness.run_entry(entry, nonce)
+
+
+def _fail_setup(fd: int, exc: BaseException) -> NoReturn:
+    try:
+        os.write(fd, f"E{exc}".encode()[:4000])
+    finally:
+        os._exit(SETUP_EXIT)
+
+
+def _read_job(fd: int) -> Any:
+    reader = MessageReader()
+    while True:
+        data = os.read(fd, 1 << 16)
+        if not data:
+            return None
+        messages = reader.feed(data)
+        if messages:
+            return messages[0]
+
+
+def _close_child(child: _Spare) -> str:
+    """Close the pidfd and the report pipe; return the setup error the child reported, if any."""
+    os.close(child.pidfd)
+    report = _read_all(child.ready_r, 4096)
+    os.close(child.ready_r)
+    return report.decode(errors="replace").removeprefix("E")
 
 
 def _is_open(fd: int) -> bool:

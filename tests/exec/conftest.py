@@ -1,0 +1,204 @@
+"""Shared fixtures and helpers for the execution-engine tests.
+
+One warm ``LocalExecutor`` serves the whole session. Tests that need a pool of their own
+(a different hash seed, a different host environment) get one from ``make_executor``; every
+executor made here is closed at the end of the session, all at the same time, so that a slow
+``close()`` is paid once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from vouch.exec import Call, Limits, LocalExecutor, RunResult, RunSpec, Script
+
+FAST = Limits(timeout_s=2, memory_mb=256)
+"""Small limits, so that runs which hit them end quickly."""
+
+# A directory every uid can search, outside the paths a run sees privately (/tmp, /var/tmp,
+# /dev/shm are covered by a tmpfs of its own in full isolation): what is put here is what a
+# run would see of the host, unless the engine hides it.
+_EXPOSED_BASES = ("/srv", "/opt", "/mnt", "/var/lib")
+
+
+# --- running code --------------------------------------------------------------------------
+
+
+def _spec(entry: Script | Call, files: dict[str, str | bytes], spec_kwargs: dict[str, Any]) -> RunSpec:
+    extra = spec_kwargs.pop("files", None) or {}
+    spec_kwargs.setdefault("limits", FAST)
+    return RunSpec(entry=entry, files={**files, **extra}, **spec_kwargs)
+
+
+def script_spec(source: str, *, argv: tuple[str, ...] = (), **spec_kwargs: Any) -> RunSpec:
+    """A spec that runs ``source`` as ``main.py`` (``python main.py ARGV``)."""
+    return _spec(Script("main.py", argv=argv), {"main.py": source}, spec_kwargs)
+
+
+def call_spec(source: str, function: str = "f", *, args: tuple[Any, ...] = (), **spec_kwargs: Any) -> RunSpec:
+    """A spec that imports ``source`` as ``v.py`` and calls ``function(*args)``."""
+    return _spec(Call(f"v.py:{function}", args=args), {"v.py": source}, spec_kwargs)
+
+
+def run_script(executor: LocalExecutor, source: str, **spec_kwargs: Any) -> RunResult:
+    """Run ``source`` as the script ``main.py`` of a fresh run and return its result."""
+    return executor.run(script_spec(source, **spec_kwargs))
+
+
+def run_call(executor: LocalExecutor, source: str, function: str = "f", **spec_kwargs: Any) -> RunResult:
+    """Run ``v.py:function`` of ``source`` as a call and return its result."""
+    return executor.run(call_spec(source, function, **spec_kwargs))
+
+
+def assert_executor_works(executor: LocalExecutor) -> None:
+    """The executor still answers: a trivial call returns its value."""
+    result = run_call(executor, "def f(a, b):\n    return [a + b, 'fine']\n", args=(20, 22))
+    assert result.ok, (result.status, result.reason, result.stderr_tail)
+    assert result.value == [42, "fine"]
+
+
+# --- host observations ---------------------------------------------------------------------
+
+
+def processes_of_uid(uid: int) -> list[tuple[int, str]]:
+    """(pid, name) of every host process whose real uid is ``uid``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                status = f.read()
+        except OSError:
+            continue  # gone meanwhile
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        real_uid = int(fields.get("Uid", "-1 -1").split()[0])
+        if real_uid == uid:
+            found.append((int(entry), fields.get("Name", "?").strip()))
+    return found
+
+
+def remaining_processes(uid: int, grace_s: float = 3.0) -> list[tuple[int, str]]:
+    """Processes of ``uid`` still there after a short grace for the kernel to finish reaping.
+
+    Not a timing assertion: a leftover process (a detached ``sleep 1000``) stays for good,
+    so the grace only absorbs the reaping of processes that are already dying.
+    """
+    deadline = time.monotonic() + grace_s
+    while True:
+        left = processes_of_uid(uid)
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(0.05)
+
+
+def snapshot(root: str) -> dict[str, tuple[int, int, int, str]]:
+    """Everything about a directory tree a run could have changed: modes, owners, contents."""
+    state: dict[str, tuple[int, int, int, str]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames, ""]:
+            path = os.path.join(dirpath, name) if name else dirpath
+            st = os.lstat(path)
+            digest = ""
+            if stat.S_ISREG(st.st_mode):
+                with open(path, "rb") as f:
+                    digest = hashlib.sha256(f.read()).hexdigest()
+            state[os.path.relpath(path, root)] = (st.st_mode, st.st_uid, st.st_mtime_ns, digest)
+    return state
+
+
+def make_exposed_dir(prefix: str = "vouch-test-") -> str:
+    """A fresh directory that an unprivileged uid can reach on the host (not under /tmp)."""
+    for base in _EXPOSED_BASES:
+        if not os.path.isdir(base):
+            continue
+        parts = os.path.realpath(base).split(os.sep)
+        ancestors = [os.sep.join(parts[:i]) or "/" for i in range(1, len(parts) + 1)]
+        if all(os.stat(a).st_mode & 0o001 for a in ancestors):
+            path = tempfile.mkdtemp(prefix=prefix, dir=base)
+            os.chmod(path, 0o755)
+            return path
+    pytest.skip("no world-searchable directory outside /tmp to expose to runs")
+
+
+# --- fixtures ------------------------------------------------------------------------------
+
+
+class ExecutorFactory:
+    """Makes executors and closes every one of them at the end of the session, concurrently."""
+
+    def __init__(self) -> None:
+        self._made: list[LocalExecutor] = []
+
+    def __call__(self, **options: Any) -> LocalExecutor:
+        executor = LocalExecutor(**options)
+        self._made.append(executor)
+        executor.start()
+        return executor
+
+    def close_all(self) -> None:
+        threads = [threading.Thread(target=executor.close) for executor in self._made]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self._made.clear()
+
+
+@pytest.fixture(scope="session")
+def make_executor() -> Iterator[ExecutorFactory]:
+    """A factory of started LocalExecutors; all are closed when the session ends."""
+    factory = ExecutorFactory()
+    yield factory
+    factory.close_all()
+
+
+@pytest.fixture(scope="session")
+def executor(make_executor: ExecutorFactory) -> LocalExecutor:
+    """The session's warm pool: two workers."""
+    return make_executor(workers=2)
+
+
+@pytest.fixture
+def exposed_dir() -> Iterator[str]:
+    """A world-searchable host directory outside /tmp, removed afterwards."""
+    path = make_exposed_dir()
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def sentinel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], None]]:
+    """Host directories with a file each; call the fixture's value to assert they are unchanged.
+
+    One sits in the test's temp dir; the other is world-writable and reachable by a run, so a
+    run that could write anywhere it can reach (a writable root) would change it.
+    """
+    private = str(tmp_path_factory.mktemp("sentinel"))
+    with open(os.path.join(private, "keep.txt"), "w") as f:
+        f.write("sentinel: leave me alone\n")
+    exposed = make_exposed_dir("vouch-sentinel-")
+    os.chmod(exposed, 0o777)
+    with open(os.path.join(exposed, "keep.txt"), "w") as f:
+        f.write("sentinel: leave me alone\n")
+    os.chmod(os.path.join(exposed, "keep.txt"), 0o666)
+    before = {private: snapshot(private), exposed: snapshot(exposed)}
+
+    def check() -> None:
+        for root, state in before.items():
+            assert snapshot(root) == state, f"sentinel directory {root} changed"
+
+    check.private = private  # type: ignore[attr-defined]
+    check.exposed = exposed  # type: ignore[attr-defined]
+    yield check
+    shutil.rmtree(exposed, ignore_errors=True)
