@@ -47,7 +47,10 @@ HOSTILE: dict[str, tuple[str, str]] = {
         "prints a pass and leaves with exit code 0 before finishing",
         "import os\nprint('PASS')\nos._exit(0)\nprint('unreachable')\n",
     ),
-    "kill everything": ("kill(-1, SIGKILL)", "import os, signal\nos.kill(-1, signal.SIGKILL)\nos.kill(0, signal.SIGKILL)\n"),
+    "kill everything": (
+        "kill(-1, SIGKILL)",
+        "import os, signal\nos.kill(-1, signal.SIGKILL)\nos.kill(0, signal.SIGKILL)\n",
+    ),
 }
 
 

@@ -70,8 +70,17 @@ def assert_executor_works(executor: LocalExecutor) -> None:
 # --- host observations ---------------------------------------------------------------------
 
 
-def processes_of_uid(uid: int) -> list[tuple[int, str]]:
-    """(pid, name) of every host process whose real uid is ``uid``."""
+ZYGOTES: set[int] = set()
+"""Pids of the zygotes of every executor the tests started."""
+
+
+def processes_of_uid(uid: int, *, spares_of: set[int] = frozenset(), run_pid: int | None = None) -> list[tuple[int, str]]:
+    """(pid, name) of every host process whose real uid is ``uid``.
+
+    Children of the zygotes in ``spares_of``, other than ``run_pid``, are left out: those are
+    the pools' spare sandboxes, cloned ahead for the next runs, not something a run left
+    behind.
+    """
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -83,23 +92,42 @@ def processes_of_uid(uid: int) -> list[tuple[int, str]]:
             continue  # gone meanwhile
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         real_uid = int(fields.get("Uid", "-1 -1").split()[0])
+        if int(fields.get("PPid", "0")) in spares_of and int(entry) != run_pid:
+            continue
         if real_uid == uid:
             found.append((int(entry), fields.get("Name", "?").strip()))
     return found
 
 
-def remaining_processes(uid: int, grace_s: float = 3.0) -> list[tuple[int, str]]:
-    """Processes of ``uid`` still there after a short grace for the kernel to finish reaping.
+def remaining_processes(result: RunResult, grace_s: float = 3.0) -> list[tuple[int, str]]:
+    """Processes of the run's host uid still there after a short grace for reaping.
 
     Not a timing assertion: a leftover process (a detached ``sleep 1000``) stays for good,
     so the grace only absorbs the reaping of processes that are already dying.
     """
     deadline = time.monotonic() + grace_s
     while True:
-        left = processes_of_uid(uid)
+        left = processes_of_uid(result.isolation.host_uid, spares_of=ZYGOTES, run_pid=result.pid)
         if not left or time.monotonic() >= deadline:
             return left
         time.sleep(0.05)
+
+
+def zygote_children(executor: LocalExecutor) -> list[tuple[int, int]]:
+    """(pid, real uid) of every child of the executor's zygote: its runs and spares."""
+    assert executor.info is not None
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                fields = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
+        except OSError:
+            continue
+        if int(fields.get("PPid", "0")) == executor.info.pid:
+            found.append((int(entry), int(fields["Uid"].split()[0])))
+    return sorted(found)
 
 
 def snapshot(root: str) -> dict[str, tuple[int, int, int, str]]:
@@ -131,6 +159,28 @@ def make_exposed_dir(prefix: str = "vouch-test-") -> str:
     pytest.skip("no world-searchable directory outside /tmp to expose to runs")
 
 
+def run_in_subprocess(code: str, timeout_s: float = 120) -> Any:
+    """Run ``code`` in a fresh interpreter (own pid, own session) and return the JSON it prints last.
+
+    For scenarios that would harm this process's pools if they went wrong: pools of one
+    process share host uids and the process group.
+    """
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        start_new_session=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 # --- fixtures ------------------------------------------------------------------------------
 
 
@@ -143,7 +193,7 @@ class ExecutorFactory:
     def __call__(self, **options: Any) -> LocalExecutor:
         executor = LocalExecutor(**options)
         self._made.append(executor)
-        executor.start()
+        ZYGOTES.add(executor.start().pid)
         return executor
 
     def close_all(self) -> None:

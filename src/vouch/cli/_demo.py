@@ -17,8 +17,14 @@ from vouch.showcase import COMPLETION_LIMITS, DemoSummary, run_showcase
 
 
 @click.command("demo")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="vouch-demo", show_default=True,
-              help="Directory for demo.json.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="vouch-demo",
+    show_default=True,
+    help="Directory for demo.json.",
+)
 @click.option("--allow-weak-isolation", is_flag=True, help="Run even when namespaces are missing (recorded).")
 def demo(out_dir: str, allow_weak_isolation: bool) -> None:
     """Run the main job on bundled real data, offline: the engine's showcase."""
@@ -44,8 +50,12 @@ def demo(out_dir: str, allow_weak_isolation: bool) -> None:
     envelope = Envelope(
         kind="demo",
         vouch_version=vouch.__version__,
-        config={"timeout_s": COMPLETION_LIMITS.timeout_s, "memory_mb": COMPLETION_LIMITS.memory_mb,
-                "isolation": info.isolation_level, "workers": info.workers},
+        config={
+            "timeout_s": COMPLETION_LIMITS.timeout_s,
+            "memory_mb": COMPLETION_LIMITS.memory_mb,
+            "isolation": info.isolation_level,
+            "workers": info.workers,
+        },
     )
     with open(path, "w") as f:
         json.dump(envelope.model_dump(mode="json") | summary.to_dict(), f, indent=2)
@@ -58,7 +68,9 @@ def _print(console: Console, summary: DemoSummary) -> None:
     table.add_column("passed", justify="right")
     table.add_column("statuses")
     for t in summary.tasks:
-        table.add_row(t.task_id, f"{t.passed}/{t.samples}", ", ".join(f"{k} {v}" for k, v in sorted(t.statuses.items())))
+        table.add_row(
+            t.task_id, f"{t.passed}/{t.samples}", ", ".join(f"{k} {v}" for k, v in sorted(t.statuses.items()))
+        )
     console.print(table)
     reasons = ", ".join(f"{r} {n}" for r, n in summary.top_reasons)
     console.print(

@@ -55,11 +55,23 @@ def to_report(path: str, result: RunResult, config: dict[str, object]) -> ExecRe
 
 @click.command("exec")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=str))
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
-              help="Wall-clock seconds before the whole process tree is killed.")
-@click.option("--memory-mb", type=click.IntRange(min=1), default=512, show_default=True,
-              help="Memory headroom above what the warm pool pre-imported.")
-@click.option("--hide", "hidden", multiple=True, type=click.Path(), help="A path the run must see as empty (repeatable).")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Wall-clock seconds before the whole process tree is killed.",
+)
+@click.option(
+    "--memory-mb",
+    type=click.IntRange(min=1),
+    default=512,
+    show_default=True,
+    help="Memory headroom above what the warm pool pre-imported.",
+)
+@click.option(
+    "--hide", "hidden", multiple=True, type=click.Path(), help="A path the run must see as empty (repeatable)."
+)
 @click.option("--allow-weak-isolation", is_flag=True, help="Run even when namespaces are missing (recorded).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (kind: exec).")
 def exec_command(
@@ -78,10 +90,14 @@ def exec_command(
         hidden=tuple(os.path.abspath(p) for p in hidden),
         name=name,
     )
-    with LocalExecutor(workers=1, allow_weak=allow_weak_isolation) as executor:
+    with LocalExecutor(workers=1, allow_weak=allow_weak_isolation, warm_pytest=False) as executor:
         result = executor.run(spec)
-    config = {"timeout_s": timeout, "memory_mb": memory_mb, "hidden": list(spec.hidden),
-              "allow_weak_isolation": allow_weak_isolation}
+    config = {
+        "timeout_s": timeout,
+        "memory_mb": memory_mb,
+        "hidden": list(spec.hidden),
+        "allow_weak_isolation": allow_weak_isolation,
+    }
     report = to_report(file, result, config)
     if as_json:
         click.echo(json.dumps(report.model_dump(mode="json")))
@@ -98,8 +114,9 @@ def _print_human(report: ExecReport) -> None:
     table.add_row("duration", f"{report.duration_s * 1000:.1f} ms")
     table.add_row("peak memory", f"{report.peak_memory_mb:.1f} MiB")
     iso = report.isolation
-    table.add_row("isolation", f"{iso.level}; network {'on' if iso.network else 'off'}; uid {iso.uid} "
-                  f"(host {iso.host_uid})")
+    table.add_row(
+        "isolation", f"{iso.level}; network {'on' if iso.network else 'off'}; uid {iso.uid} (host {iso.host_uid})"
+    )
     console.print(table)
     if report.stdout_tail:
         console.rule("stdout (tail)")

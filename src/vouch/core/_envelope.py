@@ -30,7 +30,7 @@ class IsolationReport(BaseModel):
     pid_namespace: bool = Field(description="The run had its own PID namespace; its whole tree dies with it.")
     mount_namespace: bool = Field(description="The run had its own mount namespace.")
     readonly_root: bool = Field(description="Every host mount was read-only inside the run.")
-    private_tmp: bool = Field(description="/tmp, /var/tmp and /dev/shm were private tmpfs mounts.")
+    private_tmp: bool = Field(description="/tmp, /var/tmp and /dev/shm were private tmpfs mounts.")  # noqa: S108
     uid: int = Field(description="The run's uid as it saw it.")
     host_uid: int = Field(description="The unprivileged uid the run had on the host.")
     hidden_paths: list[str] = Field(description="Paths that appeared empty to the run.")

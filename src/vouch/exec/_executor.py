@@ -6,8 +6,8 @@ over a socket; a reader thread turns the zygote's reports into ``RunResult`` fut
 
 from __future__ import annotations
 
-import os
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import vouch
 from vouch.errors import EngineCrashed, InfrastructureError, IsolationUnavailable, UsageError
@@ -68,10 +68,12 @@ class Executor(ABC):
                 future.add_done_callback(report)
         return [future.result() for future in futures]
 
-    def __enter__(self) -> Executor:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
 
@@ -98,8 +100,6 @@ def _scrubbed_environment(hash_seed: str) -> dict[str, str]:
         "PYTHONPATH": package_parent,
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONNOUSERSITE": "1",
-        # pytest inside runs loads only the plugins a run names, never whatever is installed.
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
     if "TZ" in os.environ:
         env["TZ"] = os.environ["TZ"]
@@ -140,7 +140,8 @@ class LocalExecutor(Executor):
         self._allow_weak = allow_weak
         self._warm_pytest = warm_pytest
         self._runs_dir = runs_dir
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the futures and writes to the socket
+        self._life = threading.Lock()  # serialises start and close
         self._futures: dict[int, Future[RunResult]] = {}
         self._next_id = 0
         self._process: subprocess.Popen[bytes] | None = None
@@ -153,7 +154,7 @@ class LocalExecutor(Executor):
 
     def start(self) -> PoolInfo:
         """Start the zygote (submit does this on first use). Raises IsolationUnavailable."""
-        with self._lock:
+        with self._life:
             if self._process is not None and self._dead is None:
                 assert self.info is not None
                 return self.info
@@ -204,7 +205,9 @@ class LocalExecutor(Executor):
                 messages = reader.feed(data)
         except TimeoutError:
             process.kill()
-            raise InfrastructureError(f"the engine's pool process did not start within {_START_TIMEOUT_S:.0f} s") from None
+            raise InfrastructureError(
+                f"the engine's pool process did not start within {_START_TIMEOUT_S:.0f} s"
+            ) from None
         first = messages[0]
         if first[0] == "isolation":
             process.wait()
@@ -230,18 +233,22 @@ class LocalExecutor(Executor):
         )
 
     def close(self) -> None:
-        with self._lock:
+        with self._life:
             self._shutdown_process()
 
     def _shutdown_process(self) -> None:
-        process, sock = self._process, self._sock
-        self._process = self._sock = None
+        # The reader thread takes self._lock when it sees the socket close: never wait for
+        # it while holding that lock.
+        with self._lock:
+            process, sock = self._process, self._sock
+            self._process = self._sock = None
+            if sock is not None:
+                try:
+                    sock.sendall(_protocol.pack_message(("shutdown",)))
+                except OSError:
+                    pass
+                sock.shutdown(socket.SHUT_RDWR)
         if sock is not None:
-            try:
-                sock.sendall(_protocol.pack_message(("shutdown",)))
-            except OSError:
-                pass
-            sock.shutdown(socket.SHUT_RDWR)
             sock.close()
         if process is not None:
             try:

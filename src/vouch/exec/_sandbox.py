@@ -133,32 +133,6 @@ class _MountAttr(ctypes.Structure):
 
 def _make_tree_readonly_private() -> None:
     attr = _MountAttr(_MOUNT_ATTR_RDONLY, 0, _linux.MS_PRIVATE, 0)
-    libc = ctypes.CDLL(None, use_errno=True)
-    rc = libc.syscall(
-        ctypes.c_long(_SYS_MOUNT_SETATTR),
-        ctypes.c_int(_AT_FDCWD),
-        b"/",
-        ctypes.c_uint(_AT_RECURSIVE),
-        ctypes.byref(attr),
-        ctypes.c_size_t(ctypes.sizeof(attr)),
-    )
-    if rc == 0:
-        return
-    # Kernels before 5.12 have no mount_setattr: remount each mount on its own.
-    _linux.mount(None, "/", None, _linux.MS_REC | _linux.MS_PRIVATE)
-    with open("/proc/self/mountinfo") as f:
-        targets = [line.split()[4] for line in f]
-    for target in targets:
-        try:
-            flags = _linux.locked_mount_flags(target)
-            _linux.mount(None, target, None, _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY | flags)
-        except OSError:
-            # A mount we cannot remount (covered, or gone) is one the run cannot reach either.
-            continue
-
-
-def _make_tree_readonly_private() -> None:
-    attr = _MountAttr(_MOUNT_ATTR_RDONLY, 0, _linux.MS_PRIVATE, 0)
     rc = _libc.syscall(
         ctypes.c_long(_SYS_MOUNT_SETATTR),
         ctypes.c_int(_AT_FDCWD),
@@ -215,7 +189,9 @@ def _cover_hidden(paths: tuple[str, ...]) -> None:
         if not exists:
             continue  # absent, or behind a directory the run cannot search: hidden already
         if is_dir:
-            _linux.mount("tmpfs", path, "tmpfs", _linux.MS_RDONLY | _linux.MS_NOSUID | _linux.MS_NODEV, "size=4k,mode=0555")
+            _linux.mount(
+                "tmpfs", path, "tmpfs", _linux.MS_RDONLY | _linux.MS_NOSUID | _linux.MS_NODEV, "size=4k,mode=0555"
+            )
         else:
             _linux.mount("/dev/null", path, None, _linux.MS_BIND)
             _linux.mount(None, path, None, _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY)

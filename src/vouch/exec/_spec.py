@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     """How a run ended, as observed by its parent (never as claimed by the run)."""
 
     OK = "ok"

@@ -1,22 +1,20 @@
 """The zygote: a warm interpreter that forks one sandboxed child per run.
 
-Started by ``LocalExecutor`` as ``python -m vouch.exec._zygote CONFIG_JSON`` with a scrubbed
-environment and one socket to the pool (its descriptor number is in the config). It pre-imports what runs need (pytest, the
-harness, caller-named modules), freezes the heap so children share it copy-on-write, then
-serves requests: for each, it prepares a private working directory and capture files,
-clones a child into new namespaces, writes the child's uid map, and watches it through a
-pidfd with the run's deadline. The child's status comes from ``wait4`` here, never from
-anything the child says. No untrusted code ever runs in this process.
-
-Messages on the socket are length-prefixed pickles, in both directions, between two
-trusted processes; bytes the run produced travel inside them as opaque ``bytes``.
+Started by ``LocalExecutor`` as ``python -m vouch.exec._zygote CONFIG_JSON`` with a
+scrubbed environment and one socket to the pool (its descriptor number is in the config).
+It pre-imports what runs need (pytest, the harness, caller-named modules), runs pytest
+once so that its lazy imports are done, and freezes the heap so that children share it.
+Then it serves requests. It keeps one spare child per slot, cloned ahead of time into new
+namespaces with its uid map written and the generic part of its sandbox built; a request
+gets a private working directory and is handed to a spare, whose exit is watched through a
+pidfd against the run's deadline. A run's status comes from ``wait4`` here, never from
+anything the run says. No untrusted code ever runs in this process.
 """
 
 from __future__ import annotations
 
 import gc
 import importlib
-import importlib.metadata
 import json
 import os
 import secrets
@@ -111,7 +109,7 @@ class Zygote:
             _probe_namespaces(self._host_uid(0))
         self.exposures = _sandbox.plan_exposures(_interpreter_paths())
         self.runs_dir = tempfile.mkdtemp(prefix="vouch-runs-", dir=self.config.get("runs_dir"))
-        os.chmod(self.runs_dir, 0o711)
+        os.chmod(self.runs_dir, 0o711)  # noqa: S103 - runs reach their own dir, cannot list others
         self.free_slots = list(range(self.config["workers"]))[::-1]
         gc.collect()
         gc.freeze()  # children share the warmed heap instead of copying it on the first collection
@@ -536,20 +534,29 @@ def _rss() -> int:
 
 
 def _warm_pytest() -> None:
-    """Import what ``pytest.main`` imports lazily, so each run does not pay for it."""
-    import _pytest.assertion.rewrite  # noqa: F401
-    import _pytest.config
-    import _pytest.fixtures  # noqa: F401
-    import _pytest.main  # noqa: F401
-    import _pytest.python  # noqa: F401
-    import _pytest.runner  # noqa: F401
-    import _pytest.terminal  # noqa: F401
-    import pytest  # noqa: F401
+    """Run pytest once on a throw-away test, so that each run does not pay for its imports.
 
-    for name in _pytest.config.default_plugins:
-        importlib.import_module(f"_pytest.{name}")
-    # Entry-point discovery scans every installed distribution; do it once here.
-    list(importlib.metadata.entry_points(group="pytest11"))
+    pytest imports most of itself, its plugins (found by entry point) and their
+    dependencies lazily, inside ``pytest.main``; a run forked from a warmed zygote finds
+    them all in ``sys.modules``. pytest is made to be called more than once in a process
+    (its own ``pytester`` does), and it restores what it changes when the session ends.
+    """
+    import contextlib
+    import io
+
+    import pytest
+
+    with tempfile.TemporaryDirectory(prefix="vouch-warm-") as tmp:
+        with open(os.path.join(tmp, "test_warm.py"), "w") as f:
+            f.write("def test_warm():\n    assert [1] == [1]\n")
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                pytest.main(["-q", "-p", "no:cacheprovider", "test_warm.py"])
+        finally:
+            os.chdir(cwd)
+    sys.modules.pop("test_warm", None)
 
 
 def main() -> None:

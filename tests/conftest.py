@@ -1,0 +1,23 @@
+"""Fixtures shared by every test directory."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SCRATCH = Path(__file__).parent / ".scratch"
+
+
+@pytest.fixture
+def visible_tmp() -> Iterator[Path]:
+    """A scratch directory a sandboxed run can see (the host's /tmp is private in a run)."""
+    path = SCRATCH / uuid.uuid4().hex
+    path.mkdir(parents=True)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

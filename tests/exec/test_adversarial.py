@@ -1,0 +1,747 @@
+"""The adversarial suite: untrusted code that attacks its sandbox, its judge or the host.
+
+One table of cases. Each case is a file the engine runs and the statuses it may get. Every
+case also checks, besides what is particular to it:
+
+- the executor still works afterwards (a trivial call returns its value);
+- sentinel directories on the host (one world-writable, reachable by a run) are unchanged;
+- no process of the run's host uid is left on the host.
+
+Sources are templates: ``@@NAME@@`` is replaced with a path or value of the test's ``World``
+(fresh per test, so no two tests share a file name).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sysconfig
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from conftest import (
+    FAST,
+    ExecutorFactory,
+    assert_executor_works,
+    call_spec,
+    make_exposed_dir,
+    remaining_processes,
+    run_call,
+    run_in_subprocess,
+    run_script,
+    script_spec,
+    zygote_children,
+)
+from vouch.exec import Limits, LocalExecutor, RunResult, Status
+
+RESULT_FD = 1000  # where the harness writes the real frame (vouch.exec._harness.RESULT_FD)
+API_KEYS = {
+    "OPENAI_API_KEY": "sk-test-secret-123",
+    "ANTHROPIC_API_KEY": "sk-ant-test-secret-456",
+    "GITHUB_TOKEN": "ghp_test_secret_789",
+}
+
+
+# --- the host side of the attacks ----------------------------------------------------------
+
+
+@dataclass
+class World:
+    """What the host offers to be attacked: servers, secrets, sentinels, unique names."""
+
+    token: str
+    exposed: str
+    """World-searchable host dir: hidden.txt and hidden-dir/inner.txt (hidden), root-only.txt."""
+    secrets: dict[str, str]
+    """Name -> content that must never show up in a run's output."""
+    tcp: socket.socket
+    abstract: socket.socket
+    abstract_name: str
+    sentinel_exposed: str
+    site_packages: str
+
+    @property
+    def port(self) -> int:
+        return int(self.tcp.getsockname()[1])
+
+    def fill(self, template: str) -> str:
+        values = {
+            "TOKEN": self.token,
+            "EXPOSED": self.exposed,
+            "PORT": str(self.port),
+            "ABSTRACT": self.abstract_name,
+            "SENTINEL": self.sentinel_exposed,
+            "SITE": self.site_packages,
+            "RESULT_FD": str(RESULT_FD),
+        }
+        for name, value in values.items():
+            template = template.replace(f"@@{name}@@", value)
+        assert "@@" not in template, template
+        return template
+
+    def connections(self) -> int:
+        """Connections the host's servers accepted (the kernel completes a handshake with no
+        accept() call, so whatever connected is waiting in a backlog)."""
+        count = 0
+        for server in (self.tcp, self.abstract):
+            server.setblocking(False)
+            while True:
+                try:
+                    conn, _ = server.accept()
+                except BlockingIOError:
+                    break
+                conn.close()
+                count += 1
+        return count
+
+    def assert_no_secret_in(self, result: RunResult) -> None:
+        output = result.stdout_tail + result.stderr_tail
+        if result.exception is not None:
+            output += result.exception.message + result.exception.traceback_tail
+        for name, secret in self.secrets.items():
+            assert secret not in output, f"{name} leaked into the run's output"
+
+
+@pytest.fixture
+def world(sentinel: Callable[[], None]) -> Iterator[World]:
+    token = f"vouch-adv-{uuid.uuid4().hex[:12]}"
+    exposed = make_exposed_dir()
+    secrets = {
+        "hidden file": f"hidden-file-content-{uuid.uuid4().hex}",
+        "file in hidden dir": f"hidden-dir-content-{uuid.uuid4().hex}",
+        "root-only file": f"root-only-content-{uuid.uuid4().hex}",
+        **API_KEYS,
+    }
+    os.mkdir(os.path.join(exposed, "hidden-dir"), 0o755)
+    for rel, secret, mode in (
+        ("hidden.txt", secrets["hidden file"], 0o644),
+        ("hidden-dir/inner.txt", secrets["file in hidden dir"], 0o644),
+        ("root-only.txt", secrets["root-only file"], 0o600),
+    ):
+        path = os.path.join(exposed, rel)
+        with open(path, "w") as f:
+            f.write(secret)
+        os.chmod(path, mode)
+    tcp = socket.create_server(("127.0.0.1", 0), backlog=16)
+    abstract_name = f"{token}-abstract"
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    abstract.bind("\0" + abstract_name)
+    abstract.listen(16)
+    w = World(
+        token=token,
+        exposed=exposed,
+        secrets=secrets,
+        tcp=tcp,
+        abstract=abstract,
+        abstract_name=abstract_name,
+        sentinel_exposed=sentinel.exposed,  # type: ignore[attr-defined]
+        site_packages=sysconfig.get_paths()["purelib"],
+    )
+    yield w
+    tcp.close()
+    abstract.close()
+    import shutil
+
+    shutil.rmtree(exposed, ignore_errors=True)
+    for leftover in (f"/tmp/{token}-tmp.txt", f"/root/{token}-root.txt"):  # noqa: S108
+        if os.path.exists(leftover):
+            os.remove(leftover)
+
+
+# --- the table -----------------------------------------------------------------------------
+
+Check = Callable[[RunResult, World, LocalExecutor], None]
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    source: str
+    expect: frozenset[Status]
+    call: bool = False
+    """Run ``v.py:f`` as a Call instead of ``main.py`` as a Script."""
+    hidden: tuple[str, ...] = ()
+    limits: Limits = FAST
+    with_sleeper: bool = False
+    """Run a sleeper in the same executor at the same time; it must end ok."""
+    host_env: dict[str, str] = field(default_factory=dict)
+    """Set in the test process before a fresh executor starts for this case."""
+    checks: tuple[Check, ...] = ()
+
+
+def case(id: str, source: str, *statuses: Status, **kwargs) -> pytest.ParameterSet:  # noqa: A002
+    return pytest.param(Case(id, source, frozenset(statuses), **kwargs), id=id)
+
+
+OK, ERROR, TIMEOUT, MEMORY = Status.OK, Status.ERROR, Status.TIMEOUT, Status.MEMORY
+
+
+def stdout_has(text: str) -> Check:
+    def check(result: RunResult, world: World, executor: LocalExecutor) -> None:
+        assert world.fill(text) in result.stdout_tail, result.stdout_tail
+
+    return check
+
+
+def stdout_lacks(text: str) -> Check:
+    def check(result: RunResult, world: World, executor: LocalExecutor) -> None:
+        assert world.fill(text) not in result.stdout_tail, result.stdout_tail
+
+    return check
+
+
+def raised(*types: str) -> Check:
+    def check(result: RunResult, world: World, executor: LocalExecutor) -> None:
+        assert result.exception is not None, result
+        assert result.exception.type in types, result.exception
+
+    return check
+
+
+def host_lacks(*templates: str) -> Check:
+    def check(result: RunResult, world: World, executor: LocalExecutor) -> None:
+        for template in templates:
+            path = os.path.expanduser(world.fill(template))
+            assert not os.path.lexists(path), f"the run created {path} on the host"
+
+    return check
+
+
+def no_value(result: RunResult, world: World, executor: LocalExecutor) -> None:
+    assert result.value is None
+
+
+def no_secret(result: RunResult, world: World, executor: LocalExecutor) -> None:
+    world.assert_no_secret_in(result)
+
+
+def no_connection(result: RunResult, world: World, executor: LocalExecutor) -> None:
+    assert "CONNECTED" not in result.stdout_tail
+    assert world.connections() == 0, "a host server accepted a connection from the run"
+
+
+def tail_capped(result: RunResult, world: World, executor: LocalExecutor) -> None:
+    cap = OUTPUT_LIMITS.output_tail_bytes
+    assert 0 < len(result.stdout_tail.encode()) <= cap
+    assert len(result.stderr_tail.encode()) <= cap
+
+
+def next_run_is_clean(result: RunResult, world: World, executor: LocalExecutor) -> None:
+    probe = world.fill(
+        "import builtins, json, os, sys\n"
+        "def f():\n"
+        "    return {\n"
+        "        'len': len([1, 2, 3]),\n"
+        "        'abs': abs(-3),\n"
+        "        'json attribute': hasattr(json, 'INJECTED'),\n"
+        "        'environment': os.environ.get('VOUCH_INJECTED'),\n"
+        "        'sys.modules': 'vouch_injected' in sys.modules,\n"
+        "        'sys.path': '/injected' in sys.path,\n"
+        "        'tmp file': os.path.exists('/tmp/@@TOKEN@@-persist'),\n"
+        "    }\n"
+    )
+    clean = {
+        "len": 3,
+        "abs": 3,
+        "json attribute": False,
+        "environment": None,
+        "sys.modules": False,
+        "sys.path": False,
+        "tmp file": False,
+    }
+    # Two at once, so that both of the pool's slots serve one.
+    for later in executor.run_batch([call_spec(probe), call_spec(probe)]):
+        assert later.ok, (later.status, later.reason, later.stderr_tail)
+        assert later.value == clean
+
+
+def only_std_and_result_fds(result: RunResult, world: World, executor: LocalExecutor) -> None:
+    assert result.stdout_tail.split() == ["0", "1", "2", str(RESULT_FD)]
+
+
+OUTPUT_LIMITS = Limits(timeout_s=2, memory_mb=256, output_tail_bytes=4096)
+
+_FAKE_FRAME = """
+import json, struct
+body = json.dumps({"outcome": "returned", "value": True, "exception": None}).encode()
+FAKE = b"VOUCH-FRAME-1\\n" + b"0123456789abcdef" + struct.pack("<Q", len(body)) + body
+"""
+
+_SPRAY_FDS = (
+    _FAKE_FRAME
+    + """
+import os
+for fd in range(3, 65):
+    try:
+        os.pwrite(fd, FAKE, 0)
+    except OSError:
+        try:
+            os.write(fd, FAKE)
+        except OSError:
+            pass
+"""
+)
+
+_SETNS = r"""
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNET = 0x40000000
+joined = []
+for pid in ["1", "self", *sorted(p for p in os.listdir("/proc") if p.isdigit())]:
+    try:
+        fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    except OSError as exc:
+        print("open", pid, type(exc).__name__)
+        continue
+    if hasattr(os, "setns"):
+        try:
+            os.setns(fd, CLONE_NEWNET)
+            joined.append(pid)
+        except OSError as exc:
+            print("os.setns", pid, type(exc).__name__)
+    if libc.setns(fd, CLONE_NEWNET) == 0:
+        joined.append(pid)
+    else:
+        print("setns", pid, os.strerror(ctypes.get_errno()))
+print("joined", joined)
+socket.create_connection(("127.0.0.1", @@PORT@@), timeout=1)
+print("CONNECTED")
+"""
+
+_NESTED_USERNS = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_DUMPABLE, CLONE_NEWUSER, CLONE_NEWNS, MNT_DETACH = 4, 0x10000000, 0x20000, 2
+libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+print("unshare", libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), os.strerror(ctypes.get_errno()))
+for name, text in (("setgroups", "deny"), ("uid_map", "0 1000 1"), ("gid_map", "0 1000 1")):
+    try:
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+    except OSError as exc:
+        print(name, type(exc).__name__)
+for path in ("@@EXPOSED@@/hidden.txt", "@@EXPOSED@@/hidden-dir", "@@EXPOSED@@"):
+    print("umount", path, libc.umount2(path.encode(), MNT_DETACH), os.strerror(ctypes.get_errno()))
+for path in ("@@EXPOSED@@/hidden.txt", "@@EXPOSED@@/hidden-dir/inner.txt"):
+    try:
+        print(path, open(path).read())
+    except OSError as exc:
+        print(path, type(exc).__name__)
+"""
+
+_GRANDCHILD = """
+import os, shutil, time
+r, w = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.write(w, b"x")
+        sleep = shutil.which("sleep")
+        if sleep:
+            os.execv(sleep, ["sleep", "1000"])
+        time.sleep(1000)
+    os._exit(0)
+assert os.read(r, 1) == b"x"  # the grandchild is up
+print("parent done")
+"""
+
+_KILL_ALL = """
+import os, signal, time
+child = os.fork()
+if child == 0:
+    time.sleep(100)
+    os._exit(0)
+os.kill(-1, signal.SIGKILL)
+_, status = os.waitpid(child, 0)
+print("child killed by", os.WTERMSIG(status) if os.WIFSIGNALED(status) else None)
+"""
+
+_KILL_PARENT = """
+import os, signal
+ppid = os.getppid()
+try:
+    os.kill(ppid, signal.SIGKILL)
+except OSError as exc:
+    print("kill", ppid, type(exc).__name__)
+try:
+    os.killpg(os.getpgrp(), signal.SIGKILL)
+except OSError as exc:
+    print("killpg", type(exc).__name__)
+print("still here")
+"""
+
+_DIRTY = """
+import builtins, json, os, sys
+builtins.abs = lambda x: 42
+json.INJECTED = "dirty"
+os.environ["VOUCH_INJECTED"] = "dirty"
+sys.modules["vouch_injected"] = json
+sys.path.append("/injected")
+with open("/tmp/@@TOKEN@@-persist", "w") as f:
+    f.write("x")
+assert abs(-3) == 42
+"""
+
+_DELETE_OWN = """
+import os, shutil
+os.remove("main.py")
+for name in os.listdir("."):
+    shutil.rmtree(name) if os.path.isdir(name) else os.remove(name)
+try:
+    os.rmdir(os.getcwd())
+except OSError as exc:
+    print("rmdir cwd", type(exc).__name__)
+print("left", os.listdir("."))
+"""
+
+_REMOUNT_RW = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+MS_REMOUNT, MS_BIND = 32, 4096
+for target in (b"/", b"@@SENTINEL@@"):
+    print("remount", target, libc.mount(None, target, None, MS_REMOUNT | MS_BIND, None), os.strerror(ctypes.get_errno()))
+with open("@@SENTINEL@@/keep.txt", "w") as f:
+    f.write("clobbered")
+"""
+
+CASES = [
+    # --- resources ---
+    case("infinite-loop", "while True:\n    pass\n", TIMEOUT),
+    case("sleeps-forever-ignoring-SIGTERM", "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(1000)\n", TIMEOUT),
+    case("memory-bomb-one-allocation", "x = bytearray(1 << 40)\n", MEMORY),
+    case("memory-bomb-gradual", "chunks = []\nwhile True:\n    chunks.append(bytearray(10**7))\n", MEMORY),
+    case("fork-bomb", "import os\nwhile True:\n    os.fork()\n", TIMEOUT, ERROR),
+    case(
+        "fork-bomb-that-retries",
+        "import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        time.sleep(0.01)\n",
+        TIMEOUT,
+        ERROR,
+    ),
+    case(
+        "gigabyte-of-stdout",
+        "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(1024):\n    sys.stdout.write(chunk)\n",
+        ERROR,
+        Status.KILLED,
+        TIMEOUT,
+        limits=OUTPUT_LIMITS,
+        checks=(tail_capped,),
+    ),
+    case(
+        "gigabyte-of-stderr-raw-writes",
+        "import os\nos.write(1, b'start')\nchunk = b'e' * (1 << 20)\nfor _ in range(1024):\n    os.write(2, chunk)\n",
+        ERROR,
+        Status.KILLED,
+        TIMEOUT,
+        limits=OUTPUT_LIMITS,
+        checks=(tail_capped,),
+    ),
+    # --- writes to the host ---
+    case(
+        "writes-home-directory",
+        "import os\nhome = os.path.expanduser('~')\nwith open(os.path.join(home, '@@TOKEN@@-home.txt'), 'w') as f:\n"
+        "    f.write('x')\nprint('wrote into', home)\n",
+        OK,
+        checks=(host_lacks("~/@@TOKEN@@-home.txt"),),
+    ),
+    case(
+        "writes-root-home",
+        "with open('/root/@@TOKEN@@-root.txt', 'w') as f:\n    f.write('x')\n",
+        ERROR,
+        checks=(host_lacks("/root/@@TOKEN@@-root.txt"), raised("PermissionError", "OSError", "FileNotFoundError")),
+    ),
+    case(
+        "writes-tmp",
+        "import os\nfor d in ('/tmp', '/var/tmp', '/dev/shm'):\n    if os.path.isdir(d):\n"
+        "        with open(os.path.join(d, '@@TOKEN@@-tmp.txt'), 'w') as f:\n            f.write('x')\nprint('wrote')\n",
+        OK,
+        checks=(host_lacks("/tmp/@@TOKEN@@-tmp.txt", "/var/tmp/@@TOKEN@@-tmp.txt", "/dev/shm/@@TOKEN@@-tmp.txt"),),
+    ),
+    case(
+        "writes-world-writable-host-dir",
+        "with open('@@SENTINEL@@/keep.txt', 'w') as f:\n    f.write('clobbered')\n",
+        ERROR,
+        checks=(raised("OSError"),),
+    ),
+    case(
+        "creates-file-in-world-writable-host-dir",
+        "with open('@@SENTINEL@@/new-@@TOKEN@@.txt', 'w') as f:\n    f.write('x')\n",
+        ERROR,
+        checks=(host_lacks("@@SENTINEL@@/new-@@TOKEN@@.txt"),),
+    ),
+    case(
+        "plants-pth-in-site-packages",
+        "with open('@@SITE@@/@@TOKEN@@.pth', 'w') as f:\n    f.write('import os\\n')\n",
+        ERROR,
+        checks=(host_lacks("@@SITE@@/@@TOKEN@@.pth"),),
+    ),
+    case("remounts-root-read-write", _REMOUNT_RW, ERROR),
+    case("becomes-root", "import os\nos.setuid(0)\nprint('root')\n", ERROR, checks=(raised("PermissionError", "OSError"),)),
+    # --- reads what it must not ---
+    case(
+        "reads-hidden-paths",
+        "import os\nfor p in ('@@EXPOSED@@/hidden.txt', '@@EXPOSED@@/hidden-dir/inner.txt'):\n"
+        "    try:\n        print(p, repr(open(p).read()))\n    except OSError as exc:\n        print(p, type(exc).__name__)\n"
+        "print('listing', os.listdir('@@EXPOSED@@/hidden-dir'))\n",
+        OK,
+        hidden=("@@EXPOSED@@/hidden.txt", "@@EXPOSED@@/hidden-dir"),
+        checks=(no_secret, stdout_has("listing []")),
+    ),
+    case(
+        "uncovers-hidden-paths-from-nested-user-namespace",
+        _NESTED_USERNS,
+        OK,
+        hidden=("@@EXPOSED@@/hidden.txt", "@@EXPOSED@@/hidden-dir"),
+        checks=(no_secret,),
+    ),
+    case(
+        "reads-root-only-file",
+        "print(open('@@EXPOSED@@/root-only.txt').read())\n",
+        ERROR,
+        checks=(no_secret, raised("PermissionError")),
+    ),
+    case(
+        "prints-api-key-env-vars",
+        "import os\nprint(dict(os.environ))\nfor p in ('/proc/self/environ', '/proc/1/environ'):\n"
+        "    try:\n        print(p, open(p, 'rb').read())\n    except OSError as exc:\n        print(p, type(exc).__name__)\n",
+        OK,
+        host_env=API_KEYS,
+        checks=(no_secret, stdout_lacks("API_KEY"), stdout_lacks("GITHUB_TOKEN")),
+    ),
+    # --- network ---
+    case(
+        "connects-to-host-loopback-tcp",
+        "import socket\nsocket.create_connection(('127.0.0.1', @@PORT@@), timeout=1)\nprint('CONNECTED')\n",
+        ERROR,
+        checks=(no_connection,),
+    ),
+    case(
+        "connects-to-host-abstract-unix-socket",
+        "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect('\\0@@ABSTRACT@@')\nprint('CONNECTED')\n",
+        ERROR,
+        checks=(no_connection,),
+    ),
+    case("joins-host-network-namespace-via-proc", _SETNS, ERROR, checks=(no_connection, stdout_has("joined []"))),
+    # --- signals and processes ---
+    case("kills-everything-it-can", _KILL_ALL, OK, with_sleeper=True, checks=(stdout_has("child killed by 9"),)),
+    case("kills-its-parent", _KILL_PARENT, OK, with_sleeper=True, checks=(stdout_has("still here"),)),
+    case("leaves-detached-grandchild", _GRANDCHILD, OK, checks=(stdout_has("parent done"),)),
+    # --- forged outcomes ---
+    case(
+        "prints-fake-result-record",
+        _FAKE_FRAME + "import os, sys\nsys.stdout.buffer.write(FAKE)\nprint('PASS')\nsys.stdout.flush()\nos._exit(0)\n",
+        ERROR,
+    ),
+    case("fake-records-to-fds-3-64-then-os-exit", _SPRAY_FDS + "os._exit(0)\n", ERROR),
+    case(
+        "call-fake-records-to-fds-3-64-then-raise",
+        _SPRAY_FDS + "def f():\n    raise RuntimeError('after spraying')\n",
+        ERROR,
+        call=True,
+        checks=(no_value,),
+    ),
+    case(
+        "call-fake-records-to-fds-3-64-then-os-exit",
+        _SPRAY_FDS + "def f():\n    os._exit(0)\n",
+        ERROR,
+        call=True,
+        checks=(no_value,),
+    ),
+    case(
+        "call-fake-record-on-result-fd-then-os-exit",
+        _FAKE_FRAME + "import os\ndef f():\n    os.pwrite(@@RESULT_FD@@, FAKE, 0)\n    os._exit(0)\n",
+        ERROR,
+        call=True,
+        checks=(no_value,),
+    ),
+    case(
+        "call-exits-0-at-import",
+        "import sys\nsys.exit(0)\ndef f():\n    return True\n",
+        ERROR,
+        call=True,
+        checks=(no_value, raised("SystemExit")),
+    ),
+    case("call-sys-exit-0", "import sys\ndef f():\n    sys.exit(0)\n", ERROR, call=True, checks=(no_value,)),
+    case("call-os-exit-0", "import os\ndef f():\n    os._exit(0)\n", ERROR, call=True, checks=(no_value,)),
+    case("raises-SystemExit-0", "print('PASS')\nraise SystemExit(0)\n", ERROR, checks=(raised("SystemExit"),)),
+    case("raises-KeyboardInterrupt", "raise KeyboardInterrupt\n", ERROR, checks=(raised("KeyboardInterrupt"),)),
+    case("calls-os-exit-0", "import os\nprint('PASS')\nos._exit(0)\n", ERROR),
+    # --- state ---
+    case("monkeypatches-builtins-and-modules", _DIRTY, OK, checks=(next_run_is_clean,)),
+    # The harness encodes its record with builtins the code can rebind: a run that rebinds
+    # len() and then completes must still be ok, and the next run must see the real len().
+    case(
+        "rebinds-builtin-len",
+        "import builtins\nbuiltins.len = lambda x: 42\nprint('done')\n",
+        OK,
+        checks=(next_run_is_clean,),
+    ),
+    case("deletes-its-own-files", _DELETE_OWN, OK, checks=(stdout_has("left []"),)),
+    case(
+        "lists-inherited-descriptors",
+        "import os\nfor fd in range(4096):\n    try:\n        os.fstat(fd)\n    except OSError:\n        continue\n"
+        "    print(fd)\n",
+        OK,
+        checks=(only_std_and_result_fds,),
+    ),
+]
+
+SLEEPER = "import time\ntime.sleep(1.0)\nprint('slept')\n"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_adversarial(
+    case: Case,
+    world: World,
+    executor: LocalExecutor,
+    make_executor: ExecutorFactory,
+    sentinel: Callable[[], None],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if case.host_env:
+        for name, value in case.host_env.items():
+            monkeypatch.setenv(name, value)
+        executor = make_executor(workers=1)  # started now, from this environment
+
+    source = world.fill(case.source)
+    hidden = tuple(world.fill(path) for path in case.hidden)
+    if case.call:
+        spec = call_spec(source, limits=case.limits, hidden=hidden, name=case.id)
+    else:
+        spec = script_spec(source, limits=case.limits, hidden=hidden, name=case.id)
+
+    sleeper = executor.submit(script_spec(SLEEPER, limits=Limits(timeout_s=30))) if case.with_sleeper else None
+    result = executor.run(spec)
+
+    assert result.status in case.expect, (result.status, result.reason, result.stdout_tail[-2000:], result.stderr_tail[-2000:])
+    if result.status is not Status.OK:
+        assert result.value is None
+    for check in case.checks:
+        check(result, world, executor)
+    if sleeper is not None:
+        slept = sleeper.result()
+        assert slept.ok, ("a concurrent run was hurt", slept.status, slept.reason)
+        assert slept.stdout_tail == "slept\n"
+
+    assert remaining_processes(result) == [], "the run left processes behind"
+    assert_executor_works(executor)
+    sentinel()
+
+
+# --- around the table ----------------------------------------------------------------------
+
+
+def test_exposed_file_is_readable_when_not_hidden(world: World, executor: LocalExecutor) -> None:
+    """The control for 'reads-hidden-paths': without ``hidden`` the same files are readable."""
+    result = run_script(
+        executor,
+        world.fill("print(open('@@EXPOSED@@/hidden.txt').read())\nprint(open('@@EXPOSED@@/hidden-dir/inner.txt').read())\n"),
+    )
+    assert result.ok, result
+    assert world.secrets["hidden file"] in result.stdout_tail
+    assert world.secrets["file in hidden dir"] in result.stdout_tail
+
+
+def test_hidden_tmp_path_is_not_readable(tmp_path, executor: LocalExecutor) -> None:
+    """A hidden directory under the test's temp dir, world-readable: the run reads nothing."""
+    secret_dir = tmp_path / "secret"
+    secret_dir.mkdir()
+    (secret_dir / "s.txt").write_text("tmp-path-secret-content")
+    for path in (tmp_path, secret_dir):
+        path.chmod(0o755)
+    (secret_dir / "s.txt").chmod(0o644)
+    result = run_script(
+        executor,
+        f"try:\n    print(open({str(secret_dir / 's.txt')!r}).read())\nexcept OSError as exc:\n"
+        "    print(type(exc).__name__)\n",
+        hidden=(str(secret_dir),),
+    )
+    assert result.ok, result
+    assert "tmp-path-secret-content" not in result.stdout_tail
+
+
+_TWO_POOLS = """
+import json, time
+from vouch.exec import LocalExecutor, Limits, RunSpec, Script
+def spec(source):
+    return RunSpec(entry=Script("main.py"), files={"main.py": source}, limits=Limits(timeout_s=30))
+victim_pool, attacker_pool = LocalExecutor(workers=1), LocalExecutor(workers=1)
+victim_pool.start(); attacker_pool.start()
+victim = victim_pool.submit(spec("import time\\ntime.sleep(1.5)\\nprint('slept')\\n"))
+time.sleep(0.3)
+attacker = attacker_pool.run(spec(ATTACK))
+victim = victim.result()
+print(json.dumps({"victim": victim.status.value, "victim_reason": victim.reason, "attacker": attacker.stdout_tail,
+                  "uids": [victim.isolation.host_uid, attacker.isolation.host_uid]}))
+"""
+
+
+@pytest.mark.parametrize("signal_call", ["os.kill(-1, signal.SIGKILL)", "os.kill(0, signal.SIGKILL)"], ids=["kill-minus-1", "kill-process-group"])
+def test_signals_do_not_reach_a_run_of_another_executor(signal_call: str) -> None:
+    """Two pools in one process: a run of one must not be able to kill a run of the other.
+
+    Runs in a subprocess, so that if the signal gets through it hurts nothing of this session.
+    """
+    attack = f"import os, signal\ntry:\n    {signal_call}\nexcept OSError as exc:\n    print(type(exc).__name__)\nprint('sent')\n"
+    outcome = run_in_subprocess(_TWO_POOLS.replace("ATTACK", repr(attack)))
+    assert outcome["attacker"].endswith("sent\n"), outcome
+    assert outcome["victim"] == "ok", f"the other pool's run was killed: {outcome}"
+
+
+def test_a_run_never_shares_its_host_uid_with_another_live_child(make_executor: ExecutorFactory) -> None:
+    """While a run goes on, no other child of the zygote (a run or a spare) has its host uid.
+
+    A process of the same host uid in the same process group can be signalled by the run
+    (``kill(0, SIGKILL)`` reaches across PID namespaces), so uids must not be shared.
+    """
+    fresh = make_executor(workers=2)
+    future = fresh.submit(script_spec(SLEEPER, limits=Limits(timeout_s=30)))
+    seen = []
+    while not future.done():
+        seen.append(zygote_children(fresh))
+        time.sleep(0.05)
+    result = future.result()
+    assert result.ok
+    shared = [children for children in seen if len({uid for _, uid in children}) < len(children)]
+    assert shared == [], f"children of the zygote sharing a host uid (pid, uid): {shared[0]}"
+
+
+_BREAK_NEXT = """
+import json
+from vouch.exec import LocalExecutor, Limits, RunSpec, Script
+def spec(source):
+    return RunSpec(entry=Script("main.py"), files={"main.py": source}, limits=Limits(timeout_s=30))
+pool = LocalExecutor(workers=2)
+attacker = pool.run(spec("import os, signal, time\\ntime.sleep(0.5)\\nos.kill(0, signal.SIGKILL)\\nprint('sent')\\n"))
+later = []
+for _ in range(3):
+    try:
+        result = pool.run(spec("print('innocent')\\n"))
+        later.append(result.status.value)
+    except Exception as exc:
+        later.append(f"{type(exc).__name__}: {exc}")
+print(json.dumps({"attacker": attacker.stdout_tail, "later": later}))
+"""
+
+
+def test_a_run_cannot_break_the_next_run() -> None:
+    """A run that signals its process group must not take the next runs down with it.
+
+    Runs in a subprocess, so that a spare sandbox killed there is not one of this session's.
+    """
+    outcome = run_in_subprocess(_BREAK_NEXT)
+    assert outcome["attacker"] == "sent\n", outcome
+    assert outcome["later"] == ["ok", "ok", "ok"], outcome
+
+
+def test_call_value_comes_from_the_return_not_from_output(executor: LocalExecutor) -> None:
+    """A call that prints a fake record and then returns False gets False."""
+    result = run_call(
+        executor,
+        _FAKE_FRAME + "import sys\ndef f():\n    sys.stdout.buffer.write(FAKE)\n    print('PASS')\n    return False\n",
+    )
+    assert result.ok
+    assert result.value is False
