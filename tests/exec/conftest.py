@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,11 +23,6 @@ from vouch.exec import Call, Limits, LocalExecutor, RunResult, RunSpec, Script
 
 FAST = Limits(timeout_s=2, memory_mb=256)
 """Small limits, so that runs which hit them end quickly."""
-
-# A directory every uid can search, outside the paths a run sees privately (/tmp, /var/tmp,
-# /dev/shm are covered by a tmpfs of its own in full isolation): what is put here is what a
-# run would see of the host, unless the engine hides it.
-_EXPOSED_BASES = ("/srv", "/opt", "/mnt", "/var/lib")
 
 
 # --- running code --------------------------------------------------------------------------
@@ -74,7 +68,9 @@ ZYGOTES: set[int] = set()
 """Pids of the zygotes of every executor the tests started."""
 
 
-def processes_of_uid(uid: int, *, spares_of: set[int] = frozenset(), run_pid: int | None = None) -> list[tuple[int, str]]:
+def processes_of_uid(
+    uid: int, *, spares_of: set[int] = frozenset(), run_pid: int | None = None
+) -> list[tuple[int, str]]:
     """(pid, name) of every host process whose real uid is ``uid``.
 
     Children of the zygotes in ``spares_of``, other than ``run_pid``, are left out: those are
@@ -145,42 +141,6 @@ def snapshot(root: str) -> dict[str, tuple[int, int, int, str]]:
     return state
 
 
-def make_exposed_dir(prefix: str = "vouch-test-") -> str:
-    """A fresh directory that an unprivileged uid can reach on the host (not under /tmp)."""
-    for base in _EXPOSED_BASES:
-        if not os.path.isdir(base):
-            continue
-        parts = os.path.realpath(base).split(os.sep)
-        ancestors = [os.sep.join(parts[:i]) or "/" for i in range(1, len(parts) + 1)]
-        if all(os.stat(a).st_mode & 0o001 for a in ancestors):
-            path = tempfile.mkdtemp(prefix=prefix, dir=base)
-            os.chmod(path, 0o755)
-            return path
-    pytest.skip("no world-searchable directory outside /tmp to expose to runs")
-
-
-def run_in_subprocess(code: str, timeout_s: float = 120) -> Any:
-    """Run ``code`` in a fresh interpreter (own pid, own session) and return the JSON it prints last.
-
-    For scenarios that would harm this process's pools if they went wrong: pools of one
-    process share host uids and the process group.
-    """
-    import json
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        start_new_session=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 # --- fixtures ------------------------------------------------------------------------------
 
 
@@ -220,24 +180,27 @@ def executor(make_executor: ExecutorFactory) -> LocalExecutor:
 
 
 @pytest.fixture
-def exposed_dir() -> Iterator[str]:
-    """A world-searchable host directory outside /tmp, removed afterwards."""
-    path = make_exposed_dir()
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+def exposed_dir(visible_tmp: Path) -> str:
+    """A host directory a run can see (not under /tmp, which a run sees privately): what is
+    put here is what a run would read of the host, unless the engine hides it."""
+    path = visible_tmp / "exposed"
+    path.mkdir(mode=0o755)
+    path.chmod(0o755)
+    return str(path)
 
 
 @pytest.fixture
-def sentinel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], None]]:
+def sentinel(tmp_path_factory: pytest.TempPathFactory, visible_tmp: Path) -> Callable[[], None]:
     """Host directories with a file each; call the fixture's value to assert they are unchanged.
 
-    One sits in the test's temp dir; the other is world-writable and reachable by a run, so a
+    One sits in the test's temp dir; the other is world-writable and visible to a run, so a
     run that could write anywhere it can reach (a writable root) would change it.
     """
     private = str(tmp_path_factory.mktemp("sentinel"))
     with open(os.path.join(private, "keep.txt"), "w") as f:
         f.write("sentinel: leave me alone\n")
-    exposed = make_exposed_dir("vouch-sentinel-")
+    exposed = str(visible_tmp / "sentinel")
+    os.mkdir(exposed)
     os.chmod(exposed, 0o777)
     with open(os.path.join(exposed, "keep.txt"), "w") as f:
         f.write("sentinel: leave me alone\n")
@@ -250,5 +213,4 @@ def sentinel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], 
 
     check.private = private  # type: ignore[attr-defined]
     check.exposed = exposed  # type: ignore[attr-defined]
-    yield check
-    shutil.rmtree(exposed, ignore_errors=True)
+    return check

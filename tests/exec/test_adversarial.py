@@ -28,7 +28,6 @@ from conftest import (
     ExecutorFactory,
     assert_executor_works,
     call_spec,
-    make_exposed_dir,
     remaining_processes,
     run_call,
     run_in_subprocess,
@@ -107,9 +106,9 @@ class World:
 
 
 @pytest.fixture
-def world(sentinel: Callable[[], None]) -> Iterator[World]:
+def world(sentinel: Callable[[], None], exposed_dir: str) -> Iterator[World]:
     token = f"vouch-adv-{uuid.uuid4().hex[:12]}"
-    exposed = make_exposed_dir()
+    exposed = exposed_dir
     secrets = {
         "hidden file": f"hidden-file-content-{uuid.uuid4().hex}",
         "file in hidden dir": f"hidden-dir-content-{uuid.uuid4().hex}",
@@ -144,10 +143,7 @@ def world(sentinel: Callable[[], None]) -> Iterator[World]:
     yield w
     tcp.close()
     abstract.close()
-    import shutil
-
-    shutil.rmtree(exposed, ignore_errors=True)
-    for leftover in (f"/tmp/{token}-tmp.txt", f"/root/{token}-root.txt"):  # noqa: S108
+    for leftover in (f"/tmp/{token}-tmp.txt", f"/root/{token}-root.txt"):
         if os.path.exists(leftover):
             os.remove(leftover)
 
@@ -173,7 +169,7 @@ class Case:
     checks: tuple[Check, ...] = ()
 
 
-def case(id: str, source: str, *statuses: Status, **kwargs) -> pytest.ParameterSet:  # noqa: A002
+def case(id: str, source: str, *statuses: Status, **kwargs) -> pytest.ParameterSet:
     return pytest.param(Case(id, source, frozenset(statuses), **kwargs), id=id)
 
 
@@ -411,7 +407,11 @@ with open("@@SENTINEL@@/keep.txt", "w") as f:
 CASES = [
     # --- resources ---
     case("infinite-loop", "while True:\n    pass\n", TIMEOUT),
-    case("sleeps-forever-ignoring-SIGTERM", "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(1000)\n", TIMEOUT),
+    case(
+        "sleeps-forever-ignoring-SIGTERM",
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(1000)\n",
+        TIMEOUT,
+    ),
     case("memory-bomb-one-allocation", "x = bytearray(1 << 40)\n", MEMORY),
     case("memory-bomb-gradual", "chunks = []\nwhile True:\n    chunks.append(bytearray(10**7))\n", MEMORY),
     case("fork-bomb", "import os\nwhile True:\n    os.fork()\n", TIMEOUT, ERROR),
@@ -479,7 +479,12 @@ CASES = [
         checks=(host_lacks("@@SITE@@/@@TOKEN@@.pth"),),
     ),
     case("remounts-root-read-write", _REMOUNT_RW, ERROR),
-    case("becomes-root", "import os\nos.setuid(0)\nprint('root')\n", ERROR, checks=(raised("PermissionError", "OSError"),)),
+    case(
+        "becomes-root",
+        "import os\nos.setuid(0)\nprint('root')\n",
+        ERROR,
+        checks=(raised("PermissionError", "OSError"),),
+    ),
     # --- reads what it must not ---
     case(
         "reads-hidden-paths",
@@ -616,7 +621,12 @@ def test_adversarial(
     sleeper = executor.submit(script_spec(SLEEPER, limits=Limits(timeout_s=30))) if case.with_sleeper else None
     result = executor.run(spec)
 
-    assert result.status in case.expect, (result.status, result.reason, result.stdout_tail[-2000:], result.stderr_tail[-2000:])
+    assert result.status in case.expect, (
+        result.status,
+        result.reason,
+        result.stdout_tail[-2000:],
+        result.stderr_tail[-2000:],
+    )
     if result.status is not Status.OK:
         assert result.value is None
     for check in case.checks:
@@ -638,7 +648,9 @@ def test_exposed_file_is_readable_when_not_hidden(world: World, executor: LocalE
     """The control for 'reads-hidden-paths': without ``hidden`` the same files are readable."""
     result = run_script(
         executor,
-        world.fill("print(open('@@EXPOSED@@/hidden.txt').read())\nprint(open('@@EXPOSED@@/hidden-dir/inner.txt').read())\n"),
+        world.fill(
+            "print(open('@@EXPOSED@@/hidden.txt').read())\nprint(open('@@EXPOSED@@/hidden-dir/inner.txt').read())\n"
+        ),
     )
     assert result.ok, result
     assert world.secrets["hidden file"] in result.stdout_tail
@@ -679,7 +691,11 @@ print(json.dumps({"victim": victim.status.value, "victim_reason": victim.reason,
 """
 
 
-@pytest.mark.parametrize("signal_call", ["os.kill(-1, signal.SIGKILL)", "os.kill(0, signal.SIGKILL)"], ids=["kill-minus-1", "kill-process-group"])
+@pytest.mark.parametrize(
+    "signal_call",
+    ["os.kill(-1, signal.SIGKILL)", "os.kill(0, signal.SIGKILL)"],
+    ids=["kill-minus-1", "kill-process-group"],
+)
 def test_signals_do_not_reach_a_run_of_another_executor(signal_call: str) -> None:
     """Two pools in one process: a run of one must not be able to kill a run of the other.
 

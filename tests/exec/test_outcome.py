@@ -88,13 +88,33 @@ TABLE = [
     ("call-returned-data", {"frame": record("returned", {"a": [1, 2.5, None]})}, Status.OK, {"a": [1, 2.5, None]}),
     ("call-returned-null", {"frame": record("returned", None)}, Status.OK, None),
     # the parent's timeout decides first, whatever the record says
-    ("timeout-with-valid-record", {"timed_out": True, "signal": SIGKILL, "exit_code": None, "frame": RETURNED_TRUE}, Status.TIMEOUT, None),
+    (
+        "timeout-with-valid-record",
+        {"timed_out": True, "signal": SIGKILL, "exit_code": None, "frame": RETURNED_TRUE},
+        Status.TIMEOUT,
+        None,
+    ),
     ("timeout-after-clean-exit", {"timed_out": True, "frame": RETURNED_TRUE}, Status.TIMEOUT, None),
-    ("timeout-no-record", {"timed_out": True, "signal": SIGKILL, "exit_code": None, "frame": b""}, Status.TIMEOUT, None),
+    (
+        "timeout-no-record",
+        {"timed_out": True, "signal": SIGKILL, "exit_code": None, "frame": b""},
+        Status.TIMEOUT,
+        None,
+    ),
     # CPU limit: SIGXCPU at the soft limit, SIGKILL at the hard one
     ("cpu-soft-limit", {"signal": SIGXCPU, "exit_code": None, "frame": b"", "cpu_s": CPU_LIMIT}, Status.TIMEOUT, None),
-    ("cpu-hard-limit", {"signal": SIGKILL, "exit_code": None, "frame": b"", "cpu_s": CPU_LIMIT + 1.0}, Status.TIMEOUT, None),
-    ("sigkill-under-cpu-limit", {"signal": SIGKILL, "exit_code": None, "frame": b"", "cpu_s": 0.1}, Status.KILLED, None),
+    (
+        "cpu-hard-limit",
+        {"signal": SIGKILL, "exit_code": None, "frame": b"", "cpu_s": CPU_LIMIT + 1.0},
+        Status.TIMEOUT,
+        None,
+    ),
+    (
+        "sigkill-under-cpu-limit",
+        {"signal": SIGKILL, "exit_code": None, "frame": b"", "cpu_s": 0.1},
+        Status.KILLED,
+        None,
+    ),
     ("segfault", {"signal": SIGSEGV, "exit_code": None, "frame": b""}, Status.KILLED, None),
     ("sigterm-after-valid-record", {"signal": SIGTERM, "exit_code": None, "frame": RETURNED_TRUE}, Status.KILLED, None),
     # memory: the harness saw MemoryError
