@@ -9,8 +9,11 @@ executor made here is closed at the end of the session, all at the same time, so
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from vouch.errors import InfrastructureError
 from vouch.exec import Call, Limits, LocalExecutor, RunResult, RunSpec, Script
 
 FAST = Limits(timeout_s=2, memory_mb=256)
@@ -55,10 +59,18 @@ def run_call(executor: LocalExecutor, source: str, function: str = "f", **spec_k
 
 
 def assert_executor_works(executor: LocalExecutor) -> None:
-    """The executor still answers: a trivial call returns its value."""
-    result = run_call(executor, "def f(a, b):\n    return [a + b, 'fine']\n", args=(20, 22))
-    assert result.ok, (result.status, result.reason, result.stderr_tail)
-    assert result.value == [42, "fine"]
+    """The executor still answers: trivial calls, as many at once as it has slots, return their values."""
+    assert executor.info is not None
+    specs = [
+        call_spec("def f(a, b):\n    return [a + b, 'fine']\n", args=(20, i)) for i in range(executor.info.workers)
+    ]
+    try:
+        results = executor.run_batch(specs)
+    except InfrastructureError as exc:
+        pytest.fail(f"the executor no longer works: {exc}")
+    for i, result in enumerate(results):
+        assert result.ok, (result.status, result.reason, result.stderr_tail)
+        assert result.value == [20 + i, "fine"]
 
 
 # --- host observations ---------------------------------------------------------------------
@@ -139,6 +151,24 @@ def snapshot(root: str) -> dict[str, tuple[int, int, int, str]]:
                     digest = hashlib.sha256(f.read()).hexdigest()
             state[os.path.relpath(path, root)] = (st.st_mode, st.st_uid, st.st_mtime_ns, digest)
     return state
+
+
+def run_in_subprocess(code: str, timeout_s: float = 120) -> Any:
+    """Run ``code`` in a fresh interpreter (own pid, own session); return the JSON it prints last.
+
+    For scenarios that would harm this process's pools if they went wrong: pools of one
+    process share host uids and a process group.
+    """
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        start_new_session=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 # --- fixtures ------------------------------------------------------------------------------

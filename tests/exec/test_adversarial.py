@@ -351,13 +351,15 @@ child = os.fork()
 if child == 0:
     time.sleep(100)
     os._exit(0)
+time.sleep(0.3)  # let the pool finish what it does after starting this run
 os.kill(-1, signal.SIGKILL)
 _, status = os.waitpid(child, 0)
 print("child killed by", os.WTERMSIG(status) if os.WIFSIGNALED(status) else None)
 """
 
 _KILL_PARENT = """
-import os, signal
+import os, signal, time
+time.sleep(0.3)  # let the pool finish what it does after starting this run
 ppid = os.getppid()
 try:
     os.kill(ppid, signal.SIGKILL)
@@ -399,9 +401,56 @@ import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 MS_REMOUNT, MS_BIND = 32, 4096
 for target in (b"/", b"@@SENTINEL@@"):
-    print("remount", target, libc.mount(None, target, None, MS_REMOUNT | MS_BIND, None), os.strerror(ctypes.get_errno()))
+    rc = libc.mount(None, target, None, MS_REMOUNT | MS_BIND, None)
+    print("remount", target, rc, os.strerror(ctypes.get_errno()))
 with open("@@SENTINEL@@/keep.txt", "w") as f:
     f.write("clobbered")
+"""
+
+_WRITE_HOME = """
+import os
+home = os.path.expanduser("~")
+with open(os.path.join(home, "@@TOKEN@@-home.txt"), "w") as f:
+    f.write("x")
+print("wrote into", home)
+"""
+
+_WRITE_TMP = """
+import os
+for d in ("/tmp", "/var/tmp", "/dev/shm"):
+    if os.path.isdir(d):
+        with open(os.path.join(d, "@@TOKEN@@-tmp.txt"), "w") as f:
+            f.write("x")
+print("wrote")
+"""
+
+_READ_HIDDEN = """
+import os
+for p in ("@@EXPOSED@@/hidden.txt", "@@EXPOSED@@/hidden-dir/inner.txt"):
+    try:
+        print(p, repr(open(p).read()))
+    except OSError as exc:
+        print(p, type(exc).__name__)
+print("listing", os.listdir("@@EXPOSED@@/hidden-dir"))
+"""
+
+_PRINT_ENV = """
+import os
+print(dict(os.environ))
+for p in ("/proc/self/environ", "/proc/1/environ"):
+    try:
+        print(p, open(p, "rb").read())
+    except OSError as exc:
+        print(p, type(exc).__name__)
+"""
+
+_FORK_BOMB_RETRYING = """
+import os, time
+while True:
+    try:
+        os.fork()
+    except OSError:
+        time.sleep(0.01)
 """
 
 CASES = [
@@ -417,7 +466,7 @@ CASES = [
     case("fork-bomb", "import os\nwhile True:\n    os.fork()\n", TIMEOUT, ERROR),
     case(
         "fork-bomb-that-retries",
-        "import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        time.sleep(0.01)\n",
+        _FORK_BOMB_RETRYING,
         TIMEOUT,
         ERROR,
     ),
@@ -442,8 +491,7 @@ CASES = [
     # --- writes to the host ---
     case(
         "writes-home-directory",
-        "import os\nhome = os.path.expanduser('~')\nwith open(os.path.join(home, '@@TOKEN@@-home.txt'), 'w') as f:\n"
-        "    f.write('x')\nprint('wrote into', home)\n",
+        _WRITE_HOME,
         OK,
         checks=(host_lacks("~/@@TOKEN@@-home.txt"),),
     ),
@@ -455,8 +503,7 @@ CASES = [
     ),
     case(
         "writes-tmp",
-        "import os\nfor d in ('/tmp', '/var/tmp', '/dev/shm'):\n    if os.path.isdir(d):\n"
-        "        with open(os.path.join(d, '@@TOKEN@@-tmp.txt'), 'w') as f:\n            f.write('x')\nprint('wrote')\n",
+        _WRITE_TMP,
         OK,
         checks=(host_lacks("/tmp/@@TOKEN@@-tmp.txt", "/var/tmp/@@TOKEN@@-tmp.txt", "/dev/shm/@@TOKEN@@-tmp.txt"),),
     ),
@@ -488,9 +535,7 @@ CASES = [
     # --- reads what it must not ---
     case(
         "reads-hidden-paths",
-        "import os\nfor p in ('@@EXPOSED@@/hidden.txt', '@@EXPOSED@@/hidden-dir/inner.txt'):\n"
-        "    try:\n        print(p, repr(open(p).read()))\n    except OSError as exc:\n        print(p, type(exc).__name__)\n"
-        "print('listing', os.listdir('@@EXPOSED@@/hidden-dir'))\n",
+        _READ_HIDDEN,
         OK,
         hidden=("@@EXPOSED@@/hidden.txt", "@@EXPOSED@@/hidden-dir"),
         checks=(no_secret, stdout_has("listing []")),
@@ -510,8 +555,7 @@ CASES = [
     ),
     case(
         "prints-api-key-env-vars",
-        "import os\nprint(dict(os.environ))\nfor p in ('/proc/self/environ', '/proc/1/environ'):\n"
-        "    try:\n        print(p, open(p, 'rb').read())\n    except OSError as exc:\n        print(p, type(exc).__name__)\n",
+        _PRINT_ENV,
         OK,
         host_env=API_KEYS,
         checks=(no_secret, stdout_lacks("API_KEY"), stdout_lacks("GITHUB_TOKEN")),
@@ -701,7 +745,10 @@ def test_signals_do_not_reach_a_run_of_another_executor(signal_call: str) -> Non
 
     Runs in a subprocess, so that if the signal gets through it hurts nothing of this session.
     """
-    attack = f"import os, signal\ntry:\n    {signal_call}\nexcept OSError as exc:\n    print(type(exc).__name__)\nprint('sent')\n"
+    attack = (
+        f"import os, signal\ntry:\n    {signal_call}\nexcept OSError as exc:\n"
+        "    print(type(exc).__name__)\nprint('sent')\n"
+    )
     outcome = run_in_subprocess(_TWO_POOLS.replace("ATTACK", repr(attack)))
     assert outcome["attacker"].endswith("sent\n"), outcome
     assert outcome["victim"] == "ok", f"the other pool's run was killed: {outcome}"
@@ -751,6 +798,45 @@ def test_a_run_cannot_break_the_next_run() -> None:
     outcome = run_in_subprocess(_BREAK_NEXT)
     assert outcome["attacker"] == "sent\n", outcome
     assert outcome["later"] == ["ok", "ok", "ok"], outcome
+
+
+def test_two_pools_in_one_process_use_distinct_host_uids(make_executor: ExecutorFactory) -> None:
+    """docs/design.md: "two pools on one machine do not collide" (host uids of runs and spares)."""
+    first, second = make_executor(workers=1), make_executor(workers=1)
+    for pool in (first, second):
+        assert run_call(pool, "def f():\n    return 1\n").ok
+    uids_first = {uid for _, uid in zygote_children(first)}
+    uids_second = {uid for _, uid in zygote_children(second)}
+    assert uids_first and uids_second
+    assert uids_first.isdisjoint(uids_second), (uids_first, uids_second)
+
+
+_READ_SIBLINGS = """
+import os
+runs = os.path.dirname(os.getcwd())
+for i in range(1, 10):
+    path = os.path.join(runs, f"run-{i}", "secret.txt")
+    try:
+        print(path, open(path).read())
+    except OSError as exc:
+        print(path, type(exc).__name__)
+"""
+
+
+def test_a_run_cannot_read_an_earlier_runs_kept_workdir(visible_tmp) -> None:
+    """With a runs_dir the runs can see (LocalExecutor(runs_dir=...)), a kept working directory
+    must not be readable by later runs of the pool (they share the slot's host uids)."""
+    runs_dir = visible_tmp / "runs"
+    runs_dir.mkdir()
+    secret = f"kept-workdir-secret-{uuid.uuid4().hex}"
+    with LocalExecutor(workers=1, runs_dir=str(runs_dir)) as pool:
+        kept = run_script(pool, "print('done')\n", files={"secret.txt": secret}, keep_workdir=True)
+        assert kept.ok and kept.workdir, kept
+        later = [run_script(pool, _READ_SIBLINGS) for _ in range(3)]  # both host uids of the slot
+    for result in later:
+        assert result.ok, result
+        assert "run-1/secret.txt" in result.stdout_tail  # it did try
+        assert secret not in result.stdout_tail, f"run with host uid {result.isolation.host_uid} read it"
 
 
 def test_call_value_comes_from_the_return_not_from_output(executor: LocalExecutor) -> None:

@@ -14,7 +14,7 @@ import sys
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, ClassVar, Self
@@ -28,6 +28,10 @@ from vouch.exec._spec import RunResult, RunSpec
 Progress = Callable[[int, int, RunResult], None]
 """Called after each run of a batch finishes: ``(done, total, result)``."""
 
+Service = Callable[[Any], Any]
+"""Answers a run's service requests (JSON data in, JSON data out); may start nested runs.
+An exception it raises reaches the run as a ServiceError with its message."""
+
 _UID_BASE = 1_000_000_000
 _START_TIMEOUT_S = 120.0
 
@@ -38,19 +42,34 @@ class Executor(ABC):
     name: ClassVar[str]
 
     @abstractmethod
-    def submit(self, spec: RunSpec) -> Future[RunResult]:
-        """Queue one run; the future holds its result, or an InfrastructureError."""
+    def submit(self, spec: RunSpec, service: Service | None = None) -> Future[RunResult]:
+        """Queue one run; the future holds its result, or an InfrastructureError.
+
+        ``service`` answers the run's requests when ``spec.service`` is set.
+        """
 
     @abstractmethod
     def close(self) -> None:
         """Stop the executor; runs still in hand are killed."""
 
-    def run(self, spec: RunSpec) -> RunResult:
-        return self.submit(spec).result()
+    def run(self, spec: RunSpec, service: Service | None = None) -> RunResult:
+        return self.submit(spec, service).result()
 
-    def run_batch(self, specs: Iterable[RunSpec], progress: Progress | None = None) -> list[RunResult]:
-        """Run every spec (concurrently, up to the executor's width); results in input order."""
-        futures = [self.submit(spec) for spec in specs]
+    def run_batch(
+        self,
+        specs: Iterable[RunSpec],
+        progress: Progress | None = None,
+        services: Sequence[Service | None] | None = None,
+    ) -> list[RunResult]:
+        """Run every spec (concurrently, up to the executor's width); results in input order.
+
+        ``services``, when given, holds one handler (or None) per spec.
+        """
+        specs = list(specs)
+        if services is not None and len(services) != len(specs):
+            raise UsageError(f"run_batch got {len(specs)} specs but {len(services)} services")
+        handlers = services if services is not None else [None] * len(specs)
+        futures = [self.submit(spec, handler) for spec, handler in zip(specs, handlers, strict=True)]
         total = len(futures)
         if progress is not None:
             done = 0
@@ -143,6 +162,8 @@ class LocalExecutor(Executor):
         self._lock = threading.Lock()  # guards the futures and writes to the socket
         self._life = threading.Lock()  # serialises start and close
         self._futures: dict[int, Future[RunResult]] = {}
+        self._services: dict[int, Service] = {}
+        self._service_pool: ThreadPoolExecutor | None = None
         self._next_id = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
@@ -180,7 +201,7 @@ class LocalExecutor(Executor):
             "preload": list(self._preload),
             "warm_pytest": self._warm_pytest,
             "runs_dir": self._runs_dir,
-            "uid_base": _UID_BASE + (os.getpid() % 1_000_000) * 128,
+            "uid_base": _UID_BASE + (os.getpid() % 1_000_000) * 256,
             "fd": child.fileno(),
         }
         # The zygote gets its end of the socket and no other descriptor of ours.
@@ -259,12 +280,17 @@ class LocalExecutor(Executor):
         if self._reader is not None:
             self._reader.join(timeout=10)
             self._reader = None
+        if self._service_pool is not None:
+            self._service_pool.shutdown(wait=False, cancel_futures=True)
+            self._service_pool = None
 
     # --- runs ---------------------------------------------------------------------------
 
-    def submit(self, spec: RunSpec) -> Future[RunResult]:
+    def submit(self, spec: RunSpec, service: Service | None = None) -> Future[RunResult]:
         if not isinstance(spec, RunSpec):
             raise UsageError(f"submit() takes a RunSpec, not {type(spec).__name__}")
+        if spec.service and service is None:
+            raise UsageError(f"run {spec.name or spec.entry!r} asks for a service channel but no service was given")
         if self._process is None or self._dead is not None:
             self.start()
         future: Future[RunResult] = Future()
@@ -274,12 +300,41 @@ class LocalExecutor(Executor):
             run_id = self._next_id
             self._next_id += 1
             self._futures[run_id] = future
+            if service is not None and spec.service:
+                self._services[run_id] = service
             try:
                 self._sock.sendall(_protocol.pack_message(("run", run_id, spec)))
             except OSError as exc:
                 del self._futures[run_id]
                 raise EngineCrashed(f"cannot reach the engine's pool process: {exc}") from None
         return future
+
+    def _answer_later(self, run_id: int, payload: bytes) -> None:
+        """Answer a run's service request on a worker thread (the handler may wait on runs)."""
+        with self._lock:
+            handler = self._services.get(run_id)
+            if self._service_pool is None:
+                self._service_pool = ThreadPoolExecutor(
+                    max_workers=2 * self._workers, thread_name_prefix="vouch-service"
+                )
+            pool = self._service_pool
+        pool.submit(self._answer, run_id, handler, payload)
+
+    def _answer(self, run_id: int, handler: Service | None, payload: bytes) -> None:
+        try:
+            if handler is None:
+                raise RuntimeError("this run has no service")
+            answer: dict[str, Any] = {"result": handler(json.loads(payload))}
+            data = json.dumps(answer).encode()
+        except Exception as exc:  # noqa: BLE001 - whatever the handler raised goes back to the run
+            data = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
+        with self._lock:
+            if self._sock is None:
+                return
+            try:
+                self._sock.sendall(_protocol.pack_message(("response", run_id, data)))
+            except OSError:
+                pass
 
     def _read_loop(self, sock: socket.socket, reader: _protocol.MessageReader) -> None:
         while True:
@@ -302,8 +357,12 @@ class LocalExecutor(Executor):
 
     def _deliver(self, message: Any) -> None:
         kind, run_id = message[0], message[1]
+        if kind == "request":
+            self._answer_later(run_id, message[2])
+            return
         with self._lock:
             future = self._futures.pop(run_id, None)
+            self._services.pop(run_id, None)
         if future is None:
             return
         if kind == "done":

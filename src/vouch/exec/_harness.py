@@ -9,6 +9,7 @@ candidate asks for a separate run.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import importlib.util
 import os
@@ -30,6 +31,8 @@ _exit = os._exit
 _pwrite = os.pwrite
 _ftruncate = os.ftruncate
 _encode = _frame.encode
+_BUILTINS = dict(builtins.__dict__)
+"""A copy of the builtins as the zygote had them, put back before the frame is written."""
 
 
 def _load_callable(target: str) -> Callable[..., Any]:
@@ -81,6 +84,8 @@ def run_entry(entry: Script | Call, nonce: bytes) -> NoReturn:
             payload = {"outcome": "returned", "value": value, "exception": None}
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are outcomes here
         payload = {"outcome": "raised", "value": None, "exception": _describe(exc)}
+    builtins.__dict__.clear()
+    builtins.__dict__.update(_BUILTINS)
     try:
         frame = _encode(nonce, payload)
     except (TypeError, ValueError) as exc:

@@ -35,11 +35,13 @@ from dataclasses import dataclass
 
 from vouch.exec import _linux
 from vouch.exec._harness import RESULT_FD
+from vouch.exec._service import SERVICE_FD
 from vouch.exec._spec import Limits
 
 RUN_UID = 1000
 READY_FD = RESULT_FD + 1
 """Where the child reports a setup failure; closed before the code under test starts."""
+assert SERVICE_FD == READY_FD + 1
 _PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - these are the dirs we cover
 _PRIVATE_TMP_MB = 256
 _ENV_ALLOWLIST = ("LANG", "LC_ALL", "TZ")
@@ -96,6 +98,7 @@ class SpareSetup:
     stderr_fd: int
     result_fd: int
     ready_fd: int
+    service_fd: int
     full: bool
 
 
@@ -108,6 +111,7 @@ class JobSetup:
     limits: Limits
     address_space_bytes: int
     env: Mapping[str, str]
+    service: bool
 
 
 @dataclass(frozen=True)
@@ -224,15 +228,19 @@ def _set_limits(job: JobSetup) -> None:
         resource.setrlimit(which, value)
 
 
-def _set_stdio(setup: SpareSetup) -> None:
+def _set_stdio(setup: SpareSetup, service: bool) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(setup.stdout_fd, 1)
     os.dup2(setup.stderr_fd, 2)
     os.dup2(setup.result_fd, RESULT_FD)
     os.dup2(setup.ready_fd, READY_FD)
+    last_kept = READY_FD
+    if service:
+        os.dup2(setup.service_fd, SERVICE_FD)
+        last_kept = SERVICE_FD
     os.closerange(3, RESULT_FD)
-    os.closerange(READY_FD + 1, 1 << 20)
+    os.closerange(last_kept + 1, 1 << 20)
 
 
 def _set_environment(job: JobSetup) -> None:
@@ -257,9 +265,11 @@ def prepare(setup: SpareSetup) -> Prepared:
     """Build everything of the sandbox that does not depend on the run. Raises SetupError."""
     try:
         _linux.prctl(_linux.PR_SET_PDEATHSIG, 9)
+        # A session of its own: kill(0, ...) from the run then reaches only its own group,
+        # never the zygote's (where the spares of other slots are).
+        os.setsid()
         runs_dir_fd = os.open(setup.runs_dir, os.O_PATH | os.O_DIRECTORY)
         if not setup.full:
-            os.setsid()
             if os.geteuid() == 0:
                 os.setgroups([])
                 os.setresgid(setup.host_uid, setup.host_uid, setup.host_uid)
@@ -294,7 +304,7 @@ def enter(prepared: Prepared, job: JobSetup) -> None:
             _cover_hidden(job.hidden)
             _bind_workdir(prepared, job.workdir)
         # Descriptors before limits: dup2 cannot reach RESULT_FD once RLIMIT_NOFILE is lower.
-        _set_stdio(setup)
+        _set_stdio(setup, job.service)
         _set_limits(job)
         if setup.full:
             _linux.drop_all_capabilities()

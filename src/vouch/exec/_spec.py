@@ -107,6 +107,11 @@ class RunSpec:
     """Leave the working directory on disk and report its path (the caller removes it)."""
     name: str = ""
     """A label for progress display and error messages."""
+    service: bool = False
+    """Give the run a channel to the service handler passed to ``Executor.submit``."""
+    nested: bool = False
+    """A run requested by another run's service handler (``env.call``): it takes a lane of its
+    own, so that runs waiting on nested runs can never hold every lane."""
 
 
 @dataclass(frozen=True)

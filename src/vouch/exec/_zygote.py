@@ -30,7 +30,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from vouch.exec import _harness, _linux, _sandbox
+from vouch.exec import _harness, _linux, _sandbox, _service
 from vouch.exec._protocol import MessageReader, pack_message, send_message
 from vouch.exec._spec import RunSpec
 
@@ -59,6 +59,7 @@ class _Spare:
     stderr_fd: int
     result_fd: int
     ready_r: int
+    service: socket.socket
 
 
 @dataclass
@@ -72,6 +73,9 @@ class _Running:
     deadline: float
     isolation: dict[str, Any]
     timed_out: bool = False
+    service_open: bool = False
+    service_in: _service.Splitter = field(default_factory=_service.Splitter)
+    service_out: bytearray = field(default_factory=bytearray)
 
 
 @dataclass
@@ -81,14 +85,18 @@ class Zygote:
     runs_dir: str = ""
     baseline_vm: int = 0
     exposures: tuple[_sandbox.Exposure, ...] = ()
-    queue: deque[tuple[int, RunSpec]] = field(default_factory=deque)
+    queues: dict[bool, deque[tuple[int, RunSpec]]] = field(default_factory=lambda: {False: deque(), True: deque()})
+    """Waiting runs by lane: ``True`` for nested runs, ``False`` for the others."""
     running: dict[int, _Running] = field(default_factory=dict)
     spares: dict[int, _Spare] = field(default_factory=dict)
     spare_errors: dict[int, str] = field(default_factory=dict)
-    free_slots: list[int] = field(default_factory=list)
+    free_slots: dict[bool, list[int]] = field(default_factory=dict)
+    """Free slots by lane. Slots 0..workers-1 are the main lane, the next ones the nested lane."""
     outbuf: bytearray = field(default_factory=bytearray)
     counter: int = 0
-    generation: int = 0
+    generations: dict[int, int] = field(default_factory=dict)
+    kept: set[str] = field(default_factory=set)
+    """Working directories kept for the caller: they outlive the zygote."""
 
     @property
     def full(self) -> bool:
@@ -110,7 +118,8 @@ class Zygote:
         self.exposures = _sandbox.plan_exposures(_interpreter_paths())
         self.runs_dir = tempfile.mkdtemp(prefix="vouch-runs-", dir=self.config.get("runs_dir"))
         os.chmod(self.runs_dir, 0o711)  # noqa: S103 - runs reach their own dir, cannot list others
-        self.free_slots = list(range(self.config["workers"]))[::-1]
+        workers = self.config["workers"]
+        self.free_slots = {False: list(range(workers))[::-1], True: list(range(workers, 2 * workers))[::-1]}
         gc.collect()
         gc.freeze()  # children share the warmed heap instead of copying it on the first collection
         self.baseline_vm = _vm_size()
@@ -178,14 +187,16 @@ class Zygote:
         A slot alternates between two host uids, so that its spare never shares a uid with
         the run still going in the same slot.
         """
-        self.generation += 1
-        uid = self._host_uid(2 * slot + self.generation % 2)
+        generation = self.generations.get(slot, 0) + 1
+        self.generations[slot] = generation
+        uid = self._host_uid(2 * slot + generation % 2)
         stdout_fd = os.memfd_create("stdout")
         stderr_fd = os.memfd_create("stderr")
         result_fd = os.memfd_create("result")
         ready_r, ready_w = os.pipe()
         sync_r, sync_w = os.pipe()
         job_r, job_w = os.pipe()
+        service, service_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         setup = _sandbox.SpareSetup(
             runs_dir=self.runs_dir,
             host_uid=uid,
@@ -194,6 +205,7 @@ class Zygote:
             stderr_fd=stderr_fd,
             result_fd=result_fd,
             ready_fd=ready_w,
+            service_fd=service_child.fileno(),
             full=self.full,
         )
         pid = _linux.clone_process(_FULL_FLAGS) if self.full else os.fork()
@@ -201,6 +213,7 @@ class Zygote:
             _spare_main(setup, sync_r, sync_w, job_r)
         for fd in (sync_r, ready_w, job_r):
             os.close(fd)
+        service_child.close()
         try:
             if self.full:
                 with open(f"/proc/{pid}/uid_map", "w") as f:
@@ -221,10 +234,11 @@ class Zygote:
             stderr_fd=stderr_fd,
             result_fd=result_fd,
             ready_r=ready_r,
+            service=service,
         )
 
     def start(self, run_id: int, spec: RunSpec) -> None:
-        slot = self.free_slots.pop()
+        slot = self.free_slots[spec.nested].pop()
         if slot not in self.spares:
             self.make_spare(slot)
         child = self.spares.pop(slot)
@@ -233,7 +247,7 @@ class Zygote:
             workdir = self._prepare_workdir(spec, uid)
         except (OSError, ValueError) as exc:
             self.spares[slot] = child
-            self.free_slots.append(slot)
+            self.free_slots[spec.nested].append(slot)
             self._reply(("failed", run_id, f"cannot prepare the working directory: {exc}"))
             return
         address_space = self.baseline_vm + spec.limits.memory_mb * 2**20
@@ -244,6 +258,7 @@ class Zygote:
             limits=spec.limits,
             address_space_bytes=address_space,
             env=dict(spec.env),
+            service=spec.service,
         )
         started = time.monotonic()
         try:
@@ -260,13 +275,20 @@ class Zygote:
             started=started,
             deadline=started + spec.limits.timeout_s,
             isolation=self._isolation(spec, uid, address_space),
+            service_open=spec.service,
         )
+        if spec.service:
+            child.service.setblocking(False)
+        else:
+            child.service.close()
 
     def finish(self, run: _Running) -> None:
         child = run.child
         _, status, usage = os.wait4(child.pid, 0)
         duration = time.monotonic() - run.started
         setup_error = _close_child(child)
+        if run.spec.service:
+            child.service.close()
         tail = run.spec.limits.output_tail_bytes
         stdout_tail, stdout_bytes = _tail(child.stdout_fd, tail)
         stderr_tail, stderr_bytes = _tail(child.stderr_fd, tail)
@@ -274,10 +296,12 @@ class Zygote:
         for fd in (child.stdout_fd, child.stderr_fd, child.result_fd):
             os.close(fd)
         workdir: str | None = run.workdir
-        if not run.spec.keep_workdir:
+        if run.spec.keep_workdir:
+            self.kept.add(run.workdir)
+        else:
             shutil.rmtree(run.workdir, ignore_errors=True)
             workdir = None
-        self.free_slots.append(child.slot)
+        self.free_slots[run.spec.nested].append(child.slot)
         if setup_error:
             self._reply(("failed", run.run_id, f"sandbox setup failed: {setup_error}"))
             return
@@ -310,6 +334,7 @@ class Zygote:
         os.wait4(child.pid, 0)
         error = _close_child(child) or "the spare sandbox exited before its run"
         os.close(child.job_w)
+        child.service.close()
         for fd in (child.stdout_fd, child.stderr_fd, child.result_fd):
             os.close(fd)
         del self.spares[child.slot]
@@ -321,18 +346,66 @@ class Zygote:
         self.outbuf += pack_message(message)
 
     def _dispatch(self) -> None:
-        while self.queue and self.free_slots:
-            slot = self.free_slots[-1]
-            if slot in self.spare_errors:
-                run_id, _ = self.queue.popleft()
-                self._reply(("failed", run_id, f"sandbox setup failed: {self.spare_errors.pop(slot)}"))
-                continue
-            self.start(*self.queue.popleft())
+        for nested, queue in self.queues.items():
+            free = self.free_slots[nested]
+            while queue and free:
+                slot = free[-1]
+                if slot in self.spare_errors:
+                    run_id, _ = queue.popleft()
+                    self._reply(("failed", run_id, f"sandbox setup failed: {self.spare_errors.pop(slot)}"))
+                    continue
+                self.start(*queue.popleft())
         # Clone the next spare of every slot now, while its run (if any) goes on in another
         # process: the next run then skips the clone and the generic setup.
-        for slot in range(self.config["workers"]):
+        for slot in range(2 * self.config["workers"]):
             if slot not in self.spares and slot not in self.spare_errors:
                 self.make_spare(slot)
+
+    def _on_message(self, message: Any) -> bool:
+        """Handle one message of the pool; False when it asks the zygote to stop."""
+        if message[0] == "run":
+            spec: RunSpec = message[2]
+            self.queues[spec.nested].append((message[1], spec))
+        elif message[0] == "response":
+            run = self.running.get(message[1])
+            if run is not None and run.service_open:
+                run.service_out += _service.frame(message[2])
+        elif message[0] == "shutdown":
+            for queue in self.queues.values():
+                queue.clear()
+            return False
+        return True
+
+    def _service_event(self, run: _Running, events: int) -> None:
+        """Relay a run's service requests to the pool, and the pool's answers back."""
+        sock = run.child.service
+        if events & select.POLLOUT and run.service_out:
+            try:
+                sent = sock.send(run.service_out)
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                run.service_open = False
+                return
+            del run.service_out[:sent]
+        if events & (select.POLLIN | select.POLLHUP | select.POLLERR):
+            try:
+                data = sock.recv(1 << 20)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                run.service_open = False
+                return
+            try:
+                requests = run.service_in.feed(data)
+            except _service.ServiceError:
+                run.service_open = False  # an oversized message ends the channel, not the engine
+                sock.shutdown(socket.SHUT_RDWR)
+                return
+            for payload in requests:
+                self._reply(("request", run.run_id, payload))
 
     def serve(self) -> None:
         reader = MessageReader()
@@ -348,8 +421,11 @@ class Zygote:
                 poller.register(self.sock, select.POLLOUT)
             runs = {run.child.pidfd: run for run in self.running.values()}
             spares = {child.pidfd: child for child in self.spares.values()}
+            services = {run.child.service.fileno(): run for run in self.running.values() if run.service_open}
             for fd in (*runs, *spares):
                 poller.register(fd, select.POLLIN)
+            for fd, run in services.items():
+                poller.register(fd, select.POLLIN | (select.POLLOUT if run.service_out else 0))
             now = time.monotonic()
             pending = [r.deadline for r in self.running.values() if not r.timed_out]
             timeout_ms = max(0, int((min(pending) - now) * 1000) + 1) if pending else None
@@ -372,15 +448,16 @@ class Zygote:
                             self.outbuf.clear()
                             continue
                         for message in reader.feed(data):
-                            if message[0] == "run":
-                                self.queue.append((message[1], message[2]))
-                            elif message[0] == "shutdown":
-                                open_for_requests = False
-                                self.queue.clear()
+                            open_for_requests = self._on_message(message) and open_for_requests
+                elif fd in services and fd not in runs:
+                    run = services[fd]
+                    if run.run_id in self.running:
+                        self._service_event(run, events)
                 elif fd in runs:
                     run = runs[fd]
-                    del self.running[run.run_id]
-                    self.finish(run)
+                    if run.run_id in self.running:
+                        del self.running[run.run_id]
+                        self.finish(run)
                 elif fd in spares:
                     self.spare_died(spares[fd])
             now = time.monotonic()
@@ -391,11 +468,19 @@ class Zygote:
         for child in list(self.spares.values()):
             _kill_tree(child.pid, self.full)
             os.waitpid(child.pid, 0)
-        shutil.rmtree(self.runs_dir, ignore_errors=True)
+        self._remove_runs_dir()
+
+    def _remove_runs_dir(self) -> None:
+        for entry in os.scandir(self.runs_dir):
+            if entry.path not in self.kept:
+                shutil.rmtree(entry.path, ignore_errors=True)
+        if not self.kept:
+            os.rmdir(self.runs_dir)
 
     def _abandon(self) -> None:
         """The pool went away: kill every run and stop."""
-        self.queue.clear()
+        for queue in self.queues.values():
+            queue.clear()
         for run in list(self.running.values()):
             _kill_tree(run.child.pid, self.full)
             run.timed_out = True

@@ -1,0 +1,72 @@
+"""The run side of a service channel: a run asks its caller for something, as JSON data.
+
+A run started with ``RunSpec(service=True)`` holds a socket at ``SERVICE_FD``. ``request``
+sends one JSON message and waits for the answer; the zygote relays it to the handler the
+caller gave ``Executor.submit``, which may start further runs (``env.call``). Only JSON
+crosses, in both directions, and each message is capped in size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from typing import Any
+
+SERVICE_FD = 1002
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+_HEADER = struct.Struct("<I")
+
+
+class ServiceError(RuntimeError):
+    """The service channel is missing, closed, or the handler refused the request."""
+
+
+def frame(data: bytes) -> bytes:
+    return _HEADER.pack(len(data)) + data
+
+
+def _read_exact(fd: int, size: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = os.read(fd, size - len(chunks))
+        if not chunk:
+            raise ServiceError("the service channel closed")
+        chunks += chunk
+    return bytes(chunks)
+
+
+def request(payload: dict[str, Any]) -> Any:
+    """Send ``payload`` to the caller's handler and return its answer (JSON data)."""
+    data = json.dumps(payload).encode()
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise ServiceError(f"request of {len(data)} bytes is over the {MAX_MESSAGE_BYTES} byte cap")
+    try:
+        os.write(SERVICE_FD, frame(data))
+        (length,) = _HEADER.unpack(_read_exact(SERVICE_FD, _HEADER.size))
+        answer = json.loads(_read_exact(SERVICE_FD, length))
+    except OSError as exc:
+        raise ServiceError(f"no service channel in this run ({exc})") from None
+    if isinstance(answer, dict) and "error" in answer and set(answer) == {"error"}:
+        raise ServiceError(str(answer["error"]))
+    return answer["result"] if isinstance(answer, dict) and "result" in answer else answer
+
+
+class Splitter:
+    """Splits a byte stream into length-prefixed messages, refusing oversized ones."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> list[bytes]:
+        self._buf += data
+        out = []
+        while len(self._buf) >= _HEADER.size:
+            (length,) = _HEADER.unpack_from(self._buf)
+            if length > MAX_MESSAGE_BYTES:
+                raise ServiceError(f"message of {length} bytes is over the {MAX_MESSAGE_BYTES} byte cap")
+            if len(self._buf) < _HEADER.size + length:
+                break
+            out.append(bytes(self._buf[_HEADER.size : _HEADER.size + length]))
+            del self._buf[: _HEADER.size + length]
+        return out
