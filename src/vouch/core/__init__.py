@@ -1,7 +1,71 @@
-"""Pydantic models of what vouch writes to disk and prints as JSON; pure, no I/O."""
+"""Pydantic models of what vouch writes to disk and prints as JSON; pure, no I/O beyond load/save."""
 
 from __future__ import annotations
 
+from vouch.core._contract import CodeEnv, StateEnv, ToolCallEnv, Verifier
 from vouch.core._envelope import SCHEMA_VERSION, Envelope, ExecReport, IsolationReport
+from vouch.core._task import (
+    LABEL_OF_CATEGORY,
+    SUBCATEGORIES,
+    Budgets,
+    Case,
+    Category,
+    CodeCandidate,
+    FlaggedCase,
+    Kind,
+    Label,
+    Manifest,
+    Provenance,
+    SourceInfo,
+    TaskFiles,
+    TaskSpec,
+    ToolCall,
+    ToolCallCandidate,
+    canonical_candidate,
+    canonical_json,
+    content_hash,
+    dump_case,
+    dump_task_spec,
+    load_case,
+    load_cases,
+    load_task_spec,
+    parse_candidate,
+    write_task,
+)
 
-__all__ = ["SCHEMA_VERSION", "Envelope", "ExecReport", "IsolationReport"]
+__all__ = [
+    "LABEL_OF_CATEGORY",
+    "SCHEMA_VERSION",
+    "SUBCATEGORIES",
+    "Budgets",
+    "Case",
+    "Category",
+    "CodeCandidate",
+    "CodeEnv",
+    "Envelope",
+    "ExecReport",
+    "FlaggedCase",
+    "IsolationReport",
+    "Kind",
+    "Label",
+    "Manifest",
+    "Provenance",
+    "SourceInfo",
+    "StateEnv",
+    "TaskFiles",
+    "TaskSpec",
+    "ToolCall",
+    "ToolCallCandidate",
+    "ToolCallEnv",
+    "Verifier",
+    "canonical_candidate",
+    "canonical_json",
+    "content_hash",
+    "dump_case",
+    "dump_task_spec",
+    "load_case",
+    "load_cases",
+    "load_task_spec",
+    "parse_candidate",
+    "write_task",
+]

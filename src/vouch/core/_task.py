@@ -118,6 +118,11 @@ class TaskSpec(_Model):
         default_factory=list, description="Environment tools a verifier may use: run_public, reset, call."
     )
     entry_point: str | None = Field(default=None, description="Code tasks: the function the candidate defines.")
+    replay: str | None = Field(
+        default=None,
+        description="State tasks: 'module:function' that replays calls on the task's pre-state, run in a sandbox.",
+    )
+    replay_args: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for replay.")
 
 
 class Provenance(_Model):
@@ -221,3 +226,48 @@ def dump_task_spec(spec: TaskSpec) -> str:
 
 def dump_case(case: Case) -> str:
     return json.dumps(case.model_dump(mode="json"), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# --- writing a task directory --------------------------------------------------------------
+
+
+class TaskFiles(_Model):
+    """Everything one task directory holds, before it is written."""
+
+    spec: TaskSpec
+    instruction: str
+    environment: dict[str, str] = Field(default_factory=dict, description="Public files: relative path -> text.")
+    reference: dict[str, str] = Field(description="Withheld files; must hold verifier.py.")
+    cases: list[Case]
+
+
+def canonical_candidate(kind: str, candidate: dict[str, Any]) -> str:
+    """The form under which two candidates are the same: whitespace-only twins collapse."""
+    if kind == "code":
+        text = candidate.get("source") or candidate.get("patch") or ""
+        return " ".join(text.split())
+    calls = candidate.get("calls", [])
+    answer = candidate.get("final_answer")
+    answer = " ".join(answer.split()) if isinstance(answer, str) else answer
+    return canonical_json({"calls": calls, "final_answer": answer})
+
+
+def write_task(root: Path, task: TaskFiles) -> str:
+    """Write ``task`` under ``root/<id>`` byte-for-byte deterministically; return its content hash."""
+    if "verifier.py" not in task.reference:
+        raise ValueError(f"task {task.spec.id}: reference/ must hold verifier.py")
+    files: dict[str, str] = {
+        "task.toml": dump_task_spec(task.spec),
+        "instruction.md": task.instruction.rstrip("\n") + "\n",
+    }
+    files.update({f"environment/{k}": v for k, v in task.environment.items()})
+    files.update({f"reference/{k}": v for k, v in task.reference.items()})
+    files.update({f"cases/{c.id}.json": dump_case(c) for c in task.cases})
+    digest = hashlib.sha256()
+    task_dir = root / task.spec.id
+    for rel in sorted(files):
+        path = task_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(files[rel])
+        digest.update(rel.encode() + b"\0" + files[rel].encode() + b"\0")
+    return "sha256:" + digest.hexdigest()
