@@ -6,8 +6,10 @@ over a socket; a reader thread turns the zygote's reports into ``RunResult`` fut
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import tempfile
 import socket
 import subprocess
 import sys
@@ -24,6 +26,7 @@ from vouch.errors import EngineCrashed, InfrastructureError, IsolationUnavailabl
 from vouch.exec import _protocol
 from vouch.exec._outcome import build_result
 from vouch.exec._spec import RunResult, RunSpec
+from vouch.exec._values import from_data, to_data
 
 Progress = Callable[[int, int, RunResult], None]
 """Called after each run of a batch finishes: ``(done, total, result)``."""
@@ -33,6 +36,32 @@ Service = Callable[[Any], Any]
 An exception it raises reaches the run as a ServiceError with its message."""
 
 _UID_BASE = 1_000_000_000
+_UID_BLOCK = 256  # host uids per pool: 2 per slot, 2 lanes, up to 64 workers
+_UID_BLOCKS = 4_000_000
+_UID_LOCK_DIR = os.path.join(tempfile.gettempdir(), "vouch-uid-blocks")
+
+
+def _claim_uid_block() -> tuple[int, int]:
+    """Claim a block of host uids no other live pool on this machine holds.
+
+    Each pool holds an flock on one file per block for as long as it lives; the kernel
+    drops the lock when the holder dies, so a crashed pool frees its block.
+    Returns (first uid, descriptor holding the lock).
+    """
+    os.makedirs(_UID_LOCK_DIR, mode=0o700, exist_ok=True)
+    start = (os.getpid() * 7919 + threading.get_ident()) % _UID_BLOCKS
+    for step in range(_UID_BLOCKS):
+        block = (start + step) % _UID_BLOCKS
+        fd = os.open(os.path.join(_UID_LOCK_DIR, str(block)), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return _UID_BASE + block * _UID_BLOCK, fd
+    raise InfrastructureError("no free block of host uids for a new pool")
+
+
 _START_TIMEOUT_S = 120.0
 
 
@@ -170,6 +199,8 @@ class LocalExecutor(Executor):
         self._reader: threading.Thread | None = None
         self._dead: str | None = None
         self.info: PoolInfo | None = None
+        self._uid_base = 0
+        self._uid_lock: int | None = None
 
     # --- life cycle ---------------------------------------------------------------------
 
@@ -193,6 +224,8 @@ class LocalExecutor(Executor):
             return self.info
 
     def _spawn(self, *, full: bool, weak_reason: str | None) -> PoolInfo:
+        if self._uid_lock is None:
+            self._uid_base, self._uid_lock = _claim_uid_block()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         config = {
             "full": full,
@@ -201,7 +234,7 @@ class LocalExecutor(Executor):
             "preload": list(self._preload),
             "warm_pytest": self._warm_pytest,
             "runs_dir": self._runs_dir,
-            "uid_base": _UID_BASE + (os.getpid() % 1_000_000) * 256,
+            "uid_base": self._uid_base,
             "fd": child.fileno(),
         }
         # The zygote gets its end of the socket and no other descriptor of ours.
@@ -283,6 +316,9 @@ class LocalExecutor(Executor):
         if self._service_pool is not None:
             self._service_pool.shutdown(wait=False, cancel_futures=True)
             self._service_pool = None
+        if self._uid_lock is not None and process is not None:
+            os.close(self._uid_lock)  # the block is free once the zygote and its runs are gone
+            self._uid_lock = None
 
     # --- runs ---------------------------------------------------------------------------
 
@@ -324,7 +360,7 @@ class LocalExecutor(Executor):
         try:
             if handler is None:
                 raise RuntimeError("this run has no service")
-            answer: dict[str, Any] = {"result": handler(json.loads(payload))}
+            answer: dict[str, Any] = {"result": to_data(handler(from_data(json.loads(payload))))}
             data = json.dumps(answer).encode()
         except Exception as exc:  # noqa: BLE001 - whatever the handler raised goes back to the run
             data = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()

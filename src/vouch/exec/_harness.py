@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from vouch.exec import _frame
+from vouch.exec import _frame, _values
 from vouch.exec._spec import Call, Script
 
 RESULT_FD = 1000
@@ -31,6 +31,7 @@ _exit = os._exit
 _pwrite = os.pwrite
 _ftruncate = os.ftruncate
 _encode = _frame.encode
+_to_data = _values.to_data
 _BUILTINS = dict(builtins.__dict__)
 """A copy of the builtins as the zygote had them, put back before the frame is written."""
 
@@ -87,8 +88,9 @@ def run_entry(entry: Script | Call, nonce: bytes) -> NoReturn:
     builtins.__dict__.clear()
     builtins.__dict__.update(_BUILTINS)
     try:
+        payload["value"] = _to_data(payload["value"])
         frame = _encode(nonce, payload)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         kind = type(payload.get("value")).__name__
         payload = {
             "outcome": "raised",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal as signal_module
 from typing import Any
 
-from vouch.exec import _frame
+from vouch.exec import _frame, _values
 from vouch.exec._spec import ExceptionInfo, Isolation, RunResult, Status
 
 _CPU_SIGNALS = {signal_module.SIGXCPU}
@@ -55,7 +55,7 @@ def build_result(observed: dict[str, Any]) -> RunResult:
         stdout_tail=observed["stdout_tail"].decode(errors="replace"),
         stderr_tail=observed["stderr_tail"].decode(errors="replace"),
         isolation=isolation,
-        value=frame.value if status is Status.OK and frame is not None else None,
+        value=_values.from_data(frame.value) if status is Status.OK and frame is not None else None,
         exception=exception,
         workdir=observed.get("workdir"),
     )

@@ -13,6 +13,8 @@ import os
 import struct
 from typing import Any
 
+from vouch.exec._values import from_data, to_data
+
 SERVICE_FD = 1002
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 _HEADER = struct.Struct("<I")
@@ -38,7 +40,7 @@ def _read_exact(fd: int, size: int) -> bytes:
 
 def request(payload: dict[str, Any]) -> Any:
     """Send ``payload`` to the caller's handler and return its answer (JSON data)."""
-    data = json.dumps(payload).encode()
+    data = json.dumps(to_data(payload)).encode()
     if len(data) > MAX_MESSAGE_BYTES:
         raise ServiceError(f"request of {len(data)} bytes is over the {MAX_MESSAGE_BYTES} byte cap")
     try:
@@ -49,7 +51,7 @@ def request(payload: dict[str, Any]) -> Any:
         raise ServiceError(f"no service channel in this run ({exc})") from None
     if isinstance(answer, dict) and "error" in answer and set(answer) == {"error"}:
         raise ServiceError(str(answer["error"]))
-    return answer["result"] if isinstance(answer, dict) and "result" in answer else answer
+    return from_data(answer["result"]) if isinstance(answer, dict) and "result" in answer else answer
 
 
 class Splitter:

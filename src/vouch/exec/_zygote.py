@@ -152,10 +152,7 @@ class Zygote:
             with open(path, "wb") as f:
                 f.write(data)
         if os.geteuid() == 0:
-            for root, dirs, files in os.walk(workdir):
-                os.chown(root, uid, uid)
-                for name in files + dirs:
-                    os.lchown(os.path.join(root, name), uid, uid)
+            _chown_tree(workdir, uid, uid)
         return workdir
 
     def _isolation(self, spec: RunSpec, uid: int, address_space: int) -> dict[str, Any]:
@@ -297,6 +294,8 @@ class Zygote:
             os.close(fd)
         workdir: str | None = run.workdir
         if run.spec.keep_workdir:
+            # Give it back to the pool's own user: later runs of this slot share its uid.
+            _chown_tree(run.workdir, os.geteuid(), os.getegid())
             self.kept.add(run.workdir)
         else:
             shutil.rmtree(run.workdir, ignore_errors=True)
@@ -580,6 +579,13 @@ def _is_open(fd: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _chown_tree(top: str, uid: int, gid: int) -> None:
+    for root, dirs, files in os.walk(top):
+        os.lchown(root, uid, gid)
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), uid, gid)
 
 
 def _read_all(fd: int, limit: int) -> bytes:

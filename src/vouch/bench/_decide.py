@@ -1,0 +1,265 @@
+"""Deciding cases: one verifier on one case, as a sandboxed run, to PASS, FAIL or INVALID.
+
+Domain code never spawns processes: it builds ``RunSpec``s and service handlers and asks the
+executor. A state task first replays the candidate's calls (a run of the task's ``replay``
+entry) to get the pre- and post-state its verifier sees; a code task's ``env.call`` and
+``env.run_public`` are answered by nested runs of the candidate.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vouch.core import Case, TaskSpec, load_cases, load_task_spec
+from vouch.errors import UsageError
+from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
+
+VERIFIER_LIMITS = Limits(timeout_s=30.0, memory_mb=1024)
+CALL_LIMITS = Limits(timeout_s=3.0, memory_mb=512)
+REPLAY_LIMITS = Limits(timeout_s=60.0, memory_mb=1024)
+_PYTEST_ARGS = ["-q", "-p", "no:cacheprovider"]
+
+
+class Decision(enum.StrEnum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    INVALID = "INVALID"
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    """A verifier's decision on one case, with why it is INVALID when it is."""
+
+    decision: Decision
+    reason: str | None
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task directory, loaded: its spec, public materials and hidden cases."""
+
+    root: Path
+    spec: TaskSpec
+    tools: list[dict[str, Any]]
+    public_tests: str | None
+    cases: list[Case]
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+
+def load_task(task_dir: Path) -> Task:
+    """Load a task directory. Raises UsageError naming the file and field at fault."""
+    spec = load_task_spec(task_dir)
+    tools: list[dict[str, Any]] = []
+    tools_path = task_dir / "environment" / "tools.json"
+    if tools_path.exists():
+        try:
+            tools = json.loads(tools_path.read_text())
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{tools_path}: not valid JSON: {exc}") from None
+    tests_path = task_dir / "environment" / "public_tests.py"
+    public_tests = tests_path.read_text() if tests_path.exists() else None
+    return Task(root=task_dir, spec=spec, tools=tools, public_tests=public_tests, cases=load_cases(task_dir))
+
+
+def load_tasks(tasks_dir: Path) -> list[Task]:
+    if not tasks_dir.is_dir():
+        raise UsageError(f"no such tasks directory: {tasks_dir}")
+    tasks = [load_task(p) for p in sorted(tasks_dir.iterdir()) if (p / "task.toml").exists()]
+    if not tasks:
+        raise UsageError(f"{tasks_dir} holds no task directories (none has a task.toml)")
+    return tasks
+
+
+@dataclass
+class _Item:
+    task: Task
+    case: Case
+    verifier: str | None
+    hidden: tuple[str, ...]
+    env_data: dict[str, Any] = field(default_factory=dict)
+    replay_problem: str | None = None
+
+
+def classify(result: RunResult) -> tuple[Decision, str | None]:
+    """A decision run's result -> PASS, FAIL or INVALID with a one-line reason."""
+    if result.status is Status.OK:
+        value = result.value
+        if isinstance(value, dict) and isinstance(value.get("bool"), bool):
+            return (Decision.PASS if value["bool"] else Decision.FAIL), None
+        kind = value.get("type", "?") if isinstance(value, dict) else type(value).__name__
+        shown = value.get("repr", "") if isinstance(value, dict) else ""
+        return Decision.INVALID, f"verify returned {kind}, not bool: {shown}"[:300]
+    exc = result.exception
+    if result.status is Status.ERROR and exc is not None:
+        if exc.type in ("SyntaxError", "IndentationError", "TabError"):
+            return Decision.INVALID, f"syntax error in the verifier: {exc.message}"[:300]
+        if exc.type == "NoVerifyFunction":
+            return Decision.INVALID, "the verifier defines no verify(candidate, env)"
+        return Decision.INVALID, f"verify raised {exc.type}: {exc.message}"[:300]
+    if result.status is Status.ERROR:
+        return Decision.INVALID, f"exited before returning ({result.reason})"[:300]
+    return Decision.INVALID, f"{result.status.value}: {result.reason}"[:300]
+
+
+def _service(executor: Executor, item: _Item) -> Callable[[Any], Any]:
+    task, candidate = item.task, item.case.candidate
+
+    def handle(req: Any) -> Any:
+        if not isinstance(req, dict):
+            raise ValueError("a request is a JSON object")
+        op = req.get("op")
+        if task.spec.kind == "code" and op == "call":
+            return candidate_call(executor, task, candidate, req, item.hidden)
+        if task.spec.kind == "code" and op == "run_public":
+            return public_tests(executor, task, candidate, item.hidden)
+        if task.spec.kind == "state" and op == "run_public":
+            calls = req.get("calls")
+            if not isinstance(calls, list):
+                raise ValueError("run_public takes a list of calls")
+            return replay_calls(executor, task, calls, nested=True)
+        raise ValueError(f"{op!r} is not available in a {task.spec.kind} task's env")
+
+    return handle
+
+
+def candidate_call(
+    executor: Executor, task: Task, candidate: dict[str, Any], req: dict[str, Any], hidden: tuple[str, ...]
+) -> dict[str, Any]:
+    """``env.call``: run ``function(*args)`` of the candidate in its own sandbox."""
+    function = req.get("function")
+    args = req.get("args", [])
+    if not isinstance(function, str) or not function.isidentifier() or not isinstance(args, list):
+        raise ValueError("call takes a function name and a list of arguments")
+    timeout = float(req.get("timeout") or CALL_LIMITS.timeout_s)
+    timeout = min(max(timeout, 0.1), 30.0)
+    source = candidate.get("source")
+    if not isinstance(source, str):
+        return {"ok": False, "value": None, "error": "the candidate has no source"}
+    spec = RunSpec(
+        entry=Call(f"candidate.py:{function}", args=tuple(args)),
+        files={"candidate.py": source},
+        limits=Limits(timeout_s=timeout, memory_mb=CALL_LIMITS.memory_mb),
+        hidden=hidden,
+        nested=True,
+        name=f"{task.id}:call",
+    )
+    result = executor.run(spec)
+    if result.ok:
+        return {"ok": True, "value": result.value, "error": None}
+    error = result.reason or result.status.value
+    if result.exception is not None:
+        error = f"{result.exception.type}: {result.exception.message}"
+    return {"ok": False, "value": None, "error": error}
+
+
+def public_tests(executor: Executor, task: Task, candidate: dict[str, Any], hidden: tuple[str, ...]) -> dict[str, Any]:
+    """``env.run_public`` of a code task: the task's public tests with the candidate in place."""
+    if task.public_tests is None:
+        return {"ok": False, "outcomes": {}, "error": "this task has no public tests"}
+    spec = RunSpec(
+        entry=Call("vouch.exec._pytest:run_pytest", args=([*_PYTEST_ARGS, "test_public.py"],)),
+        files={"candidate.py": candidate.get("source") or "", "test_public.py": task.public_tests},
+        limits=Limits(timeout_s=30.0, memory_mb=CALL_LIMITS.memory_mb),
+        hidden=hidden,
+        nested=True,
+        name=f"{task.id}:run_public",
+    )
+    result = executor.run(spec)
+    if not result.ok or not isinstance(result.value, dict):
+        return {"ok": False, "outcomes": {}, "error": result.reason}
+    return {"ok": result.value.get("exit_code") == 0, "outcomes": result.value.get("outcomes", {})}
+
+
+def _replay_spec(task: Task, calls: list[Any], nested: bool) -> RunSpec:
+    if task.spec.replay is None:
+        raise UsageError(f"{task.root / 'task.toml'}: field replay: a state task needs a replay entry")
+    return RunSpec(
+        entry=Call(task.spec.replay, args=(calls,), kwargs=dict(task.spec.replay_args)),
+        limits=REPLAY_LIMITS,
+        nested=nested,
+        name=f"{task.id}:replay",
+    )
+
+
+def replay_calls(executor: Executor, task: Task, calls: list[Any], *, nested: bool) -> dict[str, Any]:
+    result = executor.run(_replay_spec(task, calls, nested))
+    if not result.ok or not isinstance(result.value, dict):
+        raise RuntimeError(f"replay failed: {result.reason}")
+    answer: dict[str, Any] = result.value
+    return answer
+
+
+def _env_data(task: Task) -> dict[str, Any]:
+    if task.spec.kind == "code":
+        return {"entry_point": task.spec.entry_point}
+    return {"tools": task.tools}
+
+
+def decide_cases(
+    executor: Executor,
+    items: Sequence[tuple[Task, Case, str | None]],
+    *,
+    hide: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> list[DecisionResult]:
+    """Decide every (task, case, verifier source) through the executor; results in input order.
+
+    A ``None`` verifier source is a missing verifier: INVALID without a run. ``hide`` lists
+    paths the verifier's runs must not read (the tasks' withheld files).
+    """
+    work = [_Item(task=t, case=c, verifier=v, hidden=tuple(hide), env_data=_env_data(t)) for t, c, v in items]
+    state_items = [w for w in work if w.task.spec.kind == "state" and w.verifier is not None]
+    if state_items:
+        replays = executor.run_batch(
+            [_replay_spec(w.task, w.case.candidate.get("calls", []), nested=False) for w in state_items]
+        )
+        for w, result in zip(state_items, replays, strict=True):
+            if result.ok and isinstance(result.value, dict):
+                w.env_data["pre_state"] = result.value.get("pre_state", {})
+                w.env_data["post_state"] = result.value.get("post_state", {})
+            else:
+                w.replay_problem = f"the harness could not replay the candidate: {result.reason}"
+    runnable = [w for w in work if w.verifier is not None and w.replay_problem is None]
+    specs = [
+        RunSpec(
+            entry=Call("vouch.bench._runenv:decide", args=(w.task.spec.kind, w.case.candidate, w.env_data)),
+            files={"verifier.py": w.verifier or ""},
+            limits=VERIFIER_LIMITS,
+            hidden=w.hidden,
+            service=True,
+            name=f"{w.task.id}/{w.case.id}",
+        )
+        for w in runnable
+    ]
+    done = 0
+
+    def tick(_done: int, _total: int, _result: RunResult) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, len(work))
+
+    results = executor.run_batch(specs, progress=tick, services=[_service(executor, w) for w in runnable])
+    by_item = {id(w): r for w, r in zip(runnable, results, strict=True)}
+    out = []
+    for w in work:
+        if w.verifier is None:
+            out.append(DecisionResult(Decision.INVALID, "missing verifier", 0.0))
+        elif w.replay_problem is not None:
+            out.append(DecisionResult(Decision.INVALID, w.replay_problem, 0.0))
+        else:
+            result = by_item[id(w)]
+            decision, reason = classify(result)
+            out.append(DecisionResult(decision, reason, result.duration_s))
+    if progress is not None:
+        progress(len(work), len(work))
+    return out

@@ -1,0 +1,89 @@
+"""The run side of a decision: load a verifier, give it its ``env``, report what it returned.
+
+Runs inside a sandbox as ``Call("vouch.bench._runenv:decide", ...)``. The verifier file is
+``verifier.py`` in the run's working directory. Everything the env executes (the candidate for
+a code task, a replay for a state task) is a request over the service channel, answered by
+the caller with a separate sandboxed run: the verifier never shares a process with what it
+judges.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from typing import Any
+
+from vouch.exec._service import request
+
+VERIFIER_FILE = "verifier.py"
+
+
+class NoVerifyFunction(Exception):
+    """The verifier file defines no callable ``verify``."""
+
+
+class ToolCallRunEnv:
+    """``env`` of a tool_call task."""
+
+    def __init__(self, tools: list[dict[str, Any]]) -> None:
+        self.tools = tools
+
+
+class StateRunEnv(ToolCallRunEnv):
+    """``env`` of a state task; ``run_public`` replays calls in a separate run."""
+
+    def __init__(self, tools: list[dict[str, Any]], pre_state: dict[str, Any], post_state: dict[str, Any]) -> None:
+        super().__init__(tools)
+        self.pre_state = pre_state
+        self.post_state = post_state
+
+    def run_public(self, calls: list[dict[str, Any]]) -> dict[str, Any]:
+        answer: dict[str, Any] = request({"op": "run_public", "calls": calls})
+        return answer
+
+    def reset(self) -> dict[str, Any]:
+        """The pre-state again (each run_public starts from a fresh copy anyway)."""
+        return self.pre_state
+
+
+class CodeRunEnv:
+    """``env`` of a code task; ``call`` and ``run_public`` run the candidate in separate runs."""
+
+    def __init__(self, entry_point: str | None) -> None:
+        self.entry_point = entry_point
+
+    def call(self, function: str, args: list[Any], timeout: float = 3.0) -> dict[str, Any]:
+        answer: dict[str, Any] = request({"op": "call", "function": function, "args": list(args), "timeout": timeout})
+        return answer
+
+    def run_public(self, tests: list[str] | None = None) -> dict[str, Any]:
+        answer: dict[str, Any] = request({"op": "run_public", "tests": tests})
+        return answer
+
+
+def make_env(kind: str, env_data: dict[str, Any]) -> Any:
+    if kind == "code":
+        return CodeRunEnv(env_data.get("entry_point"))
+    tools = env_data.get("tools", [])
+    if kind == "state":
+        return StateRunEnv(tools, env_data.get("pre_state", {}), env_data.get("post_state", {}))
+    return ToolCallRunEnv(tools)
+
+
+def decide(kind: str, candidate: Any, env_data: dict[str, Any]) -> dict[str, Any]:
+    """Import ``verifier.py``, call ``verify(candidate, env)``, describe what it returned."""
+    path = os.path.abspath(VERIFIER_FILE)
+    spec = importlib.util.spec_from_file_location("verifier", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {VERIFIER_FILE}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["verifier"] = module
+    spec.loader.exec_module(module)
+    verify = getattr(module, "verify", None)
+    if not callable(verify):
+        raise NoVerifyFunction(f"{VERIFIER_FILE} defines no callable verify(candidate, env)")
+    result = verify(candidate, make_env(kind, env_data))
+    if type(result) is bool:
+        return {"bool": result}
+    return {"bool": None, "type": type(result).__name__, "repr": repr(result)[:200]}
