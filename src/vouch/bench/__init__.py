@@ -13,12 +13,14 @@ from vouch.bench._decide import (
     load_tasks,
     replay_calls,
 )
+from vouch.bench._references import check_references
 
 __all__ = [
     "Decision",
     "DecisionResult",
     "Task",
     "candidate_call",
+    "check_references",
     "classify",
     "decide_cases",
     "load_task",

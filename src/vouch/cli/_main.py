@@ -17,11 +17,13 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from vouch.cli._data import data
     from vouch.cli._demo import demo
     from vouch.cli._exec import exec_command
 
     cli.add_command(exec_command)
     cli.add_command(demo)
+    cli.add_command(data)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,7 @@
+"""Real benchmarks -> vouch's task directories (AgentDojo, BFCL, HumanEval). Pinned versions."""
+
+from __future__ import annotations
+
+from vouch.sources._registry import SOURCES, BuildReport, build_source, data_stats
+
+__all__ = ["SOURCES", "BuildReport", "build_source", "data_stats"]

