@@ -8,6 +8,7 @@ executor made here is closed at the end of the session, all at the same time, so
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -75,6 +76,9 @@ def assert_executor_works(executor: LocalExecutor) -> None:
 
 # --- host observations ---------------------------------------------------------------------
 
+
+KEPT_RUNS_DIRS: set[str] = set()
+"""Runs dirs of pools that kept a workdir (the pool leaves them): removed, if empty, at the end."""
 
 ZYGOTES: set[int] = set()
 """Pids of the zygotes of every executor the tests started."""
@@ -193,6 +197,9 @@ class ExecutorFactory:
         for thread in threads:
             thread.join()
         self._made.clear()
+        for path in KEPT_RUNS_DIRS:
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
 
 
 @pytest.fixture(scope="session")

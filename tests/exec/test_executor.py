@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from conftest import FAST, ExecutorFactory, call_spec, run_call, run_script, script_spec
+from conftest import FAST, KEPT_RUNS_DIRS, ExecutorFactory, call_spec, run_call, run_script, script_spec
 from vouch.errors import InfrastructureError, UsageError
 from vouch.exec import Call, Limits, LocalExecutor, RunResult, RunSpec, Script, Status, get_executor
 
@@ -100,12 +101,19 @@ def test_recorded_hidden_paths(executor: LocalExecutor) -> None:
     assert result.isolation.hidden_paths == ("/nonexistent/secret",)
 
 
-@pytest.mark.parametrize(
-    "expression",
-    ["{1, 2}", "object()", "lambda: 1", "b'bytes'", "{(1, 2): 'tuple key'}"],
-    ids=["set", "object", "function", "bytes", "tuple-key"],
-)
-def test_non_json_return_value_is_an_error(executor: LocalExecutor, expression: str) -> None:
+_NOT_DATA = {
+    "object": "object()",
+    "function": "lambda: 1",
+    "class-instance": "type('C', (), {})()",
+    "generator": "(i for i in range(3))",
+    "complex": "1 + 2j",
+    "nested-object": "{'ok': [1, object()]}",
+}
+
+
+@pytest.mark.parametrize("expression", list(_NOT_DATA.values()), ids=list(_NOT_DATA))
+def test_non_data_return_value_is_an_error(executor: LocalExecutor, expression: str) -> None:
+    """An object never crosses back, only data: a call returning one is an error, never ok."""
     result = run_call(executor, f"def f():\n    return {expression}\n")
     assert result.status is Status.ERROR, result
     assert result.value is None
@@ -114,15 +122,12 @@ def test_non_json_return_value_is_an_error(executor: LocalExecutor, expression: 
 
 
 def test_call_value_is_json_data(executor: LocalExecutor) -> None:
+    source = "def f(x, *, y):\n    return {'x': x, 'y': y, 'n': [1.5, -2, 'three', True, None]}\n"
     result = executor.run(
-        RunSpec(
-            entry=Call("v.py:f", args=([1, "a"],), kwargs={"y": None}),
-            files={"v.py": "def f(x, *, y):\n    return {'x': x, 'y': y, 't': (1, 2)}\n"},
-            limits=FAST,
-        )
+        RunSpec(entry=Call("v.py:f", args=([1, "a"],), kwargs={"y": {"k": None}}), files={"v.py": source}, limits=FAST)
     )
     assert result.ok, result
-    assert result.value == {"x": [1, "a"], "y": None, "t": [1, 2]}
+    assert result.value == {"x": [1, "a"], "y": {"k": None}, "n": [1.5, -2, "three", True, None]}
 
 
 def test_call_of_a_pool_module(executor: LocalExecutor) -> None:
@@ -194,6 +199,7 @@ def test_keep_workdir_leaves_what_the_run_wrote(executor: LocalExecutor) -> None
     finally:
         if result.workdir:
             shutil.rmtree(result.workdir, ignore_errors=True)
+            KEPT_RUNS_DIRS.add(os.path.dirname(result.workdir))
 
 
 def test_workdir_is_removed_by_default(executor: LocalExecutor) -> None:
@@ -221,6 +227,8 @@ def closed() -> Iterator[Closed]:
     pool.close()
     yield Closed(reader_alive_after_close=any(t.is_alive() for t in readers), kept_workdir=result.workdir)
     shutil.rmtree(result.workdir, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.dirname(result.workdir))  # the pool's runs dir, left for the kept workdir
 
 
 def test_close_stops_the_reader_thread(closed: Closed) -> None:
