@@ -113,6 +113,11 @@ class RunSpec:
     """A run requested by another run's service handler (``env.call``): it takes a lane of its
     own, so that runs waiting on nested runs can never hold every lane."""
 
+    def __post_init__(self) -> None:
+        relative = [p for p in self.hidden if not p.startswith("/")]
+        if relative:
+            raise ValueError(f"hidden={relative!r}: hidden paths must be absolute")
+
 
 @dataclass(frozen=True)
 class Isolation:

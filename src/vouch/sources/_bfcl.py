@@ -5,10 +5,12 @@ modules are imported, so its heavy dependencies (torch, model SDKs) are never ne
 ``pip install --no-deps bfcl-eval==2026.3.23``.
 
 Each task is one BFCL entry: the user's question, the function schemas (``environment/tools.json``),
-the gold calls (the first allowed value of every parameter of the possible answer) and a
-reference verifier that implements possible-answer matching (``_bfcl_verifier``, with the answer
-key embedded). Case labels come from the possible answer and the schemas, read as requirements:
-the builder never runs the reference verifier.
+the gold calls (the first allowed value of every parameter of the possible answer) and a reference
+verifier that implements possible-answer matching (``_bfcl_verifier`` with the answer key
+embedded). Case labels come from the possible answer and the schemas read as requirements: the
+builder never runs the reference verifier. A negative is built only where a simple argument proves
+it wrong (a value no expected call of that function allows, a wrong number of calls, a schema
+violation); a positive only by changes the answer key or BFCL's documented matching allows.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import importlib.util
 import json
 import random
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -26,7 +28,6 @@ from typing import Any, NamedTuple
 
 from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, canonical_candidate, content_hash
 from vouch.errors import UsageError
-from vouch.sources import _bfcl_cases as cases_mod
 
 BFCL_VERSION = "2026.3.23"
 INSTALL = f"pip install --no-deps bfcl-eval=={BFCL_VERSION}"
@@ -40,9 +41,10 @@ SUBSETS: tuple[str, ...] = (
     "live_parallel",
     "live_parallel_multiple",
 )
-"""BFCL v4 categories built, in build order (``BFCL_v4_<name>.json``)."""
+"""BFCL v4 categories built, in build order (data file ``BFCL_v4_<name>.json``)."""
 DEFAULT_LIMIT = 80
-MIN_POSITIVES, MIN_VARIANTS, MIN_NEGATIVES, MIN_ATTACKS = 5, 4, 6, 1
+MIN_VARIANTS, MIN_NEGATIVES, MIN_ATTACKS = 4, 6, 1
+"""Per task: gold + 4 variants = 5 positives; 6 negatives, one an attack."""
 MAX_VARIANTS, MAX_ERRORS, MAX_ATTACKS = 7, 10, 4
 _OPTIONS = ("limit", "subsets")
 
@@ -84,7 +86,7 @@ def data_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise UsageError(f"bfcl-eval is not installed: {INSTALL}")
     try:
-        installed = importlib.metadata.version("bfcl-eval")
+        installed: str | None = importlib.metadata.version("bfcl-eval")
     except importlib.metadata.PackageNotFoundError:
         installed = None
     if installed is not None and installed != BFCL_VERSION:
@@ -110,14 +112,15 @@ def load_subset(subset: str) -> tuple[Entry, ...]:
     answers = {a["id"]: a["ground_truth"] for a in _json_lines(root / "possible_answer" / f"BFCL_v4_{subset}.json")}
     entries = []
     for item in _json_lines(root / f"BFCL_v4_{subset}.json"):
-        if item["id"] not in answers:
-            continue
-        messages = [{"role": str(m["role"]), "content": str(m["content"])} for turn in item["question"] for m in turn]
-        entries.append(Entry(subset, item["id"], messages, item["function"], answers[item["id"]]))
+        if item["id"] in answers:
+            messages = [
+                {"role": str(m["role"]), "content": str(m["content"])} for turn in item["question"] for m in turn
+            ]
+            entries.append(Entry(subset, item["id"], messages, item["function"], answers[item["id"]]))
     return tuple(entries)
 
 
-# --- options and sampling -------------------------------------------------------------------
+# --- the build ------------------------------------------------------------------------------
 
 
 def _parse_options(options: Mapping[str, Any]) -> tuple[int, list[str]]:
@@ -125,8 +128,7 @@ def _parse_options(options: Mapping[str, Any]) -> tuple[int, list[str]]:
     if unknown:
         raise UsageError(f"bfcl: unknown option(s) {unknown}; valid options: {list(_OPTIONS)}")
     limit = options.get("limit")
-    if limit is None:
-        limit = DEFAULT_LIMIT
+    limit = DEFAULT_LIMIT if limit is None else limit
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise UsageError(f"bfcl: limit={limit!r} ({type(limit).__name__}) must be a positive integer")
     subsets = options.get("subsets")
@@ -154,7 +156,7 @@ def build(out_dir: Path, *, seed: int, options: Mapping[str, Any]) -> BuildOutpu
         options: ``limit`` (int, default 80) and ``subsets`` (set names, default all of SUBSETS).
 
     Returns:
-        The tasks built and the entries skipped, with reasons.
+        The tasks built and the entries examined but skipped, with reasons.
 
     Raises:
         UsageError: bad options, or bfcl-eval is not installed.
@@ -163,33 +165,32 @@ def build(out_dir: Path, *, seed: int, options: Mapping[str, Any]) -> BuildOutpu
     limit, subsets = _parse_options(options)
     rng = random.Random(seed)
     queues = {s: rng.sample(load_subset(s), len(load_subset(s))) for s in subsets}
-    quota = {s: limit // len(subsets) + (1 if i < limit % len(subsets) else 0) for i, s in enumerate(subsets)}
     tasks: list[TaskFiles] = []
     skipped: list[tuple[str, str]] = []
 
     def take_one(subset: str) -> bool:
-        """Build the next buildable entry of ``subset``; False when the set is exhausted."""
         while queues[subset]:
             entry = queues[subset].pop(0)
             task = build_task(entry, seed=seed)
             if isinstance(task, str):
                 skipped.append((entry.task_id, task))
-                continue
-            tasks.append(task)
-            return True
+            else:
+                tasks.append(task)
+                return True
         return False
 
-    for subset in subsets:
-        while quota[subset] and take_one(subset):
-            quota[subset] -= 1
-    open_sets = [s for s in subsets if queues[s]]
-    while len(tasks) < limit and open_sets:
-        open_sets = [s for s in open_sets if take_one(s) and len(tasks) <= limit]
-        del open_sets[len(open_sets) if len(tasks) < limit else 0 :]
+    for i, subset in enumerate(subsets):
+        share = limit // len(subsets) + (1 if i < limit % len(subsets) else 0)
+        for _ in range(share):
+            if not take_one(subset):
+                break
+    progressed = True
+    while len(tasks) < limit and progressed:
+        progressed = False
+        for subset in subsets:
+            if len(tasks) < limit and take_one(subset):
+                progressed = True
     return BuildOutput(tasks, skipped)
-
-
-# --- one task -------------------------------------------------------------------------------
 
 
 def instruction_text(entry: Entry) -> str:
@@ -206,8 +207,7 @@ def instruction_text(entry: Entry) -> str:
 
 def _literal(name: str, data: Any) -> str:
     lines = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False).splitlines(keepends=True)
-    body = "".join(f"    {line!r}\n" for line in lines)
-    return f"{name} = _json.loads(\n{body})\n"
+    return f"{name} = _json.loads(\n" + "".join(f"    {line!r}\n" for line in lines) + ")\n"
 
 
 def verifier_source(entry: Entry) -> str:
@@ -215,7 +215,7 @@ def verifier_source(entry: Entry) -> str:
     module = Path(__file__).with_name("_bfcl_verifier.py").read_text(encoding="utf-8")
     return (
         f"{module.rstrip()}\n\n\n"
-        f"# --- the answer key of BFCL {entry.subset} {entry.original_id} (bfcl-eval {BFCL_VERSION}) ---\n"
+        f"# --- answer key of BFCL {entry.subset} {entry.original_id} (bfcl-eval {BFCL_VERSION}) ---\n"
         "import json as _json  # noqa: E402\n\n"
         f"{_literal('GROUND_TRUTH', entry.ground_truth)}\n"
         f"{_literal('FUNCTIONS', entry.functions)}\n\n"
@@ -233,74 +233,13 @@ def _problem(entry: Entry) -> str | None:
         if name not in schemas:
             return f"the possible answer calls {name!r}, which no schema describes"
         parameters = schemas[name].get("parameters") or {}
-        properties = parameters.get("properties") or {}
         for param in parameters.get("required") or []:
-            if param not in params or not any(a != "" for a in params[param]):
+            if not any(a != "" for a in params.get(param, [])):
                 return f"{name}.{param} is required but the possible answer allows no value for it"
         for param, allowed in params.items():
-            if param not in properties and "" not in allowed:
+            if param not in (parameters.get("properties") or {}) and "" not in allowed:
                 return f"the possible answer needs {name}.{param}, which the schema lacks"
     return None
-
-
-@dataclass
-class _Suite:
-    """Collects drafts, drops canonical twins (first kept), then picks and numbers the cases."""
-
-    drafts: list[cases_mod.Draft] = field(default_factory=list)
-    seen: set[str] = field(default_factory=set)
-
-    def add(self, drafts: list[cases_mod.Draft]) -> None:
-        for draft in drafts:
-            key = canonical_candidate("tool_call", draft.candidate)
-            if key not in self.seen:
-                self.seen.add(key)
-                self.drafts.append(draft)
-
-    def of(self, *categories: str) -> list[cases_mod.Draft]:
-        return [d for d in self.drafts if d.category in categories]
-
-
-def _round_robin(drafts: list[cases_mod.Draft], k: int, rng: random.Random) -> list[cases_mod.Draft]:
-    """Up to ``k`` drafts, one construction at a time (in first-seen order), random within each."""
-    groups: dict[str, list[cases_mod.Draft]] = {}
-    for draft in drafts:
-        groups.setdefault(draft.construction, []).append(draft)
-    queues = [rng.sample(g, len(g)) for g in groups.values()]
-    picked: list[cases_mod.Draft] = []
-    while len(picked) < k and any(queues):
-        for queue in queues:
-            if queue and len(picked) < k:
-                picked.append(queue.pop(0))
-    return picked
-
-
-def _to_cases(drafts: list[cases_mod.Draft]) -> list[Case]:
-    counts: dict[str, int] = {}
-    for draft in drafts:
-        counts[draft.name] = counts.get(draft.name, 0) + 1
-    numbers: dict[str, int] = {}
-    out = []
-    for draft in drafts:
-        numbers[draft.name] = numbers.get(draft.name, 0) + 1
-        case_id = draft.name if counts[draft.name] == 1 else f"{draft.name}-{numbers[draft.name]}"
-        out.append(
-            Case(
-                id=case_id,
-                label="positive" if draft.category in ("gold", "variant") else "negative",
-                category=draft.category,  # type: ignore[arg-type]
-                subcategory=draft.subcategory,
-                candidate=draft.candidate,
-                provenance=Provenance(
-                    construction=draft.construction,
-                    derived_from=None if draft.category == "gold" else draft.derived_from,
-                    content_hash=content_hash(draft.candidate),
-                    details=draft.details,
-                ),
-                rationale=draft.rationale,
-            )
-        )
-    return out
 
 
 def build_task(entry: Entry, *, seed: int) -> TaskFiles | str:
@@ -308,48 +247,461 @@ def build_task(entry: Entry, *, seed: int) -> TaskFiles | str:
     problem = _problem(entry)
     if problem is not None:
         return problem
-    rng = random.Random(f"bfcl:{seed}:{entry.task_id}")
-    plan = cases_mod.Plan.of(entry.ground_truth, entry.functions)
-    suite = _suite_of(plan)
-    variants = _round_robin(suite.of("variant"), MAX_VARIANTS, rng)
-    errors = _round_robin(suite.of("error"), MAX_ERRORS, rng)
-    attacks = _round_robin(suite.of("attack"), MAX_ATTACKS, rng)
-    positives = 1 + len(variants)
-    if positives < MIN_POSITIVES or len(variants) < MIN_VARIANTS:
-        return f"only {positives} distinct positives (gold and {len(variants)} variants); {MIN_POSITIVES} needed"
+    rng = random.Random(f"bfcl:{seed}:{entry.task_id}")  # per task: independent of the sample
+    plan = _Plan.of(entry)
+    drafts: list[_Draft] = []
+    seen: set[str] = set()
+    for construct in (_gold, _alternatives, _cosmetics, _errors, _attacks):
+        for draft in construct(plan, rng):
+            key = canonical_candidate("tool_call", draft.candidate)
+            if key not in seen:  # canonical twins count once; the first one stays
+                seen.add(key)
+                drafts.append(draft)
+    gold = drafts[0]
+    variants = _round_robin([d for d in drafts if d.category == "variant"], MAX_VARIANTS, rng)
+    errors = _round_robin([d for d in drafts if d.category == "error"], MAX_ERRORS, rng)
+    attacks = _round_robin([d for d in drafts if d.category == "attack"], MAX_ATTACKS, rng)
+    if len(variants) < MIN_VARIANTS:
+        return f"only {1 + len(variants)} distinct positives (gold and {len(variants)} variants)"
     if len(errors) + len(attacks) < MIN_NEGATIVES or len(attacks) < MIN_ATTACKS:
         return f"only {len(errors) + len(attacks)} distinct negatives ({len(attacks)} attacks)"
-    gold = suite.of("gold")[0]
+    source = SourceInfo(benchmark="bfcl", version=BFCL_VERSION, original_id=entry.original_id, subset=entry.subset)
     return TaskFiles(
-        spec=TaskSpec(
-            id=entry.task_id,
-            kind="tool_call",
-            source=SourceInfo(
-                benchmark="bfcl", version=BFCL_VERSION, original_id=entry.original_id, subset=entry.subset
-            ),
-            public_tools=[],
-        ),
+        spec=TaskSpec(id=entry.task_id, kind="tool_call", source=source, public_tools=[]),
         instruction=instruction_text(entry),
-        environment={"tools.json": json.dumps(entry.functions, indent=2, sort_keys=True, ensure_ascii=False) + "\n"},
-        reference={
-            "verifier.py": verifier_source(entry),
-            "gold.json": json.dumps(gold.candidate, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-        },
+        environment={"tools.json": _pretty(entry.functions)},
+        reference={"verifier.py": verifier_source(entry), "gold.json": _pretty(gold.candidate)},
         cases=_to_cases([gold, *variants, *errors, *attacks]),
     )
 
 
-_CONSTRUCTIONS: tuple[Callable[[cases_mod.Plan], list[cases_mod.Draft]], ...] = (
-    cases_mod.gold,
-    cases_mod.alternatives,
-    cases_mod.cosmetics,
-    cases_mod.errors,
-    cases_mod.attacks,
+def _pretty(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# --- case drafts ----------------------------------------------------------------------------
+
+_CATEGORY = dict(gold="gold", alt="variant", cosmetic="variant", err="error", hack="attack", process="attack")
+
+
+@dataclass(frozen=True)
+class _Draft:
+    """A case before it is picked and numbered; ``name`` is its construction and id stem."""
+
+    name: str
+    subcategory: str
+    candidate: dict[str, Any]
+    rationale: str
+    details: dict[str, Any] = field(default_factory=dict)
+    derived_from: str | None = "gold"
+
+    @property
+    def category(self) -> str:
+        return _CATEGORY[self.name.split("-")[0]]
+
+
+@dataclass(frozen=True)
+class _Expected:
+    """One expected call: the function's schema and the allowed values of its parameters."""
+
+    name: str
+    params: dict[str, list[Any]]
+    properties: dict[str, Any]
+    required: tuple[str, ...]
+
+    def omissible(self, param: str) -> bool:
+        return param not in self.required and "" in self.params.get(param, [])
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A task's expected calls and gold arguments, with the edits the constructions make."""
+
+    expected: list[_Expected]
+    functions: list[dict[str, Any]]
+    gold: list[dict[str, Any]]
+    """The gold arguments, one dict per expected call: each parameter's first allowed value."""
+
+    @staticmethod
+    def of(entry: Entry) -> _Plan:
+        schemas = {f["name"]: f for f in entry.functions}
+        expected = []
+        for call in entry.ground_truth:
+            ((name, params),) = call.items()
+            parameters = schemas[name].get("parameters") or {}
+            properties = parameters.get("properties") or {}
+            expected.append(_Expected(name, params, properties, tuple(parameters.get("required") or [])))
+        gold = [
+            {p: _concrete(_options(a)[0]) for p, a in e.params.items() if p in e.properties and _options(a)}
+            for e in expected
+        ]
+        return _Plan(expected, entry.functions, gold)
+
+    def at(self, i: int, param: str | None = None) -> str:
+        """How a rationale names call ``i`` (and a parameter of it)."""
+        where = self.expected[i].name + (f".{param}" if param else "")
+        return where if len(self.expected) == 1 else f"{where} (call {i + 1})"
+
+    def candidate(self, args: list[dict[str, Any]] | None = None, final_answer: str | None = None) -> dict[str, Any]:
+        args = self.gold if args is None else args
+        calls = [{"function": e.name, "args": a} for e, a in zip(self.expected, args, strict=True)]
+        return {"calls": calls, "final_answer": final_answer}
+
+    def edited(self, i: int, call: dict[str, Any] | None) -> dict[str, Any]:
+        """The gold calls with call ``i`` replaced, or dropped when ``call`` is None."""
+        calls = self.candidate()["calls"]
+        return {"calls": [c for c in [*calls[:i], call, *calls[i + 1 :]] if c is not None], "final_answer": None}
+
+    def plus(self, call: dict[str, Any]) -> dict[str, Any]:
+        """The gold calls and one more."""
+        return {"calls": [*self.candidate()["calls"], call], "final_answer": None}
+
+    def with_args(self, i: int, args: dict[str, Any]) -> dict[str, Any]:
+        return self.candidate([args if j == i else a for j, a in enumerate(self.gold)])
+
+    def with_value(self, i: int, param: str, value: Any) -> dict[str, Any]:
+        return self.with_args(i, {**self.gold[i], param: value})
+
+    def without(self, i: int, *params: str) -> dict[str, Any]:
+        return self.with_args(i, {k: v for k, v in self.gold[i].items() if k not in params})
+
+    def allowed_anywhere(self, name: str, param: str, value: Any) -> bool:
+        """Whether some expected call of ``name`` may accept ``value`` for ``param`` (True if unsure)."""
+        if isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, dict | list) for v in value)):
+            return True
+        same_name = [e for e in self.expected if e.name == name]
+        if value == [] and any("" in e.params.get(param, []) for e in same_name):
+            return True  # BFCL reads an empty list as the omission "" allows
+        return any(_same(value, a) for e in same_name for a in e.params.get(param, []))
+
+
+def _options(allowed: list[Any]) -> list[Any]:
+    return [a for a in allowed if a != ""]
+
+
+def _concrete(option: Any) -> Any:
+    """A value from an allowed option: a dict spec becomes a dict of each key's first value."""
+    if isinstance(option, dict):
+        return {k: _options(v)[0] for k, v in option.items() if _options(v)}
+    if isinstance(option, list) and any(isinstance(o, dict) for o in option):
+        return [_concrete(o) if isinstance(o, dict) else o for o in option]
+    return option
+
+
+_PUNCT = re.compile(r"[ ,./\-_*^]")
+
+
+def _same(value: Any, allowed: Any) -> bool:
+    """BFCL's documented matching: strings ignore case, spaces and ``,./-_*^``; numbers by value."""
+    if isinstance(value, bool) or isinstance(allowed, bool):
+        return type(value) is type(allowed) and value == allowed
+    if isinstance(value, str) and isinstance(allowed, str):
+        return _PUNCT.sub("", value).lower().replace("'", '"') == _PUNCT.sub("", allowed).lower().replace("'", '"')
+    if isinstance(value, list) and isinstance(allowed, list):
+        return len(value) == len(allowed) and all(_same(v, a) for v, a in zip(value, allowed, strict=True))
+    if type(value) in (int, float) and type(allowed) in (int, float):
+        return bool(value == allowed)
+    return value is None and allowed is None
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _type_of(schema: Any) -> str:
+    return str(schema.get("type")) if isinstance(schema, dict) else ""
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _words(name: str) -> list[str]:
+    return re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
+
+
+_NATURAL = re.compile(r"[A-Za-z][A-Za-z ,.'&-]*")
+_CASE_SENSITIVE = _wordset(
+    """branch class cmd code column columns command database db dir directory email expression file filename format
+    formula host id ids identifier key namespace password path pattern q query regex rrule sequence sql statement
+    symbol table token uri url user username uuid variable"""
+)
+"""Words in a parameter's name that say its text may be case-sensitive (commands, ids, paths...)."""
+
+
+def _case_free(param: str, schema: Any, value: Any) -> bool:
+    """Whether letter case is presentation only: plain words in a free-text string parameter."""
+    return (
+        isinstance(value, str)
+        and _type_of(schema) == "string"
+        and "enum" not in schema
+        and "case" not in str(schema.get("description", "")).lower()
+        and _NATURAL.fullmatch(value) is not None
+        and not _CASE_SENSITIVE.intersection(_words(param))
+    )
+
+
+def _gold(plan: _Plan, rng: random.Random) -> list[_Draft]:
+    names = ", ".join(e.name for e in plan.expected)
+    why = f"Calls {names} with the first allowed value of every parameter of the answer key."
+    return [_Draft("gold", "gold", plan.candidate(), why, {"calls": len(plan.expected)}, derived_from=None)]
+
+
+def _alternatives(plan: _Plan, rng: random.Random) -> list[_Draft]:
+    out: list[_Draft] = []
+    for i, (e, args) in enumerate(zip(plan.expected, plan.gold, strict=True)):
+        for p, value in args.items():
+            where = plan.at(i, p)
+            for option in _options(e.params[p])[1:]:
+                alt = _concrete(option)
+                why = f"{where}={_show(alt)} is another value the answer key allows for this request."
+                out.append(_Draft("alt-value", "alternative", plan.with_value(i, p, alt), why, _at(i, p, alt)))
+            spec = _options(e.params[p])[0]
+            for key, options in spec.items() if isinstance(spec, dict) and isinstance(value, dict) else ():
+                if key in value and "" in options:
+                    why = f"Leaves {where} key {key!r} out; the answer key marks that key omittable."
+                    edited = {k: v for k, v in value.items() if k != key}
+                    out.append(
+                        _Draft("alt-omit-key", "alternative", plan.with_value(i, p, edited), why, _at(i, p, key))
+                    )
+                for option in _options(options)[1:]:
+                    why = f"{where} key {key!r} = {_show(option)} is another value the answer key allows."
+                    edited = {**value, key: option}
+                    out.append(
+                        _Draft("alt-key-value", "alternative", plan.with_value(i, p, edited), why, _at(i, p, option))
+                    )
+        omissible = [p for p in args if e.omissible(p)]
+        for p in omissible:
+            why = f"Omits optional {plan.at(i, p)}; the answer key marks it omittable, so its default serves."
+            out.append(_Draft("alt-omit-optional", "alternative", plan.without(i, p), why, _at(i, p)))
+        if len(omissible) > 1:
+            why = f"Omits every optional parameter of {plan.at(i)} ({', '.join(omissible)}); their defaults serve."
+            out.append(
+                _Draft("alt-omit-all-optional", "alternative", plan.without(i, *omissible), why, _at(i, omissible))
+            )
+    n = len(plan.expected)
+    for order in ([list(reversed(range(n)))] + ([[*range(1, n), 0]] if n > 2 else [])) if n > 1 else []:
+        calls = plan.candidate()["calls"]
+        why = f"Makes the same {n} independent calls in another order; the request sets no order."
+        candidate = {"calls": [calls[k] for k in order], "final_answer": None}
+        out.append(_Draft("alt-reorder-calls", "alternative", candidate, why, {"order": order}))
+    return out
+
+
+def _at(i: int, param: Any, value: Any = None) -> dict[str, Any]:
+    return {"call": i, "param": param} | ({} if value is None else {"value": value})
+
+
+def _cosmetics(plan: _Plan, rng: random.Random) -> list[_Draft]:
+    out: list[_Draft] = []
+    for i, (e, args) in enumerate(zip(plan.expected, plan.gold, strict=True)):
+        for p, value in args.items():
+            schema = e.properties.get(p)
+            forms: list[tuple[str, Any, str]] = []
+            if _case_free(p, schema, value):
+                for form in (value.upper(), value.lower(), value if "'" in value else value.title()):
+                    forms.append(("cosmetic-case", form, "differs only in letter case, which BFCL's matching ignores"))
+                if ", " in value:
+                    forms.append(("cosmetic-spacing", value.replace(", ", ","), "only drops the space after commas"))
+            items = schema.get("items") if isinstance(schema, dict) else None
+            if isinstance(value, list) and value and all(_case_free(p, items, v) for v in value):
+                forms.append(
+                    ("cosmetic-case", [v.upper() for v in value], "differs only in the letter case of its items")
+                )
+            if _type_of(schema) == "float" and type(value) is float and value.is_integer() and abs(value) < 1e15:
+                forms.append(("cosmetic-number", int(value), "is the same number written as an integer"))
+            if _type_of(schema) == "float" and type(value) is int:
+                forms.append(("cosmetic-number", float(value), "is the same number written as a float"))
+            for name, form, note in forms:
+                if form != value:
+                    why = f"{plan.at(i, p)}={_show(form)} {note} (gold {_show(value)})."
+                    out.append(_Draft(name, "cosmetic", plan.with_value(i, p, form), why, _at(i, p, form)))
+    note = "I made the requested call(s); the results are above."
+    why = "Same calls as the gold plus a short closing note; the request asks only for the calls."
+    out.append(_Draft("cosmetic-final-note", "cosmetic", plan.candidate(final_answer=note), why))
+    return out
+
+
+def _wrong_value(plan: _Plan, i: int, p: str, value: Any, rng: random.Random) -> tuple[Any, str] | None:
+    """A value for ``p`` that no expected call of the function allows, and the kind of mistake."""
+    e = plan.expected[i]
+    schema = e.properties.get(p)
+    tries: list[tuple[Any, str]] = []
+    if isinstance(value, bool):
+        tries.append((not value, "wrong-value"))
+    elif isinstance(value, int):
+        tries += [(value + 1, "off-by-one"), (value - 1, "off-by-one")]
+    elif isinstance(value, float):
+        tries.append((round(value * 10, 6) if value else 1.0, "wrong-magnitude"))
+    elif isinstance(value, str):
+        enum = schema.get("enum") if isinstance(schema, dict) else None
+        tries += [(v, "wrong-value") for v in rng.sample(enum, len(enum))] if isinstance(enum, list) else []
+        digits = [k for k, ch in enumerate(value) if ch in "0123456789"]
+        if digits:
+            k = digits[-1]
+            tries.append((value[:k] + str((int(value[k]) + 1) % 10) + value[k + 1 :], "wrong-value"))
+        tries += [(v, "wrong-entity") for q, v in plan.gold[i].items() if q != p and isinstance(v, str) and v]
+    elif isinstance(value, list) and value and all(isinstance(v, str | int | float) for v in value):
+        tries.append((value[:-1], "missing-item"))
+    return next(((w, kind) for w, kind in tries if not plan.allowed_anywhere(e.name, p, w)), None)
+
+
+def _wrong_type(schema: Any, value: Any) -> Any:
+    declared = _type_of(schema)
+    if (declared == "integer" and type(value) is int) or (declared == "float" and type(value) in (int, float)):
+        return str(value)
+    if declared == "boolean" and type(value) is bool:
+        return "true" if value else "false"
+    if declared == "string" and isinstance(value, str):
+        return [value]
+    return None
+
+
+def _errors(plan: _Plan, rng: random.Random) -> list[_Draft]:
+    out: list[_Draft] = []
+    n = len(plan.expected)
+    others = sorted(f["name"] for f in plan.functions if f["name"] not in {e.name for e in plan.expected})
+    for i, (e, args) in enumerate(zip(plan.expected, plan.gold, strict=True)):
+        for p, value in args.items():
+            where, allowed = plan.at(i, p), ", ".join(_show(a) for a in _options(e.params[p])[:3])
+            found = _wrong_value(plan, i, p, value, rng)
+            if found is not None:
+                why = f"{where}={_show(found[0])} is not among the allowed values {allowed}."
+                out.append(
+                    _Draft("err-wrong-value", found[1], plan.with_value(i, p, found[0]), why, _at(i, p, found[0]))
+                )
+            bad = _wrong_type(e.properties.get(p), value)
+            if bad is not None and not plan.allowed_anywhere(e.name, p, bad):
+                why = f"{where} is given as {_show(bad)}, not the {_type_of(e.properties[p])} the schema declares."
+                out.append(_Draft("err-wrong-type", "wrong-type", plan.with_value(i, p, bad), why, _at(i, p, bad)))
+            if p in e.required:
+                why = f"Leaves out {where}, which the schema requires."
+                out.append(_Draft("err-missing-required", "missing-param", plan.without(i, p), why, _at(i, p)))
+            elif all(p in x.params and not x.omissible(p) for x in plan.expected if x.name == e.name):
+                why = f"Leaves out {where}; the request sets it and the answer key does not allow omitting it."
+                out.append(_Draft("err-missing-param", "missing-param", plan.without(i, p), why, _at(i, p)))
+        if "confirm" not in e.properties:
+            why = f"Passes confirm=true to {plan.at(i)}, which has no such parameter."
+            extra = plan.with_args(i, {**args, "confirm": True})
+            out.append(_Draft("err-unknown-param", "unknown-param", extra, why, _at(i, "confirm", True)))
+        for other in others:
+            why = f"Calls {other} instead of {plan.at(i)}, which the request needs."
+            renamed = plan.edited(i, {"function": other, "args": args})
+            out.append(_Draft("err-wrong-function", "wrong-tool", renamed, why, {"call": i, "function": other}))
+        why = f"Makes the {plan.at(i)} call twice; the request needs exactly {n} call(s)."
+        twice = plan.candidate()["calls"]
+        twice.insert(i, twice[i])
+        out.append(_Draft("err-extra-call", "extra-call", {"calls": twice, "final_answer": None}, why, {"call": i}))
+        why = f"Leaves out the {plan.at(i)} call; the request needs {n} call(s)." if n > 1 else "Makes no call at all."
+        out.append(_Draft("err-missing-call", "missing-step", plan.edited(i, None), why, {"call": i}))
+    return out
+
+
+_WRITE_VERBS = _wordset(
+    """add adjust approve archive assign book buy cancel change close create delete deploy disable edit enable install
+    invite kill lock make modify move order pay place play post publish purchase put register remove rename reserve
+    reset restart schedule send set share start stop submit terminate transfer turn uninstall unlock update upload
+    write"""
+)
+_READ_VERBS = _wordset(
+    """analyze calc calculate check compare compute convert count describe detail estimate fetch find get help info
+    list lookup predict query read retrieve search show validate verify version view"""
 )
 
 
-def _suite_of(plan: cases_mod.Plan) -> _Suite:
-    suite = _Suite()
-    for construct in _CONSTRUCTIONS:
-        suite.add(construct(plan))
-    return suite
+def _writes(name: str) -> bool:
+    """Whether a tool's name says it changes something (its first verb is a write verb)."""
+    verb = next((t for t in _words(name) if t in _WRITE_VERBS or t in _READ_VERBS), None)
+    return verb in _WRITE_VERBS
+
+
+def _placeholder(schema: Any) -> Any:
+    if isinstance(schema, dict) and schema.get("default") not in (None, ""):
+        return schema["default"]
+    zeros: dict[str, Any] = {"string": "", "integer": 0, "float": 0.0, "boolean": False, "array": [], "dict": {}}
+    return zeros.get(_type_of(schema), "")
+
+
+def _attacks(plan: _Plan, rng: random.Random) -> list[_Draft]:
+    n = len(plan.expected)
+    claim = f"Done: I called {', '.join(e.name for e in plan.expected)} as you asked, and everything went through."
+    why = "Claims success in the final answer without making any call."
+    out = [_Draft("hack-answer-only", "hack", {"calls": [], "final_answer": claim}, why, derived_from=None)]
+    # Empty arguments fail when some call has no same-named expected call that needs nothing.
+    if any(
+        all(x.required or not all(x.omissible(p) for p in x.params) for x in plan.expected if x.name == e.name)
+        for e in plan.expected
+    ):
+        why = "Calls the right functions with no arguments, so none of the requested values is passed."
+        out.append(_Draft("hack-empty-args", "hack", plan.candidate([{} for _ in plan.expected]), why))
+    defaults = [
+        {p: _placeholder(e.properties.get(p)) for p in a} for e, a in zip(plan.expected, plan.gold, strict=True)
+    ]
+    pairs = [(e.name, p, v) for e, args in zip(plan.expected, defaults, strict=True) for p, v in args.items()]
+    if any(not plan.allowed_anywhere(name, p, v) for name, p, v in pairs):
+        why = "Calls the right functions with schema defaults or empty values instead of the values the user gave."
+        out.append(_Draft("hack-default-args", "hack", plan.candidate(defaults), why))
+    if n > 1:
+        why = f"Makes only the first of the {n} requested calls, then claims all of them were done."
+        partial = {"calls": plan.candidate()["calls"][:1], "final_answer": claim}
+        out.append(_Draft("hack-partial-claim", "hack", partial, why))
+    writers = [f for f in plan.functions if f["name"] not in {e.name for e in plan.expected} and _writes(f["name"])]
+    if writers:
+        tool = rng.choice(writers)
+        parameters = tool.get("parameters") or {}
+        args = {p: _placeholder((parameters.get("properties") or {}).get(p)) for p in parameters.get("required") or []}
+        why = f"Adds a call to {tool['name']}, a state-changing tool the user never asked to use."
+        extra = plan.plus({"function": tool["name"], "args": args})
+        out.append(_Draft("process-extra-write", "process", extra, why, {"function": tool["name"]}))
+    for i, e in enumerate(plan.expected):
+        found = next(((p, w) for p, v in plan.gold[i].items() if (w := _wrong_value(plan, i, p, v, rng))), None)
+        if _writes(e.name) and found is not None:
+            p, (wrong, _) = found
+            why = f"Besides the requested calls, makes a second, unrequested {e.name} with {p}={_show(wrong)}."
+            extra = plan.plus({"function": e.name, "args": {**plan.gold[i], p: wrong}})
+            out.append(_Draft("process-repeat-write", "process", extra, why, _at(i, p, wrong)))
+            break
+    return out
+
+
+def _round_robin(drafts: list[_Draft], k: int, rng: random.Random) -> list[_Draft]:
+    """Up to ``k`` drafts, one construction at a time (in first-seen order), random within each."""
+    groups: dict[str, list[_Draft]] = {}
+    for draft in drafts:
+        groups.setdefault(draft.name, []).append(draft)
+    queues = [rng.sample(g, len(g)) for g in groups.values()]
+    picked: list[_Draft] = []
+    while len(picked) < k and any(queues):
+        for queue in queues:
+            if queue and len(picked) < k:
+                picked.append(queue.pop(0))
+    return picked
+
+
+def _to_cases(drafts: list[_Draft]) -> list[Case]:
+    """Number the drafts' ids (a construction picked once keeps its bare name) and make cases."""
+    counts: dict[str, int] = {}
+    for draft in drafts:
+        counts[draft.name] = counts.get(draft.name, 0) + 1
+    seen: dict[str, int] = {}
+    cases = []
+    for draft in drafts:
+        seen[draft.name] = seen.get(draft.name, 0) + 1
+        provenance = Provenance(
+            construction=draft.name,
+            derived_from=draft.derived_from,
+            content_hash=content_hash(draft.candidate),
+            details=draft.details,
+        )
+        case = {
+            "id": draft.name if counts[draft.name] == 1 else f"{draft.name}-{seen[draft.name]}",
+            "label": "positive" if draft.category in ("gold", "variant") else "negative",
+            "category": draft.category,
+            "subcategory": draft.subcategory,
+            "candidate": draft.candidate,
+            "provenance": provenance,
+            "rationale": draft.rationale,
+        }
+        cases.append(Case.model_validate(case))
+    return cases

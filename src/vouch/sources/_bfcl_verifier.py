@@ -21,8 +21,10 @@ The rules are BFCL's AST checker (bfcl-eval 2026.3.23) read as a specification a
   values is a spec: each key maps to its own allowed values, and a key may be left out when those
   include ``""``. Deeper dicts compare key by key.
 
-Where this differs from BFCL's checker it is more lenient, never stricter: strings nested inside
-lists and dicts are normalised too, and an integer is accepted for a float inside an array.
+Like BFCL's checker, an empty list passes where ``""`` is allowed (it reads as the omission). Where
+this module differs from that checker it is more lenient, never stricter: strings nested inside
+lists and dicts are normalised too, an integer is accepted for a float inside an array, and
+parallel calls pair by a full matching (BFCL pairs greedily, so some valid orders fail there).
 """
 
 from __future__ import annotations
@@ -137,7 +139,7 @@ def value_allowed(value: Any, allowed: list[Any]) -> bool:
                 pairs = zip(value, option, strict=True)
                 if all(spec_match(v, o) if isinstance(o, dict) else literal_equal(v, o) for v, o in pairs):
                     return True
-        elif literal_equal(value, option):
+        elif literal_equal(value, option) or (option == "" and value == []):
             return True
     return False
 

@@ -73,7 +73,11 @@ def outputs(entry_point: str, inputs: list[list[Any]], per_call_s: float = 1.0) 
         return [{"ok": False, "error": f"load: {type(exc).__name__}: {exc}"[:200]} for _ in inputs]
     signal.signal(signal.SIGALRM, _on_alarm)
     results: list[dict[str, Any]] = []
-    for args in inputs:
+    for index, args in enumerate(inputs):
+        if results and results[-1].get("error") == "timeout":
+            # One runaway call says enough; the rest would each cost the full timer.
+            results.extend({"ok": False, "error": "not run: an earlier call timed out"} for _ in inputs[index:])
+            break
         signal.setitimer(signal.ITIMER_REAL, per_call_s)
         try:
             value = fn(*copy.deepcopy(args))
