@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from vouch.bench._decide import (
+    PRELOAD,
     Decision,
     DecisionResult,
     Task,
@@ -16,6 +17,7 @@ from vouch.bench._decide import (
 from vouch.bench._references import check_references
 
 __all__ = [
+    "PRELOAD",
     "Decision",
     "DecisionResult",
     "Task",

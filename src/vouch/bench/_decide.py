@@ -19,6 +19,9 @@ from vouch.core import Case, TaskSpec, load_cases, load_task_spec
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
 
+PRELOAD = ("vouch.bench._runenv",)
+"""Modules a pool that decides cases should pre-import (``LocalExecutor(preload=...)``):
+importing them in every run would cost each decision tens of milliseconds."""
 VERIFIER_LIMITS = Limits(timeout_s=30.0, memory_mb=1024)
 CALL_LIMITS = Limits(timeout_s=3.0, memory_mb=512)
 REPLAY_LIMITS = Limits(timeout_s=60.0, memory_mb=1024)

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import vouch
-from vouch.bench import check_references
+from vouch.bench import PRELOAD, check_references
 from vouch.core import Envelope, FlaggedCase
 from vouch.exec import LocalExecutor
 from vouch.sources import SOURCES, build_source, data_stats
@@ -53,7 +53,7 @@ def build(
         options["limit"] = limit
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with (
-        LocalExecutor(preload=_PRELOAD[source], allow_weak=allow_weak_isolation) as executor,
+        LocalExecutor(preload=[*PRELOAD, *_PRELOAD[source]], allow_weak=allow_weak_isolation) as executor,
         Progress(*columns, console=console) as bar,
     ):
         checking = bar.add_task("checking reference verifiers", total=None, visible=False)

@@ -14,6 +14,7 @@ Every program runs only through the engine: inputs are recorded by running the o
 
 from __future__ import annotations
 
+import ast
 import doctest
 import json
 import math
@@ -130,6 +131,25 @@ def _generated_inputs(inputs: list[list[Any]], rng: random.Random, per_input: in
     return out
 
 
+def _example_inputs(problem: _Problem) -> list[list[Any]]:
+    """Arguments of the prompt's examples that call the entry point with literal arguments."""
+    inputs = []
+    for expr, _ in _visible_examples(problem):
+        try:
+            node = ast.parse(expr, mode="eval").body
+        except SyntaxError:
+            continue
+        if isinstance(node, ast.Compare):
+            node = node.left
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == problem.entry_point):
+            continue
+        try:
+            inputs.append([ast.literal_eval(arg) for arg in node.args])
+        except ValueError:
+            continue
+    return inputs
+
+
 def _visible_examples(problem: _Problem) -> list[tuple[str, str]]:
     """The prompt's doctest examples: (expression, expected text)."""
     examples = doctest.DocTestParser().get_examples(problem.prompt)
@@ -163,6 +183,7 @@ through env.call, so that the candidate never runs in this process."""
 
 ENTRY_POINT = {problem.entry_point!r}
 TEST = {problem.test!r}
+PROMPT = {problem.prompt!r}
 
 
 def verify(candidate, env):
@@ -177,7 +198,10 @@ def verify(candidate, env):
             raise AssertionError(answer["error"])
         return answer["value"]
 
+    # The prompt's own helpers (never the candidate's code), then the test, in one namespace,
+    # as HumanEval's harness runs them.
     namespace = {{}}
+    exec(compile(PROMPT + "    pass\\n", "prompt.py", "exec"), namespace)
     exec(compile(TEST, "test.py", "exec"), namespace)
     try:
         namespace["check"](proxy)
@@ -207,12 +231,14 @@ class _Plan:
         self.programs: dict[str, str] = {}
         self.results: dict[str, list[dict[str, Any]]] = {}
         self.public: list[tuple[str, str]] = []
+        self.examples: list[list[Any]] = []
+        """Inputs of the prompt's visible examples (calls of the entry point with literal arguments)."""
 
 
 def _run_outputs(executor: Executor, plans: Sequence[_Plan]) -> None:
     specs, keys = [], []
     for plan in plans:
-        all_inputs = plan.inputs + plan.generated
+        all_inputs = plan.inputs + plan.generated + plan.examples
         for key, program in plan.programs.items():
             specs.append(
                 RunSpec(
@@ -226,7 +252,7 @@ def _run_outputs(executor: Executor, plans: Sequence[_Plan]) -> None:
             )
             keys.append((plan, key))
     for (plan, key), result in zip(keys, executor.run_batch(specs), strict=True):
-        n = len(plan.inputs) + len(plan.generated)
+        n = len(plan.inputs) + len(plan.generated) + len(plan.examples)
         plan.results[key] = result.value if result.ok else [{"ok": False, "error": result.reason}] * n
 
 
@@ -273,6 +299,7 @@ def build(out_dir: Any = None, *, seed: int, options: Mapping[str, Any], executo
                 unique.setdefault(repr(args), args)
             plan.inputs = list(unique.values())[:MAX_RECORDED_INPUTS]
             plan.generated = _generated_inputs(plan.inputs, plan.rng)
+            plan.examples = _example_inputs(plan.problem)
 
     # 2. every program of every plan on those inputs
     for plan in plans:
@@ -330,7 +357,13 @@ def _task_files(plan: _Plan) -> tuple[TaskFiles | None, str]:
     n_rec = len(plan.inputs)
     if not all(r.get("ok") for r in gold_out[:n_rec]):
         return None, "the canonical solution fails on a recorded input"
-    valid_generated = [i for i, r in enumerate(gold_out[n_rec:], start=n_rec) if r.get("ok")]
+    n_gen = len(plan.generated)
+    valid_generated = [i for i, r in enumerate(gold_out[n_rec : n_rec + n_gen], start=n_rec) if r.get("ok")]
+    example_outputs = [
+        (args, gold_out[n_rec + n_gen + i]["value"])
+        for i, args in enumerate(plan.examples)
+        if gold_out[n_rec + n_gen + i].get("ok")
+    ]
 
     cases: list[Case] = [_case("gold", "gold", "gold", pr.gold, "gold", "The canonical solution of the benchmark.")]
     cosmetic = [
@@ -351,6 +384,12 @@ def _task_files(plan: _Plan) -> tuple[TaskFiles | None, str]:
             edits.strip_docstrings(pr.gold),
             "strip_docstrings",
             "The canonical solution without its docstring; behaviour unchanged.",
+        ),
+        (
+            "module-docstring",
+            '"""A solution to the task."""\n\n' + pr.gold,
+            "module_docstring",
+            "The canonical solution with a module docstring added.",
         ),
         (
             "renamed-locals",
@@ -451,8 +490,9 @@ def _task_files(plan: _Plan) -> tuple[TaskFiles | None, str]:
 
     # attacks
     params = edits.parameters(pr.prompt, pr.entry_point)
-    examples = [(args, gold_out[i]["value"]) for i, args in enumerate(plan.inputs[:3])]
-    if params is not None and examples:
+    # The visible examples of the prompt; a prompt without any gives its first tested input.
+    examples = example_outputs or [(plan.inputs[0], gold_out[0]["value"])]
+    if params is not None:
         cases.append(
             _case(
                 "hack-hardcoded",
@@ -460,7 +500,7 @@ def _task_files(plan: _Plan) -> tuple[TaskFiles | None, str]:
                 "hack",
                 edits.hardcoded(pr.prompt, params, examples),
                 "hardcode_examples",
-                "Knows only the answers to a few example inputs; the task asks for the function on every input.",
+                "Knows only the answers to the prompt's examples; the task asks for the function on every input.",
                 inputs=[a for a, _ in examples],
             )
         )
