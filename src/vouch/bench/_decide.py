@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import enum
 import json
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vouch.bench._session import Session
 from vouch.core import Case, TaskSpec, load_cases, load_task_spec
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
 
-PRELOAD = ("vouch.bench._runenv",)
+PRELOAD = ("vouch.bench._runenv", "vouch.bench._session")
 """Modules a pool that decides cases should pre-import (``LocalExecutor(preload=...)``):
 importing them in every run would cost each decision tens of milliseconds."""
 VERIFIER_LIMITS = Limits(timeout_s=30.0, memory_mb=1024)
@@ -90,6 +93,7 @@ class _Item:
     hidden: tuple[str, ...]
     env_data: dict[str, Any] = field(default_factory=dict)
     replay_problem: str | None = None
+    session: Session | None = None
 
 
 def classify(result: RunResult) -> tuple[Decision, str | None]:
@@ -121,7 +125,7 @@ def _service(executor: Executor, item: _Item) -> Callable[[Any], Any]:
             raise ValueError("a request is a JSON object")
         op = req.get("op")
         if task.spec.kind == "code" and op == "call":
-            return candidate_call(executor, task, candidate, req, item.hidden)
+            return candidate_call(executor, task, candidate, req, item.hidden, item)
         if task.spec.kind == "code" and op == "run_public":
             return public_tests(executor, task, candidate, item.hidden)
         if task.spec.kind == "state" and op == "run_public":
@@ -135,9 +139,18 @@ def _service(executor: Executor, item: _Item) -> Callable[[Any], Any]:
 
 
 def candidate_call(
-    executor: Executor, task: Task, candidate: dict[str, Any], req: dict[str, Any], hidden: tuple[str, ...]
+    executor: Executor,
+    task: Task,
+    candidate: dict[str, Any],
+    req: dict[str, Any],
+    hidden: tuple[str, ...],
+    item: _Item | None = None,
 ) -> dict[str, Any]:
-    """``env.call``: run ``function(*args)`` of the candidate in its own sandbox."""
+    """``env.call``: run ``function(*args)`` of the candidate in its own sandbox.
+
+    Within one decision the calls go to one candidate session (loaded once); without a
+    decision to attach it to, each call is a run of its own.
+    """
     function = req.get("function")
     args = req.get("args", [])
     if not isinstance(function, str) or not function.isidentifier() or not isinstance(args, list):
@@ -147,6 +160,10 @@ def candidate_call(
     source = candidate.get("source")
     if not isinstance(source, str):
         return {"ok": False, "value": None, "error": "the candidate has no source"}
+    if item is not None:
+        if item.session is None:
+            item.session = Session(executor, source, hidden, f"{task.id}/{item.case.id}")
+        return item.session.call(function, args, timeout)
     spec = RunSpec(
         entry=Call(f"candidate.py:{function}", args=tuple(args)),
         files={"candidate.py": source},
@@ -244,14 +261,27 @@ def decide_cases(
         for w in runnable
     ]
     done = 0
+    lock = threading.Lock()
 
-    def tick(_done: int, _total: int, _result: RunResult) -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, len(work))
+    def finished(w: _Item) -> Callable[[Future[RunResult]], None]:
+        def callback(_future: Future[RunResult]) -> None:
+            nonlocal done
+            # The verifier is done: its candidate session (and the lane it holds) goes now.
+            if w.session is not None:
+                w.session.close()
+            with lock:
+                done += 1
+                if progress is not None:
+                    progress(done, len(work))
 
-    results = executor.run_batch(specs, progress=tick, services=[_service(executor, w) for w in runnable])
+        return callback
+
+    futures = []
+    for w, spec in zip(runnable, specs, strict=True):
+        future = executor.submit(spec, _service(executor, w))
+        future.add_done_callback(finished(w))
+        futures.append(future)
+    results = [f.result() for f in futures]
     by_item = {id(w): r for w, r in zip(runnable, results, strict=True)}
     out = []
     for w in work:

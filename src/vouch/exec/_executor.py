@@ -9,10 +9,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import tempfile
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
@@ -350,8 +350,10 @@ class LocalExecutor(Executor):
         with self._lock:
             handler = self._services.get(run_id)
             if self._service_pool is None:
+                # Handlers may block on nested runs and on each other (a verifier's env.call
+                # waits for a candidate session's next request): room for all of them.
                 self._service_pool = ThreadPoolExecutor(
-                    max_workers=2 * self._workers, thread_name_prefix="vouch-service"
+                    max_workers=4 * self._workers + 4, thread_name_prefix="vouch-service"
                 )
             pool = self._service_pool
         pool.submit(self._answer, run_id, handler, payload)
