@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-_PRIVATE_IN_RUNS = ("/tmp/", "/var/tmp/", "/dev/shm/")  # noqa: S108 - covered by tmpfs in every run
+_PRIVATE_IN_RUNS = ("/tmp/", "/var/tmp/", "/dev/shm/")
 
 
 def _scratch_root() -> Path:
