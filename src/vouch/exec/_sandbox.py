@@ -100,6 +100,7 @@ class SpareSetup:
     ready_fd: int
     service_fd: int
     full: bool
+    switch_uid: bool = True
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,7 @@ def prepare(setup: SpareSetup) -> Prepared:
         os.setsid()
         runs_dir_fd = os.open(setup.runs_dir, os.O_PATH | os.O_DIRECTORY)
         if not setup.full:
-            if os.geteuid() == 0:
+            if setup.switch_uid:
                 os.setgroups([])
                 os.setresgid(setup.host_uid, setup.host_uid, setup.host_uid)
                 os.setresuid(setup.host_uid, setup.host_uid, setup.host_uid)

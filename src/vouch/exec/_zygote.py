@@ -102,10 +102,19 @@ class Zygote:
     def full(self) -> bool:
         return bool(self.config["full"])
 
+    @property
+    def can_switch_uid(self) -> bool:
+        """Weak isolation: runs get an unprivileged uid when the pool is root and may map it."""
+        return os.geteuid() == 0 and _uid_mapped(self._host_uid(0)) and _uid_mapped(self._host_uid(255))
+
     # --- start-up -----------------------------------------------------------------------
 
     def warm_up(self) -> dict[str, Any]:
-        os.setgroups([]) if os.geteuid() == 0 else None
+        if os.geteuid() == 0:
+            try:
+                os.setgroups([])
+            except PermissionError:
+                pass  # setgroups is denied in some user namespaces; the runs drop groups themselves
         _linux.prctl(_linux.PR_SET_PDEATHSIG, signal.SIGKILL)
         preloaded = []
         for name in self.config["preload"]:
@@ -151,7 +160,7 @@ class Zygote:
             data = content.encode() if isinstance(content, str) else content
             with open(path, "wb") as f:
                 f.write(data)
-        if os.geteuid() == 0:
+        if os.geteuid() == 0 and (self.full or self.can_switch_uid):
             _chown_tree(workdir, uid, uid)
         return workdir
 
@@ -166,8 +175,8 @@ class Zygote:
             "network": not full,
             "readonly_root": full,
             "private_tmp": full,
-            "uid": _sandbox.RUN_UID if full else (uid if os.geteuid() == 0 else os.geteuid()),
-            "host_uid": uid if (full or os.geteuid() == 0) else os.geteuid(),
+            "uid": _sandbox.RUN_UID if full else (uid if self.can_switch_uid else os.geteuid()),
+            "host_uid": uid if (full or self.can_switch_uid) else os.geteuid(),
             "hidden_paths": tuple(spec.hidden) if full else (),
             "hash_seed": os.environ.get("PYTHONHASHSEED", ""),
             "cpu_s": limits.effective_cpu_s,
@@ -204,6 +213,7 @@ class Zygote:
             ready_fd=ready_w,
             service_fd=service_child.fileno(),
             full=self.full,
+            switch_uid=self.can_switch_uid,
         )
         pid = _linux.clone_process(_FULL_FLAGS) if self.full else os.fork()
         if pid == 0:
@@ -579,6 +589,16 @@ def _is_open(fd: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _uid_mapped(uid: int) -> bool:
+    """Whether ``uid`` exists in this process's user namespace (it may not, inside a container)."""
+    try:
+        with open("/proc/self/uid_map") as f:
+            rows = [tuple(int(x) for x in line.split()) for line in f if line.strip()]
+    except OSError:
+        return True
+    return any(inside <= uid < inside + count for inside, _, count in rows)
 
 
 def _chown_tree(top: str, uid: int, gid: int) -> None:
