@@ -65,6 +65,14 @@ class Exposure:
     keep: tuple[str, ...]
 
 
+def under_private_tmp(needed: list[str]) -> tuple[str, ...]:
+    """The outermost of ``needed`` that a run's private tmpfs would cover."""
+    inside = sorted(
+        {os.path.realpath(p) for p in needed if os.path.realpath(p).startswith(tuple(t + "/" for t in _PRIVATE_TMP))}
+    )
+    return tuple(p for p in inside if not any(p != q and p.startswith(q + os.sep) for q in inside))
+
+
 def plan_exposures(needed: list[str]) -> tuple[Exposure, ...]:
     """For each needed path behind a directory others cannot search, say what to re-expose."""
     by_cover: dict[str, list[str]] = {}
@@ -100,6 +108,8 @@ class SpareSetup:
     ready_fd: int
     service_fd: int
     full: bool
+    under_private_tmp: tuple[str, ...] = ()
+    """Interpreter paths below /tmp, /var/tmp or /dev/shm, bound back over the private tmpfs."""
     switch_uid: bool = True
 
 
@@ -280,6 +290,7 @@ def prepare(setup: SpareSetup) -> Prepared:
         # Hold what must be bound back while every directory is still searchable; files made
         # inside the user namespace need the mapped uid, so the mounts come after the switch.
         exposed = [(e, [(p, fd) for p in e.keep if (fd := _hold(p)) is not None]) for e in setup.exposures]
+        under_tmp = [(p, fd) for p in setup.under_private_tmp if (fd := _hold(p)) is not None]
         os.setgroups([])
         os.setresgid(RUN_UID, RUN_UID, RUN_UID)
         os.setresuid(RUN_UID, RUN_UID, RUN_UID)
@@ -290,6 +301,18 @@ def prepare(setup: SpareSetup) -> Prepared:
             if os.path.isdir(target):
                 options = f"size={_PRIVATE_TMP_MB}m,mode=1777"
                 _linux.mount("tmpfs", target, "tmpfs", _linux.MS_NOSUID | _linux.MS_NODEV, options)
+        # An interpreter or checkout under /tmp would vanish under the private tmpfs: bind its
+        # paths back, read-only, at the same place.
+        for path, fd in under_tmp:
+            os.makedirs(path, exist_ok=True)
+            _linux.mount(f"/proc/self/fd/{fd}", path, None, _linux.MS_BIND | _linux.MS_REC)
+            _linux.mount(
+                None,
+                path,
+                None,
+                _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY | _linux.locked_mount_flags(path),
+            )
+            os.close(fd)
         _linux.mount("proc", "/proc", "proc", _linux.MS_NOSUID | _linux.MS_NODEV | _linux.MS_NOEXEC)
         socket.sethostname("vouch-run")
         return Prepared(setup=setup, runs_dir_fd=runs_dir_fd)

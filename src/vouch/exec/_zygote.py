@@ -85,6 +85,7 @@ class Zygote:
     runs_dir: str = ""
     baseline_vm: int = 0
     exposures: tuple[_sandbox.Exposure, ...] = ()
+    under_private_tmp: tuple[str, ...] = ()
     queues: dict[bool, deque[tuple[int, RunSpec]]] = field(default_factory=lambda: {False: deque(), True: deque()})
     """Waiting runs by lane: ``True`` for nested runs, ``False`` for the others."""
     running: dict[int, _Running] = field(default_factory=dict)
@@ -125,6 +126,7 @@ class Zygote:
         if self.full:
             _probe_namespaces(self._host_uid(0))
         self.exposures = _sandbox.plan_exposures(_interpreter_paths())
+        self.under_private_tmp = _sandbox.under_private_tmp(_interpreter_paths())
         self.runs_dir = tempfile.mkdtemp(prefix="vouch-runs-", dir=self.config.get("runs_dir"))
         os.chmod(self.runs_dir, 0o711)  # noqa: S103 - runs reach their own dir, cannot list others
         workers = self.config["workers"]
@@ -214,6 +216,7 @@ class Zygote:
             service_fd=service_child.fileno(),
             full=self.full,
             switch_uid=self.can_switch_uid,
+            under_private_tmp=self.under_private_tmp,
         )
         pid = _linux.clone_process(_FULL_FLAGS) if self.full else os.fork()
         if pid == 0:
