@@ -14,10 +14,14 @@ from vouch.bench._decide import (
     load_tasks,
     replay_calls,
 )
+from vouch.bench._metrics import CaseOutcome, paired_difference, score
 from vouch.bench._references import check_references
+from vouch.bench._score import BASELINES, load_verifiers, results_object, run_verifiers, trivial_rows
 
 __all__ = [
+    "BASELINES",
     "PRELOAD",
+    "CaseOutcome",
     "Decision",
     "DecisionResult",
     "Task",
@@ -27,5 +31,11 @@ __all__ = [
     "decide_cases",
     "load_task",
     "load_tasks",
+    "load_verifiers",
+    "paired_difference",
     "replay_calls",
+    "results_object",
+    "run_verifiers",
+    "score",
+    "trivial_rows",
 ]

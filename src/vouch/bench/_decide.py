@@ -79,7 +79,13 @@ def load_task(task_dir: Path) -> Task:
 def load_tasks(tasks_dir: Path) -> list[Task]:
     if not tasks_dir.is_dir():
         raise UsageError(f"no such tasks directory: {tasks_dir}")
-    tasks = [load_task(p) for p in sorted(tasks_dir.iterdir()) if (p / "task.toml").exists()]
+    # A tasks directory may hold several builds (tasks/humaneval, tasks/bfcl, ...).
+    tasks = [load_task(p.parent) for p in sorted(tasks_dir.rglob("task.toml"))]
+    seen: dict[str, Path] = {}
+    for task in tasks:
+        if task.id in seen:
+            raise UsageError(f"task id {task.id!r} appears twice: {seen[task.id]} and {task.root}")
+        seen[task.id] = task.root
     if not tasks:
         raise UsageError(f"{tasks_dir} holds no task directories (none has a task.toml)")
     return tasks
@@ -230,11 +236,13 @@ def decide_cases(
     *,
     hide: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    on_result: Callable[[int, DecisionResult], None] | None = None,
 ) -> list[DecisionResult]:
     """Decide every (task, case, verifier source) through the executor; results in input order.
 
     A ``None`` verifier source is a missing verifier: INVALID without a run. ``hide`` lists
-    paths the verifier's runs must not read (the tasks' withheld files).
+    paths the verifier's runs must not read (the tasks' withheld files). ``on_result(index,
+    result)`` is called as each decision comes (from a worker thread), to store it at once.
     """
     work = [_Item(task=t, case=c, verifier=v, hidden=tuple(hide), env_data=_env_data(t)) for t, c, v in items]
     state_items = [w for w in work if w.task.spec.kind == "state" and w.verifier is not None]
@@ -248,6 +256,13 @@ def decide_cases(
                 w.env_data["post_state"] = result.value.get("post_state", {})
             else:
                 w.replay_problem = f"the harness could not replay the candidate: {result.reason}"
+    index_of = {id(w): i for i, w in enumerate(work)}
+    if on_result is not None:
+        for i, w in enumerate(work):
+            if w.verifier is None:
+                on_result(i, DecisionResult(Decision.INVALID, "missing verifier", 0.0))
+            elif w.replay_problem is not None:
+                on_result(i, DecisionResult(Decision.INVALID, w.replay_problem, 0.0))
     runnable = [w for w in work if w.verifier is not None and w.replay_problem is None]
     specs = [
         RunSpec(
@@ -264,11 +279,15 @@ def decide_cases(
     lock = threading.Lock()
 
     def finished(w: _Item) -> Callable[[Future[RunResult]], None]:
-        def callback(_future: Future[RunResult]) -> None:
+        def callback(future: Future[RunResult]) -> None:
             nonlocal done
             # The verifier is done: its candidate session (and the lane it holds) goes now.
             if w.session is not None:
                 w.session.close()
+            if on_result is not None and future.exception() is None:
+                result = future.result()
+                decision, reason = classify(result)
+                on_result(index_of[id(w)], DecisionResult(decision, reason, result.duration_s))
             with lock:
                 done += 1
                 if progress is not None:

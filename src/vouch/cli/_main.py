@@ -17,6 +17,7 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from vouch.cli._bench import bench
     from vouch.cli._data import data
     from vouch.cli._demo import demo
     from vouch.cli._exec import exec_command
@@ -24,6 +25,7 @@ def _register() -> None:
     cli.add_command(exec_command)
     cli.add_command(demo)
     cli.add_command(data)
+    cli.add_command(bench)
 
 
 def main(argv: list[str] | None = None) -> None:

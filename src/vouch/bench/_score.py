@@ -1,0 +1,166 @@
+"""Scoring: decisions of a verifier set on every hidden case (stored as they come), then metrics.
+
+A decision is keyed by content: the verifier's source hash and a case key over what the
+decision can depend on (the task's spec and public environment, and the candidate; never the
+label). An unchanged (verifier, case) is never run twice; a run killed halfway resumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vouch.bench._decide import Decision, DecisionResult, Task, decide_cases
+from vouch.bench._metrics import CaseOutcome, score
+from vouch.core import canonical_candidate, canonical_json
+from vouch.errors import UsageError
+from vouch.exec import Executor
+from vouch.store import Store, StoredDecision
+
+BASELINES = ("always_pass", "always_fail", "random", "gold_exact_match", "reference")
+MISSING = "missing"
+MISSING_VERIFIER = "missing verifier"
+
+
+def verifier_hash(source: str | None) -> str:
+    if source is None:
+        return MISSING
+    return "sha256:" + hashlib.sha256(source.encode()).hexdigest()
+
+
+def case_key(task: Task, candidate: dict[str, Any]) -> str:
+    material = {
+        "spec": task.spec.model_dump(mode="json"),
+        "tools": task.tools,
+        "public_tests": task.public_tests,
+        "candidate": candidate,
+    }
+    return "sha256:" + hashlib.sha256(canonical_json(material).encode()).hexdigest()
+
+
+def load_verifiers(verifiers_dir: Path, tasks: Sequence[Task]) -> dict[str, str | None]:
+    """``<DIR>/<task_id>/verifier.py`` per task; None where it is missing."""
+    if not verifiers_dir.is_dir():
+        raise UsageError(f"no such verifiers directory: {verifiers_dir}")
+    found: dict[str, str | None] = {}
+    for task in tasks:
+        path = verifiers_dir / task.id / "verifier.py"
+        try:
+            found[task.id] = path.read_text()
+        except FileNotFoundError:
+            found[task.id] = None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {path}: {exc}") from None
+    return found
+
+
+@dataclass(frozen=True)
+class DecisionRow:
+    task: Task
+    case_id: str
+    decision: str
+    reason: str | None
+
+
+def run_verifiers(
+    executor: Executor,
+    store: Store,
+    tasks: Sequence[Task],
+    verifiers: Mapping[str, str | None],
+    *,
+    hide: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[DecisionRow], int]:
+    """Decide every case of every task with its verifier; returns the rows and how many ran."""
+    items = [(task, case, verifiers.get(task.id)) for task in tasks for case in task.cases]
+    keys = [(verifier_hash(v), case_key(t, c.candidate)) for t, c, v in items]
+    stored = store.get_many(keys)
+    todo = [i for i, key in enumerate(keys) if key not in stored]
+    decided: dict[int, StoredDecision] = {i: stored[key] for i, key in enumerate(keys) if key in stored}
+
+    def save(local: int, result: DecisionResult) -> None:
+        index = todo[local]
+        task, case, _ = items[index]
+        vh, ck = keys[index]
+        store.put(vh, ck, task.id, case.id, result.decision.value, result.reason, result.duration_s)
+
+    def tick(done: int, _total: int) -> None:
+        if progress is not None:
+            progress(len(decided) + done, len(items))
+
+    if progress is not None:
+        progress(len(decided), len(items))
+    if todo:
+        results = decide_cases(executor, [items[i] for i in todo], hide=hide, progress=tick, on_result=save)
+        for local, result in enumerate(results):
+            decided[todo[local]] = StoredDecision(result.decision.value, result.reason, result.duration_s)
+    rows = [
+        DecisionRow(task, case.id, decided[i].decision, decided[i].reason) for i, (task, case, _) in enumerate(items)
+    ]
+    return rows, len(todo)
+
+
+def trivial_rows(name: str, tasks: Sequence[Task], seed: int) -> list[DecisionRow]:
+    """Decisions of the trivial baselines, which run no code: always PASS, always FAIL, seeded
+    random, and gold-exact-match (PASS only for the gold's candidate, whitespace aside)."""
+    rng = random.Random(seed)
+    rows = []
+    for task in tasks:
+        gold = next((c for c in task.cases if c.category == "gold"), None)
+        gold_key = canonical_candidate(task.spec.kind, gold.candidate) if gold is not None else None
+        for case in task.cases:
+            if name == "always_pass":
+                decision = Decision.PASS
+            elif name == "always_fail":
+                decision = Decision.FAIL
+            elif name == "random":
+                decision = Decision.PASS if rng.random() < 0.5 else Decision.FAIL
+            elif name == "gold_exact_match":
+                same = canonical_candidate(task.spec.kind, case.candidate) == gold_key
+                decision = Decision.PASS if same else Decision.FAIL
+            else:
+                raise UsageError(f"unknown baseline {name!r}; valid baselines: {', '.join(BASELINES)}")
+            rows.append(DecisionRow(task, case.id, decision.value, None))
+    return rows
+
+
+def results_object(
+    rows: Sequence[DecisionRow], *, name: str, seed: int, excluded: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Metrics over ``rows``, plus what the report's drill-down shows per case."""
+    outcomes = []
+    details: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        case = next(c for c in row.task.cases if c.id == row.case_id)
+        outcomes.append(
+            CaseOutcome(
+                task_id=row.task.id,
+                kind=row.task.spec.kind,
+                source=row.task.spec.source.benchmark,
+                case_id=case.id,
+                label=case.label,
+                category=case.category,
+                # DESIGN: a task whose verifier is missing counts, with every output missing.
+                decision=None if row.reason == MISSING_VERIFIER else row.decision,
+            )
+        )
+        details.setdefault(row.task.id, []).append(
+            {
+                "case_id": case.id,
+                "label": case.label,
+                "category": case.category,
+                "subcategory": case.subcategory,
+                "rationale": case.rationale,
+                "decision": row.decision,
+                "reason": row.reason,
+            }
+        )
+    result = score(outcomes, seed=seed, excluded=excluded)
+    for task in result["tasks"]:
+        task["cases"] = details.get(task["task_id"], [])
+    result["verifier_set"] = name
+    return result
