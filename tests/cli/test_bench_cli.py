@@ -85,7 +85,10 @@ def test_missing_verifier_counts_as_invalid(tasks, tmp_path):
 
 
 def test_sigkill_halfway_then_resume_decides_each_case_exactly_once(tasks, tmp_path):
-    slow = "\nimport time as _t\n_verify = verify\n\ndef verify(candidate, env):\n    _t.sleep(0.3)\n    return _verify(candidate, env)\n"
+    slow = (
+        "\nimport time as _t\n_verify = verify\n\n"
+        "def verify(candidate, env):\n    _t.sleep(0.3)\n    return _verify(candidate, env)\n"
+    )
     verifiers = _verifiers(tmp_path / "slow", tasks, slow)
     store = tmp_path / "store.sqlite"
     args = [*VOUCH, "bench", "score", "--tasks", str(tasks), "--verifiers", str(verifiers), "--store", str(store)]

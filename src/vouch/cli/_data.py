@@ -13,7 +13,7 @@ import vouch
 from vouch.bench import PRELOAD, check_references
 from vouch.core import Envelope, FlaggedCase
 from vouch.exec import LocalExecutor
-from vouch.sources import SOURCES, build_source, data_stats
+from vouch.sources import SOURCES, build_source, check_out_dir, data_stats
 
 _PRELOAD = {"agentdojo": ["vouch.sources._agentdojo"], "bfcl": [], "humaneval": ["vouch.sources._probe"]}
 
@@ -51,6 +51,7 @@ def build(
         options["suite_version"] = suite_version
     if limit is not None:
         options["limit"] = limit
+    check_out_dir(out_dir, source, seed, options, force)  # refuse before anything starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with (
         LocalExecutor(preload=[*PRELOAD, *_PRELOAD[source]], allow_weak=allow_weak_isolation) as executor,

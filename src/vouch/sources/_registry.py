@@ -61,7 +61,8 @@ def _source_versions(entry: SourceEntry) -> dict[str, str]:
     return versions
 
 
-def _prepare_out(out: Path, source: str, seed: int, options: Mapping[str, Any], force: bool) -> None:
+def check_out_dir(out: Path, source: str, seed: int, options: Mapping[str, Any], force: bool) -> None:
+    """Raise UsageError when ``out`` holds something a build must not overwrite."""
     manifest_path = out / "manifest.json"
     if manifest_path.exists():
         old = json.loads(manifest_path.read_text())
@@ -73,6 +74,11 @@ def _prepare_out(out: Path, source: str, seed: int, options: Mapping[str, Any], 
             )
     elif out.exists() and any(out.iterdir()) and not force:
         raise UsageError(f"{out} is not empty and holds no vouch build; pass --force to build into it anyway")
+
+
+def _prepare_out(out: Path, source: str, seed: int, options: Mapping[str, Any], force: bool) -> None:
+    check_out_dir(out, source, seed, options, force)
+    manifest_path = out / "manifest.json"
     if out.exists():
         # Only what a build writes is removed: task directories and the manifest.
         for child in out.iterdir():

@@ -103,10 +103,9 @@ class Store:
                 chunk = wanted[i : i + 400]
                 marks = ",".join("(?, ?)" for _ in chunk)
                 params = [v for pair in chunk for v in pair]
-                query = (
-                    "SELECT verifier_hash, case_key, decision, reason, duration_s FROM decisions "
-                    f"WHERE (verifier_hash, case_key) IN (VALUES {marks})"
-                )
+                # Only "(?, ?)" placeholders are formatted in; the values are bound parameters.
+                query = "SELECT verifier_hash, case_key, decision, reason, duration_s FROM decisions WHERE "
+                query += f"(verifier_hash, case_key) IN (VALUES {marks})"
                 for vh, ck, decision, reason, duration in self._db.execute(query, params):
                     found[(vh, ck)] = StoredDecision(decision, reason, duration)
         return found
