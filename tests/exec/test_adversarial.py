@@ -847,3 +847,37 @@ def test_call_value_comes_from_the_return_not_from_output(executor: LocalExecuto
     )
     assert result.ok
     assert result.value is False
+
+
+_LEAVE_LISTENER = """
+import os, socket, time
+if os.fork() == 0:
+    os.setsid()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind("\\0vouch-slot-leak")
+    s.listen(1)
+    time.sleep(60)
+    os._exit(0)
+time.sleep(0.3)
+print("left a listener")
+"""
+
+_FIND_LISTENER = """
+import socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect("\\0vouch-slot-leak")
+    print("CONNECTED")
+except OSError as exc:
+    print("refused", exc.errno)
+"""
+
+
+def test_the_next_run_of_a_slot_finds_nothing_the_last_one_left_in_its_network_namespace() -> None:
+    """Runs of one slot share its network namespace one after the other: a listener the first
+    leaves behind dies with it, so the second cannot reach it."""
+    with LocalExecutor(workers=1, warm_pytest=False) as pool:
+        first = run_script(pool, _LEAVE_LISTENER)
+        second = run_script(pool, _FIND_LISTENER)
+    assert first.ok and "left a listener" in first.stdout_tail
+    assert second.ok and "refused" in second.stdout_tail, second.stdout_tail
