@@ -21,11 +21,13 @@ def _register() -> None:
     from vouch.cli._data import data
     from vouch.cli._demo import demo
     from vouch.cli._exec import exec_command
+    from vouch.cli._report import report
 
     cli.add_command(exec_command)
     cli.add_command(demo)
     cli.add_command(data)
     cli.add_command(bench)
+    cli.add_command(report)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,12 @@
+"""Reports: view models of results files, rendered as one self-contained HTML page.
+
+``render_html`` dispatches on the results' ``kind`` (``bench``, ``baselines``); the page's
+templates ship in ``templates/`` and its plots are inline SVG.
+"""
+
+from __future__ import annotations
+
+from vouch.report._html import render_html, render_view, write_html
+from vouch.report._view import SUPPORTED_KINDS, ReportView, build_view
+
+__all__ = ["SUPPORTED_KINDS", "ReportView", "build_view", "render_html", "render_view", "write_html"]
