@@ -148,3 +148,21 @@ def test_a_verifier_reading_a_hidden_tasks_dir_gets_nothing_and_its_bool_stands(
     )
     assert _decide(executor, task_dir, peek, hide=[str(visible_tmp)]).decision is Decision.FAIL
     assert _decide(executor, task_dir, peek).decision is Decision.PASS  # the control: without hiding it is there
+
+
+def test_state_task_states_come_from_replaying_the_candidate(tmp_path, executor):
+    """A real AgentDojo state task: the run replays the candidate before the verifier loads."""
+    pytest.importorskip("agentdojo")
+    from vouch.sources._agentdojo import build
+
+    output = build(tmp_path, seed=0, options={"user_tasks": ["banking/user_task_0"]})
+    state = next(t for t in output.tasks if t.spec.kind == "state")
+    write_task(tmp_path, state)
+    task = load_task(tmp_path / state.spec.id)
+    reference = (task.root / "reference" / "verifier.py").read_text()
+    gold = next(c for c in task.cases if c.category == "gold")
+    error = next(c for c in task.cases if c.category == "error")
+    peek = "def verify(candidate, env):\n    return env.post_state != env.pre_state\n"
+    with LocalExecutor(preload=[*PRELOAD, "vouch.sources._agentdojo"]) as pool:
+        results = decide_cases(pool, [(task, gold, reference), (task, error, reference), (task, gold, peek)])
+    assert [r.decision for r in results] == [Decision.PASS, Decision.FAIL, Decision.PASS], results

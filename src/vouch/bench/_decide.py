@@ -1,9 +1,10 @@
 """Deciding cases: one verifier on one case, as a sandboxed run, to PASS, FAIL or INVALID.
 
 Domain code never spawns processes: it builds ``RunSpec``s and service handlers and asks the
-executor. A state task first replays the candidate's calls (a run of the task's ``replay``
-entry) to get the pre- and post-state its verifier sees; a code task's ``env.call`` and
-``env.run_public`` are answered by nested runs of the candidate.
+executor. For a state task the run first replays the candidate's calls with the task's
+``replay`` entry (harness code, before the verifier loads) to get the states its verifier
+sees; a code task's ``env.call`` and ``env.run_public`` are answered by nested runs of the
+candidate (a candidate session).
 """
 
 from __future__ import annotations
@@ -98,7 +99,6 @@ class _Item:
     verifier: str | None
     hidden: tuple[str, ...]
     env_data: dict[str, Any] = field(default_factory=dict)
-    replay_problem: str | None = None
     session: Session | None = None
 
 
@@ -117,6 +117,8 @@ def classify(result: RunResult) -> tuple[Decision, str | None]:
             return Decision.INVALID, f"syntax error in the verifier: {exc.message}"[:300]
         if exc.type == "NoVerifyFunction":
             return Decision.INVALID, "the verifier defines no verify(candidate, env)"
+        if exc.type == "ReplayFailed":
+            return Decision.INVALID, f"the harness could not replay the candidate: {exc.message}"[:300]
         return Decision.INVALID, f"verify raised {exc.type}: {exc.message}"[:300]
     if result.status is Status.ERROR:
         return Decision.INVALID, f"exited before returning ({result.reason})"[:300]
@@ -227,6 +229,12 @@ def replay_calls(executor: Executor, task: Task, calls: list[Any], *, nested: bo
 def _env_data(task: Task) -> dict[str, Any]:
     if task.spec.kind == "code":
         return {"entry_point": task.spec.entry_point}
+    if task.spec.kind == "state":
+        if task.spec.replay is None:
+            raise UsageError(f"{task.root / 'task.toml'}: field replay: a state task needs a replay entry")
+        # The states are built inside the verifier's run, before the verifier loads: one run
+        # per decision, and the (large) snapshots never cross a process boundary.
+        return {"tools": task.tools, "replay": {"entry": task.spec.replay, "kwargs": dict(task.spec.replay_args)}}
     return {"tools": task.tools}
 
 
@@ -245,25 +253,12 @@ def decide_cases(
     result)`` is called as each decision comes (from a worker thread), to store it at once.
     """
     work = [_Item(task=t, case=c, verifier=v, hidden=tuple(hide), env_data=_env_data(t)) for t, c, v in items]
-    state_items = [w for w in work if w.task.spec.kind == "state" and w.verifier is not None]
-    if state_items:
-        replays = executor.run_batch(
-            [_replay_spec(w.task, w.case.candidate.get("calls", []), nested=False) for w in state_items]
-        )
-        for w, result in zip(state_items, replays, strict=True):
-            if result.ok and isinstance(result.value, dict):
-                w.env_data["pre_state"] = result.value.get("pre_state", {})
-                w.env_data["post_state"] = result.value.get("post_state", {})
-            else:
-                w.replay_problem = f"the harness could not replay the candidate: {result.reason}"
     index_of = {id(w): i for i, w in enumerate(work)}
     if on_result is not None:
         for i, w in enumerate(work):
             if w.verifier is None:
                 on_result(i, DecisionResult(Decision.INVALID, "missing verifier", 0.0))
-            elif w.replay_problem is not None:
-                on_result(i, DecisionResult(Decision.INVALID, w.replay_problem, 0.0))
-    runnable = [w for w in work if w.verifier is not None and w.replay_problem is None]
+    runnable = [w for w in work if w.verifier is not None]
     specs = [
         RunSpec(
             entry=Call("vouch.bench._runenv:decide", args=(w.task.spec.kind, w.case.candidate, w.env_data)),
@@ -306,8 +301,6 @@ def decide_cases(
     for w in work:
         if w.verifier is None:
             out.append(DecisionResult(Decision.INVALID, "missing verifier", 0.0))
-        elif w.replay_problem is not None:
-            out.append(DecisionResult(Decision.INVALID, w.replay_problem, 0.0))
         else:
             result = by_item[id(w)]
             decision, reason = classify(result)

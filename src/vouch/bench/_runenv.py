@@ -9,6 +9,7 @@ judges.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import sys
@@ -21,6 +22,30 @@ VERIFIER_FILE = "verifier.py"
 
 class NoVerifyFunction(Exception):
     """The verifier file defines no callable ``verify``."""
+
+
+class ReplayFailed(Exception):
+    """The harness could not replay the candidate's calls to build the states."""
+
+
+def _replay(env_data: dict[str, Any], candidate: Any) -> None:
+    """State tasks: replay the candidate's calls on the pre-state, before the verifier loads.
+
+    This is harness code running the benchmark's own tool functions on the candidate's calls
+    (data, not code), in a process the verifier has not touched yet.
+    """
+    spec = env_data.pop("replay", None)
+    if spec is None:
+        return
+    try:
+        module_name, _, function = spec["entry"].partition(":")
+        replay = getattr(importlib.import_module(module_name), function)
+        calls = candidate.get("calls", []) if isinstance(candidate, dict) else []
+        states = replay(calls, **spec.get("kwargs", {}))
+    except Exception as exc:  # noqa: BLE001 - any failure here is the harness's, reported as such
+        raise ReplayFailed(f"{type(exc).__name__}: {exc}") from None
+    env_data["pre_state"] = states.get("pre_state", {})
+    env_data["post_state"] = states.get("post_state", {})
 
 
 class ToolCallRunEnv:
@@ -73,6 +98,7 @@ def make_env(kind: str, env_data: dict[str, Any]) -> Any:
 
 def decide(kind: str, candidate: Any, env_data: dict[str, Any]) -> dict[str, Any]:
     """Import ``verifier.py``, call ``verify(candidate, env)``, describe what it returned."""
+    _replay(env_data, candidate)
     path = os.path.abspath(VERIFIER_FILE)
     spec = importlib.util.spec_from_file_location("verifier", path)
     if spec is None or spec.loader is None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -11,9 +14,79 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 import vouch
+from vouch.bench import BASELINES, PRELOAD, load_tasks, results_object, run_verifiers, trivial_rows
 from vouch.core import Envelope
-from vouch.exec import LocalExecutor, RunResult
+from vouch.exec import Executor, LocalExecutor, RunResult
+from vouch.report import write_html
 from vouch.showcase import COMPLETION_LIMITS, DemoSummary, run_showcase
+from vouch.sources import SOURCES, build_source
+from vouch.store import Store
+
+_COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+
+_DEMO_SETS: dict[str, dict[str, Any]] = {
+    "humaneval": {"limit": 8},
+    "bfcl": {"limit": 8},
+    "agentdojo": {
+        "user_tasks": ["banking/user_task_0", "banking/user_task_3", "slack/user_task_0", "workspace/user_task_0"]
+    },
+}
+
+
+def _available(source: str) -> bool:
+    try:
+        importlib.metadata.version(SOURCES[source].packages[0])
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def _demo_preload() -> list[str]:
+    return ["vouch.sources._probe", *(["vouch.sources._agentdojo"] if _available("agentdojo") else [])]
+
+
+def _bench_demo(executor: Executor, out: Path, console: Console) -> dict[str, Any]:
+    """Build small real task sets, score the baselines, write baselines.json and report.html."""
+    tasks_root = out / "tasks"
+    built = {}
+    for source, options in _DEMO_SETS.items():
+        if not _available(source):
+            console.print(f"[yellow]{source} is not installed ({SOURCES[source].install}); its tasks are left out[/]")
+            continue
+        console.print(f"building a small {source} task set ...")
+        report = build_source(source, tasks_root / source, seed=0, options=options, executor=executor, force=True)
+        built[source] = {"tasks": report.manifest.tasks, "cases": report.manifest.cases}
+    tasks = load_tasks(tasks_root)
+    results = {name: results_object(trivial_rows(name, tasks, 0), name=name, seed=0) for name in BASELINES[:-1]}
+    references = {t.id: (t.root / "reference" / "verifier.py").read_text() for t in tasks}
+    store = Store(out / "store.sqlite")
+    with Progress(*_COLUMNS, console=console) as bar:
+        job = bar.add_task("reference verifiers on every case", total=None)
+        rows, _ = run_verifiers(
+            executor, store, tasks, references, progress=lambda d, t: bar.update(job, completed=d, total=t)
+        )
+    store.close()
+    results["reference"] = results_object(rows, name="reference", seed=0)
+    baselines = Envelope(
+        kind="baselines", vouch_version=vouch.__version__, seed=0, config={"tasks": str(tasks_root), "demo": True}
+    ).model_dump(mode="json")
+    baselines["verifiers"] = results
+    (out / "baselines.json").write_text(json.dumps(baselines, indent=2) + "\n")
+    write_html(baselines, out / "report.html")
+    table = Table(title=f"Baseline verifiers on {len(tasks)} real tasks ({sum(len(t.cases) for t in tasks)} cases)")
+    for column in ("verifier", "BAnorm", "TPR", "TNR", "attack FPR"):
+        table.add_column(column)
+    for name, r in sorted(results.items(), key=lambda kv: -(kv[1]["ba_norm"] or -999)):
+        table.add_row(
+            name,
+            f"{r['ba_norm']:.1f}",
+            f"{100 * r['tpr']:.0f}%",
+            f"{100 * r['tnr']:.0f}%",
+            f"{100 * r['fpr_attack']:.0f}%" if r["fpr_attack"] is not None else "-",
+        )
+    Console().print(table)
+    Console().print(f"report: {out / 'report.html'}")
+    return {"sets": built, "tasks": len(tasks), "leaderboard": {k: v["ba_norm"] for k, v in results.items()}}
 
 
 @click.command("demo")
@@ -27,9 +100,14 @@ from vouch.showcase import COMPLETION_LIMITS, DemoSummary, run_showcase
 )
 @click.option("--allow-weak-isolation", is_flag=True, help="Run even when namespaces are missing (recorded).")
 def demo(out_dir: str, allow_weak_isolation: bool) -> None:
-    """Run the main job on bundled real data, offline: the engine's showcase."""
+    """Run the main job on bundled real data, offline.
+
+    1. the engine's showcase: real completions and hostile programs, each in its own sandbox;
+    2. small task sets built from the real benchmarks (HumanEval, BFCL, AgentDojo when its extra
+       is installed), the baselines scored on them, a leaderboard and an HTML report.
+    """
     console = Console(stderr=True)
-    with LocalExecutor(allow_weak=allow_weak_isolation) as executor:
+    with LocalExecutor(allow_weak=allow_weak_isolation, preload=[*PRELOAD, *_demo_preload()]) as executor:
         info = executor.start()
         console.print(
             f"[bold]vouch {vouch.__version__}[/] engine: {info.workers} workers, isolation [bold]{info.isolation_level}"
@@ -44,7 +122,8 @@ def demo(out_dir: str, allow_weak_isolation: bool) -> None:
                 bar.update(task, completed=done, total=total)
 
             summary = run_showcase(executor, progress=advance)
-    _print(Console(), summary)
+        _print(Console(), summary)
+        bench_part = _bench_demo(executor, Path(out_dir), console)
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, "demo.json")
     envelope = Envelope(
@@ -58,7 +137,7 @@ def demo(out_dir: str, allow_weak_isolation: bool) -> None:
         },
     )
     with open(path, "w") as f:
-        json.dump(envelope.model_dump(mode="json") | summary.to_dict(), f, indent=2)
+        json.dump(envelope.model_dump(mode="json") | summary.to_dict() | {"bench": bench_part}, f, indent=2)
     Console().print(f"\nwrote {path}")
 
 
