@@ -131,3 +131,13 @@ def test_demo_runs_end_to_end_offline(tmp_path):
     assert all(h["contained"] for h in report["hostile"]), report["hostile"]
     assert {h["status"] for h in report["hostile"]} >= {"timeout", "memory", "error"}
     assert os.path.exists(out / "demo.json")
+    # The VerifierBench part: small real task sets, the baselines, a report.
+    bench = report["bench"]
+    assert {"humaneval", "bfcl"} <= set(bench["sets"])
+    board = bench["leaderboard"]
+    assert board["always_pass"] == 0 and board["always_fail"] == 0
+    assert board["reference"] > board["gold_exact_match"] > 0
+    baselines = json.loads((out / "baselines.json").read_text())
+    assert baselines["kind"] == "baselines" and set(baselines["verifiers"]) == set(board)
+    html = (out / "report.html").read_text()
+    assert 'id="leaderboard"' in html and "<svg" in html
