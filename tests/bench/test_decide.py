@@ -122,8 +122,23 @@ def test_env_call_answers_in_order_and_keeps_types(executor, tasks):
         ("def verify(c, env):\n    return 1\n", "returned int, not bool"),
         ("def verify(c, env):\n    return 'PASS'\n", "returned str, not bool"),
         ("def verify(c, env):\n    print('PASS')\n", "returned NoneType"),
+        ("def verify(c, env):\n    x = [bytearray(1 << 26) for _ in range(100)]\n    return True\n", "memory"),
+        ("import sys\ndef verify(c, env):\n    while True:\n        sys.stdout.write('x' * 65536)\n", "File too large"),
     ],
-    ids=["missing", "no-verify", "syntax", "raises", "loops", "os-exit", "sys-exit", "int", "str", "none"],
+    ids=[
+        "missing",
+        "no-verify",
+        "syntax",
+        "raises",
+        "loops",
+        "os-exit",
+        "sys-exit",
+        "int",
+        "str",
+        "none",
+        "allocates",
+        "prints-megabytes",
+    ],
 )
 def test_invalid_decisions_say_why(executor, tasks, verifier, reason, monkeypatch):
     monkeypatch.setattr("vouch.bench._decide.VERIFIER_LIMITS", __import__("vouch.exec").exec.Limits(timeout_s=2))
@@ -166,3 +181,33 @@ def test_state_task_states_come_from_replaying_the_candidate(tmp_path, executor)
     with LocalExecutor(preload=[*PRELOAD, "vouch.sources._agentdojo"]) as pool:
         results = decide_cases(pool, [(task, gold, reference), (task, error, reference), (task, gold, peek)])
     assert [r.decision for r in results] == [Decision.PASS, Decision.FAIL, Decision.PASS], results
+
+
+@pytest.mark.parametrize(
+    ("toml", "mentions"),
+    [
+        ('id = "t"\nkind = "sql"\n[source]\nbenchmark = "b"\nversion = "1"\noriginal_id = "t"\n', "field kind"),
+        ('id = "t"\nkind = "code"\n', "field source"),
+        ('id = "t\n', "not valid TOML"),
+    ],
+    ids=["bad-kind", "no-source", "broken-toml"],
+)
+def test_a_malformed_task_directory_names_the_file_and_field(tmp_path, toml, mentions):
+    from vouch.errors import UsageError
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "task.toml").write_text(toml)
+    with pytest.raises(UsageError, match=mentions) as info:
+        load_task(tmp_path / "t")
+    assert "task.toml" in str(info.value)
+
+
+def test_a_malformed_case_file_names_the_file_and_field(tmp_path, tasks):
+    import shutil
+
+    from vouch.errors import UsageError
+
+    shutil.copytree(tasks / "tool-weather", tmp_path / "tool-weather")
+    (tmp_path / "tool-weather" / "cases" / "none.json").write_text('{"id": "none", "label": "maybe"}')
+    with pytest.raises(UsageError, match="none.json: field label"):
+        load_task(tmp_path / "tool-weather")
