@@ -209,5 +209,5 @@ def test_a_malformed_case_file_names_the_file_and_field(tmp_path, tasks):
 
     shutil.copytree(tasks / "tool-weather", tmp_path / "tool-weather")
     (tmp_path / "tool-weather" / "cases" / "none.json").write_text('{"id": "none", "label": "maybe"}')
-    with pytest.raises(UsageError, match="none.json: field label"):
+    with pytest.raises(UsageError, match=r"none\.json: field label"):
         load_task(tmp_path / "tool-weather")
