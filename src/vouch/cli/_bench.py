@@ -31,7 +31,8 @@ def bench() -> None:
 
 def _preload(tasks: Sequence[Task]) -> list[str]:
     modules = {t.spec.replay.split(":")[0] for t in tasks if t.spec.replay}
-    return [*PRELOAD, *sorted(modules)]
+    warm = ["vouch.sources._agentdojo_world:warm"] if "vouch.sources._agentdojo" in modules else []
+    return [*PRELOAD, *sorted(modules), *warm]
 
 
 def _read_v4v(path: Path | None) -> dict[str, str] | None:

@@ -15,7 +15,11 @@ from vouch.core import Envelope, FlaggedCase
 from vouch.exec import LocalExecutor
 from vouch.sources import SOURCES, build_source, check_out_dir, data_stats
 
-_PRELOAD = {"agentdojo": ["vouch.sources._agentdojo"], "bfcl": [], "humaneval": ["vouch.sources._probe"]}
+_PRELOAD = {
+    "agentdojo": ["vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"],
+    "bfcl": [],
+    "humaneval": ["vouch.sources._probe"],
+}
 
 
 @click.group("data")

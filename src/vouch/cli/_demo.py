@@ -42,7 +42,8 @@ def _available(source: str) -> bool:
 
 
 def _demo_preload() -> list[str]:
-    return ["vouch.sources._probe", *(["vouch.sources._agentdojo"] if _available("agentdojo") else [])]
+    agentdojo = ["vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"]
+    return ["vouch.sources._probe", *(agentdojo if _available("agentdojo") else [])]
 
 
 def _bench_demo(executor: Executor, out: Path, console: Console) -> dict[str, Any]:

@@ -159,7 +159,8 @@ class LocalExecutor(Executor):
 
     Args:
         workers: runs at the same time (default: the number of CPUs).
-        preload: modules the zygote imports once so that runs find them warm.
+        preload: modules the zygote imports once so that runs find them warm; an entry
+            ``"module:function"`` also calls that function once (to fill caches).
         hash_seed: ``PYTHONHASHSEED`` of the zygote, which every run inherits.
         allow_weak: run with weaker isolation, recorded in every result, when a
             namespace primitive is missing; otherwise starting raises IsolationUnavailable.

@@ -113,6 +113,12 @@ def restore_environment(suite: Any, data: dict[str, Any]) -> Any:
     return env
 
 
+@functools.cache
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    # Building a TypeAdapter compiles a validator: once per field type, not once per restore.
+    return TypeAdapter(annotation)
+
+
 def _put_back(obj: BaseModel, data: dict[str, Any]) -> None:
     for name, field in type(obj).model_fields.items():
         if name not in data:
@@ -121,7 +127,7 @@ def _put_back(obj: BaseModel, data: dict[str, Any]) -> None:
         if isinstance(current, BaseModel) and isinstance(data[name], dict):
             _put_back(current, data[name])
             continue
-        value = TypeAdapter(field.annotation or Any).validate_python(data[name])
+        value = _adapter(field.annotation or Any).validate_python(data[name])  # type: ignore[arg-type]
         if value != current:
             setattr(obj, name, value)
 
@@ -300,3 +306,14 @@ def _safe(check: Any) -> bool:
         return bool(check())
     except Exception:  # noqa: BLE001 - a check that cannot read a state does not hold on it
         return False
+
+
+def warm(version: str = DEFAULT_SUITE_VERSION) -> None:
+    """Fill the caches a run would otherwise fill each time: suites, their default and per-task
+    pre-environments, and the validators restoring a snapshot builds. Called once in the
+    engine's zygote (``preload=["vouch.sources._agentdojo_world:warm"]``), whose runs inherit them."""
+    for suite_name in SUITES:
+        suite = load_suite(suite_name, version)
+        for user_task in suite.user_tasks:
+            _pre_environment(suite_name, version, user_task)
+        restore_environment(suite, snapshot(_default_environment(suite_name, version)))
