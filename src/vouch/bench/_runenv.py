@@ -28,24 +28,21 @@ class ReplayFailed(Exception):
     """The harness could not replay the candidate's calls to build the states."""
 
 
-def _replay(env_data: dict[str, Any], candidate: Any) -> None:
-    """State tasks: replay the candidate's calls on the pre-state, before the verifier loads.
+def _replay(spec: dict[str, Any], candidate: Any) -> dict[str, Any]:
+    """State tasks: replay the candidate's calls on the pre-state with the task's replay entry.
 
-    This is harness code running the benchmark's own tool functions on the candidate's calls
-    (data, not code), in a process the verifier has not touched yet.
+    Harness code running the benchmark's own tool functions on the candidate's calls (data, not
+    code). It runs when the verifier first reads ``env.pre_state`` or ``env.post_state``: a
+    verifier that never reads them (one that replays by itself) does not pay for the snapshots.
     """
-    spec = env_data.pop("replay", None)
-    if spec is None:
-        return
     try:
         module_name, _, function = spec["entry"].partition(":")
         replay = getattr(importlib.import_module(module_name), function)
         calls = candidate.get("calls", []) if isinstance(candidate, dict) else []
-        states = replay(calls, **spec.get("kwargs", {}))
+        states: dict[str, Any] = replay(calls, **spec.get("kwargs", {}))
     except Exception as exc:  # noqa: BLE001 - any failure here is the harness's, reported as such
         raise ReplayFailed(f"{type(exc).__name__}: {exc}") from None
-    env_data["pre_state"] = states.get("pre_state", {})
-    env_data["post_state"] = states.get("post_state", {})
+    return states
 
 
 class ToolCallRunEnv:
@@ -58,10 +55,34 @@ class ToolCallRunEnv:
 class StateRunEnv(ToolCallRunEnv):
     """``env`` of a state task; ``run_public`` replays calls in a separate run."""
 
-    def __init__(self, tools: list[dict[str, Any]], pre_state: dict[str, Any], post_state: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        tools: list[dict[str, Any]],
+        pre_state: dict[str, Any] | None = None,
+        post_state: dict[str, Any] | None = None,
+        *,
+        replay: dict[str, Any] | None = None,
+        candidate: Any = None,
+    ) -> None:
         super().__init__(tools)
-        self.pre_state = pre_state
-        self.post_state = post_state
+        self._states = None if replay is not None else {"pre_state": pre_state or {}, "post_state": post_state or {}}
+        self._replay_spec = replay
+        self._candidate = candidate
+
+    def _state(self, key: str) -> dict[str, Any]:
+        if self._states is None:
+            assert self._replay_spec is not None
+            self._states = _replay(self._replay_spec, self._candidate)
+        value: dict[str, Any] = self._states.get(key, {})
+        return value
+
+    @property
+    def pre_state(self) -> dict[str, Any]:
+        return self._state("pre_state")
+
+    @property
+    def post_state(self) -> dict[str, Any]:
+        return self._state("post_state")
 
     def run_public(self, calls: list[dict[str, Any]]) -> dict[str, Any]:
         answer: dict[str, Any] = request({"op": "run_public", "calls": calls})
@@ -87,18 +108,24 @@ class CodeRunEnv:
         return answer
 
 
-def make_env(kind: str, env_data: dict[str, Any]) -> Any:
+def make_env(kind: str, env_data: dict[str, Any], candidate: Any = None) -> Any:
     if kind == "code":
         return CodeRunEnv(env_data.get("entry_point"))
     tools = env_data.get("tools", [])
     if kind == "state":
-        return StateRunEnv(tools, env_data.get("pre_state", {}), env_data.get("post_state", {}))
+        return StateRunEnv(
+            tools,
+            env_data.get("pre_state"),
+            env_data.get("post_state"),
+            replay=env_data.get("replay"),
+            candidate=candidate,
+        )
     return ToolCallRunEnv(tools)
 
 
 def decide(kind: str, candidate: Any, env_data: dict[str, Any]) -> dict[str, Any]:
     """Import ``verifier.py``, call ``verify(candidate, env)``, describe what it returned."""
-    _replay(env_data, candidate)
+    env = make_env(kind, env_data, candidate)
     path = os.path.abspath(VERIFIER_FILE)
     spec = importlib.util.spec_from_file_location("verifier", path)
     if spec is None or spec.loader is None:
@@ -109,7 +136,7 @@ def decide(kind: str, candidate: Any, env_data: dict[str, Any]) -> dict[str, Any
     verify = getattr(module, "verify", None)
     if not callable(verify):
         raise NoVerifyFunction(f"{VERIFIER_FILE} defines no callable verify(candidate, env)")
-    result = verify(candidate, make_env(kind, env_data))
+    result = verify(candidate, env)
     if type(result) is bool:
         return {"bool": result}
     return {"bool": None, "type": type(result).__name__, "repr": repr(result)[:200]}

@@ -42,6 +42,7 @@ from vouch.sources._agentdojo_world import (
     injection_calls,
     load_suite,
     replay,
+    replay_environments,
     restore_environment,
     tool_schemas,
     user_task_ids,
@@ -64,6 +65,7 @@ __all__ = [
     "function_calls",
     "load_suite",
     "replay",
+    "replay_environments",
     "restore_environment",
     "verifier_source",
 ]
@@ -284,15 +286,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch.sources._agentdojo import function_calls, load_suite, replay, restore_environment
+from vouch.sources._agentdojo import function_calls, load_suite, replay_environments
 
 SUITE = @SUITE_R@
 VERSION = @VERSION_R@
 USER_TASK = @USER_TASK_R@
-
-
-def _states(candidate: dict[str, Any], env: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-@STATES_BODY@
 
 
 def _holds(check: Any, pre: Any, post: Any) -> bool:
@@ -316,9 +314,7 @@ def verify(candidate: dict[str, Any], env: Any) -> bool:
     output = candidate.get("final_answer") or ""
     suite = load_suite(SUITE, VERSION)
     task = suite.user_tasks[USER_TASK]
-    pre_state, post_state = _states(candidate, env)
-    pre = restore_environment(suite, pre_state)
-    post = restore_environment(suite, post_state)
+    pre, post = replay_environments(calls, suite=SUITE, version=VERSION, user_task=USER_TASK)
     traces = function_calls(calls)
 
     def utility(a: Any, b: Any) -> bool:
@@ -340,24 +336,24 @@ def verify(candidate: dict[str, Any], env: Any) -> bool:
 
 _STATES = {
     "state": (
-        "The environment states are env.pre_state and env.post_state (the harness replayed the calls).",
-        "    return env.pre_state, env.post_state",
+        "It replays the calls on the task's pre-environment itself, as the harness did to give\n"
+        "env.pre_state and env.post_state: the same states (the replay is deterministic), without\n"
+        "rebuilding the objects from the snapshots.",
+        "",
     ),
     "tool_call": (
         "The verifier replays the calls itself on the task's pre-environment (env holds only the tools).",
-        '    run = replay(candidate["calls"], suite=SUITE, version=VERSION, user_task=USER_TASK)\n'
-        '    return run["pre_state"], run["post_state"]',
+        "",
     ),
 }
 
 
 def verifier_source(suite: str, version: str, user_task: str, kind: str) -> str:
     """The reference verifier's text for one task (``kind`` is ``state`` or ``tool_call``)."""
-    doc, body = _STATES[kind]
+    doc, _ = _STATES[kind]
     text = _VERIFIER
     for key, value in {
         "@STATES_DOC@": doc,
-        "@STATES_BODY@": body,
         "@SUITE_R@": repr(suite),
         "@VERSION_R@": repr(version),
         "@USER_TASK_R@": repr(user_task),

@@ -212,6 +212,19 @@ def replay(calls: list[dict[str, Any]], *, suite: str, version: str, user_task: 
     return {"pre_state": pre_state, "post_state": snapshot(env), "results": results}
 
 
+def replay_environments(calls: list[dict[str, Any]], *, suite: str, version: str, user_task: str) -> tuple[Any, Any]:
+    """``replay`` without the snapshots: the pre- and post-environment objects themselves.
+
+    The reference verifiers use it: rebuilding the objects from JSON snapshots re-validates every
+    e-mail address of a workspace (most of a decision's time); replaying the calls again on the
+    (cached) pre-environment gives the same objects, as the replay is deterministic.
+    """
+    pre = pre_environment(suite, version, user_task)
+    post = pre.model_copy(deep=True)
+    run_calls(load_suite(suite, version), post, list(calls))
+    return pre, post
+
+
 def tool_schemas(suite: Any) -> list[dict[str, Any]]:
     """The suite's tools as public schemas: name, description, parameters (JSON Schema)."""
     return [
