@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
-import sys
 from typing import Any
 
+from vouch.exec._harness import load_module_file
 from vouch.exec._service import request
 
 VERIFIER_FILE = "verifier.py"
@@ -126,13 +125,7 @@ def make_env(kind: str, env_data: dict[str, Any], candidate: Any = None) -> Any:
 def decide(kind: str, candidate: Any, env_data: dict[str, Any]) -> dict[str, Any]:
     """Import ``verifier.py``, call ``verify(candidate, env)``, describe what it returned."""
     env = make_env(kind, env_data, candidate)
-    path = os.path.abspath(VERIFIER_FILE)
-    spec = importlib.util.spec_from_file_location("verifier", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {VERIFIER_FILE}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["verifier"] = module
-    spec.loader.exec_module(module)
+    module = load_module_file(VERIFIER_FILE, "verifier")
     verify = getattr(module, "verify", None)
     if not callable(verify):
         raise NoVerifyFunction(f"{VERIFIER_FILE} defines no callable verify(candidate, env)")

@@ -15,15 +15,14 @@ Pool side: ``Session`` hands calls from the verifier's handler to the session's 
 from __future__ import annotations
 
 import copy
-import importlib.util
 import queue
 import signal
-import sys
 import threading
 from concurrent.futures import Future
 from typing import Any
 
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec
+from vouch.exec._harness import load_module_file
 from vouch.exec._service import request
 from vouch.exec._values import to_data
 
@@ -43,12 +42,7 @@ def serve(path: str = "candidate.py") -> int:
     """Run side: load the candidate, then answer calls until told to stop; returns the count."""
     answer: dict[str, Any] | None = None
     try:
-        spec = importlib.util.spec_from_file_location("candidate", path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["candidate"] = module
-        spec.loader.exec_module(module)
+        module = load_module_file(path, "candidate")
     except BaseException as exc:  # noqa: BLE001 - the candidate failing to load answers every call
         module = None
         load_error = f"{type(exc).__name__}: {exc}"[:300]

@@ -17,6 +17,7 @@ import runpy
 import sys
 import traceback
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, NoReturn
 
 from vouch.exec import _frame, _values
@@ -36,21 +37,25 @@ _BUILTINS = dict(builtins.__dict__)
 """A copy of the builtins as the zygote had them, put back before the frame is written."""
 
 
+def load_module_file(path: str, name: str | None = None) -> ModuleType:
+    """Import a Python file of the run's working directory as a module (``sys.modules[name]``)."""
+    path = os.path.abspath(path)
+    name = name or os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path!r}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _load_callable(target: str) -> Callable[..., Any]:
     module_part, sep, function = target.rpartition(":")
     if not sep or not module_part or not function:
         raise ValueError(f"call target {target!r} is not 'file.py:function' or 'package.module:function'")
-    if module_part.endswith(".py"):
-        path = os.path.abspath(module_part)
-        name = os.path.splitext(os.path.basename(path))[0]
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {module_part!r}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(module_part)
+    is_file = module_part.endswith(".py")
+    module = load_module_file(module_part) if is_file else importlib.import_module(module_part)
     fn = getattr(module, function, None)
     if fn is None:
         raise AttributeError(f"{module_part!r} has no attribute {function!r}")

@@ -12,12 +12,11 @@ Called through the engine, never in the builder's process:
 from __future__ import annotations
 
 import copy
-import importlib.util
 import signal
-import sys
 from types import ModuleType
 from typing import Any
 
+from vouch.exec._harness import load_module_file
 from vouch.exec._values import to_data
 
 
@@ -30,13 +29,7 @@ def _on_alarm(_signum: int, _frame: Any) -> None:
 
 
 def _load(path: str = "candidate.py") -> ModuleType:
-    spec = importlib.util.spec_from_file_location("candidate", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["candidate"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_module_file(path, "candidate")
 
 
 def _is_data(value: Any) -> bool:
