@@ -145,3 +145,70 @@ def test_sigkill_halfway_then_resume_decides_each_case_exactly_once(tasks, tmp_p
         str(out),
     )
     assert json.loads(out.read_text())["config"]["decisions_run"] == 0, again.stderr[-500:]
+
+
+def test_v4v_exclusions_are_left_out_and_counted(tasks, tmp_path):
+    verifiers = _verifiers(tmp_path / "ref", tasks, "")
+    v4v = tmp_path / "v4v.json"
+    v4v.write_text(
+        json.dumps(
+            {
+                "kind": "v4v",
+                "tasks": [
+                    {"task_id": "humaneval-1", "retained": False, "checks": {"replay": {"passed": False}}},
+                    {"task_id": "humaneval-0", "retained": True, "checks": {}},
+                ],
+            }
+        )
+    )
+    out = tmp_path / "bench.json"
+    proc = vouch(
+        "bench",
+        "score",
+        "--tasks",
+        str(tasks),
+        "--verifiers",
+        str(verifiers),
+        "--v4v",
+        str(v4v),
+        "--json",
+        str(out),
+        "--store",
+        str(tmp_path / "store.sqlite"),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert result["excluded"]["count"] == 1
+    assert "replay" in result["excluded"]["tasks"]["humaneval-1"]
+    assert {t["task_id"] for t in result["tasks"]} == {"humaneval-0", "humaneval-2"}
+
+
+def test_compare_two_runs(tasks, tmp_path):
+    good = _verifiers(tmp_path / "good", tasks, "")
+    lazy = _verifiers(tmp_path / "lazy", tasks, "\n\ndef verify(candidate, env):\n    return True\n")
+    runs = []
+    for name, verifiers in (("good", good), ("lazy", lazy)):
+        out = tmp_path / f"{name}.json"
+        proc = vouch(
+            "bench",
+            "score",
+            "--tasks",
+            str(tasks),
+            "--verifiers",
+            str(verifiers),
+            "--json",
+            str(out),
+            "--store",
+            str(tmp_path / "store.sqlite"),
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        runs.append(out)
+    diff = tmp_path / "diff.json"
+    proc = vouch("bench", "compare", str(runs[0]), str(runs[1]), "--json", str(diff))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(diff.read_text())
+    assert result["kind"] == "bench-compare"
+    assert result["tasks_compared"] == 3
+    assert result["ba_norm_diff"] < -50  # accepting everything loses against the reference
+    lo, hi = result["ba_norm_diff_ci95"]
+    assert lo <= result["ba_norm_diff"] <= hi
