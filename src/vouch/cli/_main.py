@@ -22,12 +22,14 @@ def _register() -> None:
     from vouch.cli._demo import demo
     from vouch.cli._exec import exec_command
     from vouch.cli._report import report
+    from vouch.cli._v4v import v4v
 
     cli.add_command(exec_command)
     cli.add_command(demo)
     cli.add_command(data)
     cli.add_command(bench)
     cli.add_command(report)
+    cli.add_command(v4v)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,83 @@
+"""``vouch v4v --tasks DIR``: screen reference verifiers and their suites."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+import vouch
+from vouch.bench import load_tasks
+from vouch.core import Envelope
+from vouch.store import Store, default_store_path
+from vouch.v4v import CHECKS, run_v4v
+
+
+@click.command("v4v")
+@click.option("--tasks", "tasks_dir", required=True, type=click.Path(path_type=Path))
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--checks", default=",".join(CHECKS), show_default=True, help="Comma-separated checks to run.")
+@click.option("--repeat", type=click.IntRange(min=2), default=3, show_default=True, help="Runs for repeatability.")
+@click.option("--threshold", type=float, default=20.0, show_default=True, help="Trivial-baseline BAnorm limit.")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--allow-weak-isolation", is_flag=True)
+def v4v(
+    tasks_dir: Path,
+    json_out: Path | None,
+    checks: str,
+    repeat: int,
+    threshold: float,
+    store_path: Path | None,
+    seed: int,
+    allow_weak_isolation: bool,
+) -> None:
+    """Run V4V's checks on every task; a task failing any is excluded, with its reason."""
+    console = Console(stderr=True)
+    tasks = load_tasks(tasks_dir)
+    chosen = [c.strip() for c in checks.split(",") if c.strip()]
+    store = Store(store_path or default_store_path())
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as bar:
+        jobs: dict[str, TaskID] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in jobs:
+                jobs[stage] = bar.add_task(stage, total=total)
+            bar.update(jobs[stage], completed=done, total=total)
+
+        body = run_v4v(
+            tasks,
+            store=store,
+            checks=chosen,
+            repeat=repeat,
+            threshold=threshold,
+            seed=seed,
+            allow_weak=allow_weak_isolation,
+            progress=progress,
+        )
+    store.close()
+    envelope = Envelope(
+        kind="v4v",
+        vouch_version=vouch.__version__,
+        seed=seed,
+        config={"tasks": str(tasks_dir), "checks": chosen, "repeat": repeat, "threshold": threshold},
+    )
+    result = envelope.model_dump(mode="json") | body
+    table = Table(title=f"V4V: {body['retained']} of {len(tasks)} tasks retained")
+    table.add_column("check")
+    table.add_column("passed", justify="right")
+    table.add_column("failed", justify="right")
+    for name, counts in body["totals"].items():
+        table.add_row(name, str(counts["passed"]), str(counts["failed"]))
+    Console().print(table)
+    for row in body["excluded"][:15]:
+        Console().print(f"  excluded {row['task_id']}: {', '.join(row['failed_checks'])}")
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result, indent=2) + "\n")
+        console.print(f"wrote {json_out}")

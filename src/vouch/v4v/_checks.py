@@ -1,0 +1,173 @@
+"""V4V's checks on a task's reference verifier and suite (VerifierBench section 2.3, appendix B).
+
+Each check returns a ``CheckResult`` with the evidence a reviewer follows. The checks that run
+code (replay, repeatability) take decisions computed through the engine by ``_run``; the
+others are pure functions over the task.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from vouch.bench import Decision, Task, trivial_rows
+from vouch.bench._score import DecisionRow
+from vouch.core import LABEL_OF_CATEGORY, canonical_candidate, content_hash, parse_candidate
+
+CHECKS = ("replay", "repeatability", "provenance", "label_consistency", "trivial_baselines", "mutation")
+DEFAULT_THRESHOLD = 20.0
+RANDOM_SEEDS = 50
+
+
+@dataclass
+class CheckResult:
+    """One check of one task: whether it passed, and why."""
+
+    passed: bool
+    evidence: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "reason": self.reason, "evidence": self.evidence}
+
+
+def replay(task: Task, decisions: Mapping[str, tuple[str, str | None]]) -> CheckResult:
+    """C1: the reference verifier's decision on every case equals its label; the gold passes."""
+    disagreements = []
+    for case in task.cases:
+        decision, reason = decisions[case.id]
+        expected = Decision.PASS.value if case.label == "positive" else Decision.FAIL.value
+        if decision != expected:
+            disagreements.append(
+                {
+                    "case_id": case.id,
+                    "label": case.label,
+                    "category": case.category,
+                    "decision": decision,
+                    "reason": reason,
+                    "rationale": case.rationale,
+                }
+            )
+    gold_ok = all(decisions[c.id][0] == Decision.PASS.value for c in task.cases if c.category == "gold")
+    passed = not disagreements and gold_ok
+    return CheckResult(
+        passed,
+        {"cases": len(task.cases), "disagreements": disagreements},
+        None if passed else f"{len(disagreements)} of {len(task.cases)} cases disagree with their labels",
+    )
+
+
+def repeatability(task: Task, runs: Sequence[Mapping[str, tuple[str, str | None]]]) -> CheckResult:
+    """C2: runs in fresh processes, with other hash seeds and orders, give identical decisions."""
+    flaky = []
+    for case in task.cases:
+        seen = [run[case.id][0] for run in runs if case.id in run]
+        if len(set(seen)) > 1:
+            flaky.append({"case_id": case.id, "decisions": seen})
+    passed = not flaky
+    return CheckResult(
+        passed, {"runs": len(runs), "flaky": flaky}, None if passed else f"{len(flaky)} cases decided differently"
+    )
+
+
+def provenance(task: Task) -> CheckResult:
+    """C3: every case's content hash matches; positives trace to the gold; attacks to a construction."""
+    problems = []
+    for case in task.cases:
+        if case.provenance.content_hash != content_hash(case.candidate):
+            problems.append({"case_id": case.id, "problem": "content hash does not match the candidate"})
+        if not case.provenance.construction:
+            problems.append({"case_id": case.id, "problem": "no construction recorded"})
+        if case.category == "variant" and not case.provenance.derived_from:
+            problems.append({"case_id": case.id, "problem": "a variant that does not say what it derives from"})
+        if case.category == "gold" and case.provenance.construction != "gold":
+            problems.append({"case_id": case.id, "problem": "the gold is not recorded as the gold construction"})
+    if not any(c.category == "gold" for c in task.cases):
+        problems.append({"case_id": "", "problem": "the task has no gold case"})
+    passed = not problems
+    return CheckResult(passed, {"problems": problems}, None if passed else problems[0]["problem"])
+
+
+def label_consistency(task: Task) -> CheckResult:
+    """C4: no twin candidates with different labels; category agrees with label; schemas hold."""
+    problems: list[dict[str, Any]] = []
+    by_key: dict[str, tuple[str, str]] = {}
+    for case in task.cases:
+        if LABEL_OF_CATEGORY[case.category] != case.label:
+            problems.append({"case_id": case.id, "problem": f"category {case.category} with label {case.label}"})
+        try:
+            parse_candidate(task.spec.kind, case.candidate)
+        except ValidationError as exc:
+            problems.append(
+                {"case_id": case.id, "problem": f"candidate does not fit the schema: {exc.errors()[0]['msg']}"}
+            )
+        key = canonical_candidate(task.spec.kind, case.candidate)
+        if key in by_key and by_key[key][1] != case.label:
+            problems.append({"case_id": case.id, "problem": f"same candidate as {by_key[key][0]} with another label"})
+        by_key.setdefault(key, (case.id, case.label))
+    passed = not problems
+    return CheckResult(passed, {"problems": problems}, None if passed else problems[0]["problem"])
+
+
+def _shape_rows(task: Task) -> list[DecisionRow]:
+    """A verifier that checks only the candidate's shape against the gold's: the same tools in
+    the same number (tool calls), or a program that parses and defines the entry point (code)."""
+    gold = next((c for c in task.cases if c.category == "gold"), None)
+    rows = []
+    for case in task.cases:
+        if task.spec.kind == "code":
+            source = case.candidate.get("source") or ""
+            try:
+                tree = ast.parse(source)
+                names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+                ok = task.spec.entry_point in names
+            except (SyntaxError, ValueError):
+                ok = False
+        else:
+            functions = sorted(c.get("function", "") for c in case.candidate.get("calls", []))
+            gold_functions = sorted(c.get("function", "") for c in (gold.candidate.get("calls", []) if gold else []))
+            ok = functions == gold_functions
+        rows.append(DecisionRow(task, case.id, Decision.PASS.value if ok else Decision.FAIL.value, None))
+    return rows
+
+
+def trivial_baselines(task: Task, threshold: float = DEFAULT_THRESHOLD, seed: int = 0) -> CheckResult:
+    """C5: always PASS, always FAIL, gold-exact-match and a shape-only verifier score at most
+    ``threshold`` BAnorm on this task; seeded random is judged by its mean over many seeds."""
+    scores: dict[str, float | None] = {}
+    for name in ("always_pass", "always_fail", "gold_exact_match"):
+        scores[name] = _task_ba(trivial_rows(name, [task], seed), seed)
+    scores["shape_only"] = _task_ba(_shape_rows(task), seed)
+    rng = random.Random(seed)
+    draws = [_task_ba(trivial_rows("random", [task], rng.randrange(1 << 30)), seed) for _ in range(RANDOM_SEEDS)]
+    values = [d for d in draws if d is not None]
+    scores["random_mean"] = round(sum(values) / len(values), 2) if values else None
+    over = {k: v for k, v in scores.items() if v is not None and v > threshold}
+    passed = not over
+    return CheckResult(
+        passed,
+        {"threshold": threshold, "ba_norm": scores, "random_seeds": RANDOM_SEEDS},
+        None
+        if passed
+        else "a trivial verifier scores above the threshold: " + ", ".join(f"{k} {v}" for k, v in over.items()),
+    )
+
+
+def _task_ba(rows: Sequence[DecisionRow], seed: int) -> float | None:
+    """BAnorm of one task's rows, as DESIGN defines it (INVALID stays in the denominators)."""
+    del seed  # one task: no interval to draw
+    if not rows:
+        return None
+    labels = {c.id: c.label for c in rows[0].task.cases}
+    positives = [r for r in rows if labels[r.case_id] == "positive"]
+    negatives = [r for r in rows if labels[r.case_id] == "negative"]
+    if not positives or not negatives:
+        return None
+    tpr = sum(r.decision == Decision.PASS.value for r in positives) / len(positives)
+    tnr = sum(r.decision == Decision.FAIL.value for r in negatives) / len(negatives)
+    return round(100 * (tpr + tnr - 1), 2)

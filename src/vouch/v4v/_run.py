@@ -1,0 +1,136 @@
+"""Running V4V over a task set: decisions through the engine, then every check, then exclusions."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from vouch.bench import PRELOAD, Task, decide_cases, run_verifiers
+from vouch.errors import UsageError
+from vouch.exec import LocalExecutor
+from vouch.store import Store
+from vouch.v4v import _checks
+from vouch.v4v._checks import CHECKS, CheckResult
+
+Decisions = dict[str, dict[str, tuple[str, str | None]]]
+"""task id -> case id -> (decision, reason)."""
+
+Progress = Callable[[str, int, int], None]
+
+
+def preload_for(tasks: Sequence[Task]) -> list[str]:
+    modules = sorted({t.spec.replay.split(":")[0] for t in tasks if t.spec.replay})
+    warm = ["vouch.sources._agentdojo_world:warm"] if "vouch.sources._agentdojo" in modules else []
+    return [*PRELOAD, *modules, *warm]
+
+
+def _references(tasks: Sequence[Task]) -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for task in tasks:
+        path = task.root / "reference" / "verifier.py"
+        found[task.id] = path.read_text() if path.exists() else None
+    return found
+
+
+def run_v4v(
+    tasks: Sequence[Task],
+    *,
+    store: Store,
+    checks: Sequence[str] = CHECKS,
+    repeat: int = 3,
+    threshold: float = _checks.DEFAULT_THRESHOLD,
+    seed: int = 0,
+    allow_weak: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Run the chosen checks on every task; returns the JSON body (without the envelope)."""
+    unknown = sorted(set(checks) - set(CHECKS))
+    if unknown:
+        raise UsageError(f"unknown checks {unknown}; valid checks: {', '.join(CHECKS)}")
+    if repeat < 2 and "repeatability" in checks:
+        raise UsageError(f"repeat={repeat}: repeatability needs at least 2 runs")
+    references = _references(tasks)
+    preload = preload_for(tasks)
+
+    def tick(stage: str) -> Callable[[int, int], None]:
+        def report(done: int, total: int) -> None:
+            if progress is not None:
+                progress(stage, done, total)
+
+        return report
+
+    replayed: Decisions = {}
+    if "replay" in checks or "repeatability" in checks:
+        with LocalExecutor(preload=preload, allow_weak=allow_weak) as executor:
+            rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"))
+        for row in rows:
+            replayed.setdefault(row.task.id, {})[row.case_id] = (row.decision, row.reason)
+
+    repeats: list[Decisions] = [replayed]
+    if "repeatability" in checks:
+        items = [(t, c, references[t.id]) for t in tasks for c in t.cases]
+        rng = random.Random(seed)
+        for run in range(1, repeat):
+            order = list(range(len(items)))
+            rng.shuffle(order)
+            # A fresh pool per run, with its own hash seed: forked children inherit the zygote's.
+            with LocalExecutor(preload=preload, allow_weak=allow_weak, hash_seed=str(1000 + run)) as executor:
+                decided = decide_cases(executor, [items[i] for i in order], progress=tick(f"repeat {run + 1}"))
+            decisions: Decisions = {}
+            for i, result in zip(order, decided, strict=True):
+                task, case, _ = items[i]
+                decisions.setdefault(task.id, {})[case.id] = (result.decision.value, result.reason)
+            repeats.append(decisions)
+
+    rows_out = []
+    totals = {name: {"passed": 0, "failed": 0} for name in checks}
+    excluded = []
+    for task in tasks:
+        results: dict[str, CheckResult] = {}  # check name -> result
+        if not task.cases:
+            results = {name: CheckResult(False, {}, "the task has no cases") for name in checks}
+        else:
+            if "replay" in checks:
+                results["replay"] = (
+                    _checks.replay(task, replayed[task.id])
+                    if references[task.id] is not None
+                    else CheckResult(False, {}, "no reference/verifier.py")
+                )
+            if "repeatability" in checks:
+                results["repeatability"] = _checks.repeatability(task, [r.get(task.id, {}) for r in repeats])
+            if "provenance" in checks:
+                results["provenance"] = _checks.provenance(task)
+            if "label_consistency" in checks:
+                results["label_consistency"] = _checks.label_consistency(task)
+            if "trivial_baselines" in checks:
+                results["trivial_baselines"] = _checks.trivial_baselines(task, threshold, seed)
+            if "mutation" in checks:
+                results["mutation"] = CheckResult(
+                    False, {}, "not run: the mutation engine (vouch.mutation) has not landed yet"
+                )
+        run_checks = {
+            k: v for k, v in results.items() if not (k == "mutation" and v.reason and v.reason.startswith("not run"))
+        }
+        retained = all(r.passed for r in run_checks.values())
+        for name, check in results.items():
+            totals[name]["passed" if check.passed else "failed"] += 1
+        failed = [name for name, r in run_checks.items() if not r.passed]
+        if not retained:
+            excluded.append({"task_id": task.id, "failed_checks": failed})
+        rows_out.append(
+            {
+                "task_id": task.id,
+                "kind": task.spec.kind,
+                "source": task.spec.source.benchmark,
+                "retained": retained,
+                "checks": {name: r.to_dict() for name, r in results.items()},
+            }
+        )
+    return {
+        "tasks": rows_out,
+        "totals": totals,
+        "excluded": excluded,
+        "retained": sum(r["retained"] for r in rows_out),
+        "checks_run": list(checks),
+    }

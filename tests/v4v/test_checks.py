@@ -1,0 +1,100 @@
+"""V4V's checks on hand-made tasks: each check passes on a sound task and fails for its reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from vouch.bench import load_task
+from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash, write_task
+from vouch.store import Store
+from vouch.v4v import _checks as checks
+from vouch.v4v import run_v4v
+
+REFERENCE = "def verify(c, env):\n    return [x['args'].get('city') for x in c['calls']] == ['Paris']\n"
+
+
+def _case(case_id, label, category, sub, city, construction="test", derived="gold", answer=None):
+    candidate = {"calls": [{"function": "get_weather", "args": {"city": city}}], "final_answer": answer}
+    return Case(
+        id=case_id,
+        label=label,
+        category=category,
+        subcategory=sub,
+        candidate=candidate,
+        provenance=Provenance(construction=construction, derived_from=derived, content_hash=content_hash(candidate)),
+        rationale="test",
+    )
+
+
+def _task(root, cases, reference=REFERENCE, task_id="t"):
+    write_task(
+        root,
+        TaskFiles(
+            spec=TaskSpec(
+                id=task_id, kind="tool_call", source=SourceInfo(benchmark="test", version="0", original_id="t")
+            ),
+            instruction="Weather in Paris.",
+            reference={"verifier.py": reference},
+            cases=cases,
+        ),
+    )
+    return load_task(root / task_id)
+
+
+SOUND = [
+    _case("gold", "positive", "gold", "gold", "Paris", construction="gold", derived=None),
+    _case("alt", "positive", "variant", "cosmetic", "Paris", answer="It is sunny in Paris."),
+    _case("err1", "negative", "error", "wrong_value", "London"),
+    _case("err2", "negative", "error", "wrong_value", "Rome"),
+    _case("hack", "negative", "attack", "hack", "paris"),
+]
+
+
+def test_pure_checks_pass_on_a_sound_task(tmp_path):
+    task = _task(tmp_path, SOUND)
+    assert checks.provenance(task).passed
+    assert checks.label_consistency(task).passed
+
+
+def test_label_consistency_finds_twins_with_different_labels(tmp_path):
+    twin = _case("twin", "negative", "error", "wrong_value", "Paris")
+    result = checks.label_consistency(_task(tmp_path, [*SOUND, twin]))
+    assert not result.passed and "same candidate as gold" in (result.reason or "")
+
+
+def test_provenance_finds_a_wrong_hash(tmp_path):
+    bad = SOUND[2].model_copy(
+        update={"provenance": SOUND[2].provenance.model_copy(update={"content_hash": "sha256:0"})}
+    )
+    result = checks.provenance(_task(tmp_path, [*SOUND[:2], bad, *SOUND[3:]]))
+    assert not result.passed and "content hash" in (result.reason or "")
+
+
+def test_trivial_baselines_flag_a_suite_gold_exact_match_solves(tmp_path):
+    # Only the gold is positive and every negative differs from it: gold-exact-match is perfect.
+    weak = [SOUND[0], _case("n1", "negative", "error", "x", "London"), _case("n2", "negative", "error", "y", "Rome")]
+    result = checks.trivial_baselines(_task(tmp_path, weak))
+    assert not result.passed
+    assert result.evidence["ba_norm"]["gold_exact_match"] == 100.0
+    assert abs(result.evidence["ba_norm"]["random_mean"]) < 40
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_run_replays_the_reference_and_excludes_a_task_it_gets_wrong(tmp_path, broken):
+    reference = REFERENCE if not broken else "def verify(c, env):\n    return True\n"
+    task = _task(tmp_path, SOUND, reference=reference)
+    body = run_v4v(
+        [task],
+        store=Store(tmp_path / "s.sqlite"),
+        checks=["replay", "repeatability", "provenance", "label_consistency"],
+        repeat=2,
+    )
+    row = body["tasks"][0]
+    assert row["checks"]["repeatability"]["passed"]
+    if broken:
+        assert not row["retained"]
+        disagreements = row["checks"]["replay"]["evidence"]["disagreements"]
+        assert {d["case_id"] for d in disagreements} == {"err1", "err2", "hack"}
+        assert body["excluded"] == [{"task_id": "t", "failed_checks": ["replay"]}]
+    else:
+        assert row["retained"] and body["excluded"] == []
