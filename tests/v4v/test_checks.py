@@ -98,3 +98,23 @@ def test_run_replays_the_reference_and_excludes_a_task_it_gets_wrong(tmp_path, b
         assert body["excluded"] == [{"task_id": "t", "failed_checks": ["replay"]}]
     else:
         assert row["retained"] and body["excluded"] == []
+
+
+def test_mutation_check_lists_undetected_mutants(tmp_path):
+    # The suite has no case with another city in a second call, and none that checks the function
+    # name: mutants that drop those checks survive.
+    reference = (
+        "def verify(c, env):\n"
+        "    calls = c['calls']\n"
+        "    if len(calls) != 1:\n"
+        "        return False\n"
+        "    return calls[0]['args'].get('city') == 'Paris'\n"
+    )
+    task = _task(tmp_path, SOUND, reference=reference)
+    body = run_v4v([task], store=Store(tmp_path / "s.sqlite"), checks=["replay", "mutation"])
+    check = body["tasks"][0]["checks"]["mutation"]
+    assert check["evidence"]["mutants"] >= 3
+    assert check["evidence"]["detected"] >= 1
+    undetected = check["evidence"]["undetected"]
+    assert not check["passed"] and undetected  # no case has two calls: the length check is unpinned
+    assert all(u["diff"].startswith("---") for u in undetected)

@@ -12,6 +12,7 @@ from vouch.exec import LocalExecutor
 from vouch.store import Store
 from vouch.v4v import _checks
 from vouch.v4v._checks import CHECKS, CheckResult
+from vouch.v4v._mutation import mutation_check
 
 Decisions = dict[str, dict[str, tuple[str, str | None]]]
 """task id -> case id -> (decision, reason)."""
@@ -83,6 +84,15 @@ def run_v4v(
                 decisions.setdefault(task.id, {})[case.id] = (result.decision.value, result.reason)
             repeats.append(decisions)
 
+    mutation: dict[str, CheckResult] = {}
+    if "mutation" in checks:
+        with LocalExecutor(preload=preload, allow_weak=allow_weak) as executor:
+            if not replayed:
+                rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"))
+                for row in rows:
+                    replayed.setdefault(row.task.id, {})[row.case_id] = (row.decision, row.reason)
+            mutation = mutation_check(executor, tasks, references, replayed, seed=seed, progress=tick("mutants"))
+
     rows_out = []
     totals = {name: {"passed": 0, "failed": 0} for name in checks}
     excluded = []
@@ -106,12 +116,8 @@ def run_v4v(
             if "trivial_baselines" in checks:
                 results["trivial_baselines"] = _checks.trivial_baselines(task, threshold, seed)
             if "mutation" in checks:
-                results["mutation"] = CheckResult(
-                    False, {}, "not run: the mutation engine (vouch.mutation) has not landed yet"
-                )
-        run_checks = {
-            k: v for k, v in results.items() if not (k == "mutation" and v.reason and v.reason.startswith("not run"))
-        }
+                results["mutation"] = mutation[task.id]
+        run_checks = results
         retained = all(r.passed for r in run_checks.values())
         for name, check in results.items():
             totals[name]["passed" if check.passed else "failed"] += 1
