@@ -12,6 +12,7 @@ from vouch.bench._decide import (
     decide_cases,
     load_task,
     load_tasks,
+    preload_for,
     replay_calls,
 )
 from vouch.bench._metrics import CaseOutcome, paired_difference, score
@@ -33,6 +34,7 @@ __all__ = [
     "load_tasks",
     "load_verifiers",
     "paired_difference",
+    "preload_for",
     "replay_calls",
     "results_object",
     "run_verifiers",

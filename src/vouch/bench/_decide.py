@@ -27,6 +27,15 @@ PRELOAD = ("vouch.bench._runenv", "vouch.bench._session")
 """Modules a pool that decides cases should pre-import (``LocalExecutor(preload=...)``):
 importing them in every run would cost each decision tens of milliseconds."""
 VERIFIER_LIMITS = Limits(timeout_s=30.0, memory_mb=1024)
+
+
+def preload_for(tasks: Sequence[Task]) -> list[str]:
+    """What a pool deciding these tasks' cases should pre-import (and warm)."""
+    modules = sorted({t.spec.replay.split(":")[0] for t in tasks if t.spec.replay})
+    warm = ["vouch.sources._agentdojo_world:warm"] if "vouch.sources._agentdojo" in modules else []
+    return [*PRELOAD, *modules, *warm]
+
+
 CALL_LIMITS = Limits(timeout_s=3.0, memory_mb=512)
 REPLAY_LIMITS = Limits(timeout_s=60.0, memory_mb=1024)
 _PYTEST_ARGS = ["-q", "-p", "no:cacheprovider"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 import vouch
-from vouch.bench import PRELOAD, Task, load_tasks
+from vouch.bench import load_tasks, preload_for
 from vouch.bench._metrics import paired_difference
 from vouch.bench._score import BASELINES, load_verifiers, results_object, run_verifiers, trivial_rows
 from vouch.core import Envelope
@@ -27,12 +26,6 @@ _COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
 @click.group("bench")
 def bench() -> None:
     """Score executable verifiers on hidden labelled cases (VerifierBench)."""
-
-
-def _preload(tasks: Sequence[Task]) -> list[str]:
-    modules = {t.spec.replay.split(":")[0] for t in tasks if t.spec.replay}
-    warm = ["vouch.sources._agentdojo_world:warm"] if "vouch.sources._agentdojo" in modules else []
-    return [*PRELOAD, *sorted(modules), *warm]
 
 
 def _read_v4v(path: Path | None) -> dict[str, str] | None:
@@ -129,7 +122,7 @@ def score_command(
     if json_out is not None:
         hidden.append(str(json_out.resolve()))
     with (
-        LocalExecutor(preload=_preload(tasks), allow_weak=allow_weak_isolation) as executor,
+        LocalExecutor(preload=preload_for(tasks), allow_weak=allow_weak_isolation) as executor,
         Progress(*_COLUMNS, console=console) as bar,
     ):
         job = bar.add_task("deciding cases", total=None)
@@ -169,7 +162,7 @@ def baselines_command(
     references = {t.id: (t.root / "reference" / "verifier.py").read_text() for t in tasks}
     store = Store(store_path or default_store_path())
     with (
-        LocalExecutor(preload=_preload(tasks), allow_weak=allow_weak_isolation) as executor,
+        LocalExecutor(preload=preload_for(tasks), allow_weak=allow_weak_isolation) as executor,
         Progress(*_COLUMNS, console=console) as bar,
     ):
         job = bar.add_task("reference verifiers", total=None)

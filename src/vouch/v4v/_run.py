@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vouch.bench import PRELOAD, Task, decide_cases, run_verifiers
+from vouch.bench import Task, decide_cases, preload_for, run_verifiers
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 from vouch.store import Store
@@ -18,12 +18,6 @@ Decisions = dict[str, dict[str, tuple[str, str | None]]]
 """task id -> case id -> (decision, reason)."""
 
 Progress = Callable[[str, int, int], None]
-
-
-def preload_for(tasks: Sequence[Task]) -> list[str]:
-    modules = sorted({t.spec.replay.split(":")[0] for t in tasks if t.spec.replay})
-    warm = ["vouch.sources._agentdojo_world:warm"] if "vouch.sources._agentdojo" in modules else []
-    return [*PRELOAD, *modules, *warm]
 
 
 def _references(tasks: Sequence[Task]) -> dict[str, str | None]:
