@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vouch.bench import Decision, check_references, decide_cases, load_task
+from vouch.bench import check_references
 from vouch.core import dump_case, write_task
 from vouch.exec import Call, LocalExecutor, RunSpec
 from vouch.sources import _humaneval_edits as edits
@@ -76,18 +76,6 @@ def test_reference_verifier_agrees_with_the_labels(built, he_executor):
     flagged = check_references(he_executor, root, [t.spec.id for t in output.tasks])
     total = sum(len(t.cases) for t in output.tasks)
     assert len(flagged) <= total // 20, flagged
-
-
-def test_a_verifier_that_runs_the_candidate_in_its_own_process_cannot(built, he_executor):
-    """A verifier gets the candidate as data: exec'ing it in its own process is its choice, but
-    env.call is the way to run it, and the tasks directory stays unreadable."""
-    _, root = built
-    task = load_task(next(root.iterdir()))
-    peek = f"import os\ndef verify(candidate, env):\n    return bool(os.listdir({str(root)!r}))\n"
-    gold = next(c for c in task.cases if c.category == "gold")
-    [result] = decide_cases(he_executor, [(task, gold, peek)], hide=[str(root)])
-    # The tasks directory is under the test's /tmp here, private in a run anyway: listing fails or is empty.
-    assert result.decision in (Decision.FAIL, Decision.INVALID)
 
 
 def test_builds_are_deterministic(built, he_executor):
