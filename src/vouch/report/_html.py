@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import html
+import importlib
 import importlib.resources
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -485,6 +486,15 @@ def render_view(view: ReportView, *, generated_at: datetime | None = None) -> st
     )
 
 
+OTHER_KINDS: dict[str, str] = {
+    "v4v": "vouch.report._v4v:render_v4v",
+    "generate": "vouch.report._generate:render_generate",
+    "audit": "vouch.report._audit:render_audit",
+}
+"""Results kinds with a page of their own: kind -> "module:function", imported when asked for.
+Each function takes ``(results, *, generated_at)`` and returns the whole page."""
+
+
 def render_html(results: Mapping[str, Any], *, generated_at: datetime | None = None) -> str:
     """Renders a ``bench`` or ``baselines`` results dict as one self-contained HTML page.
 
@@ -498,6 +508,11 @@ def render_html(results: Mapping[str, Any], *, generated_at: datetime | None = N
     Raises:
         UsageError: ``results["kind"]`` is not a kind the report renders, or a field has the wrong type.
     """
+    renderer = OTHER_KINDS.get(str(results.get("kind")))
+    if renderer is not None:
+        module, _, name = renderer.partition(":")
+        render: Callable[..., str] = getattr(importlib.import_module(module), name)
+        return render(results, generated_at=generated_at)
     return render_view(build_view(results), generated_at=generated_at)
 
 
