@@ -280,8 +280,8 @@ def test_page_is_self_contained(name: str, load_results: Load) -> None:
 @pytest.mark.parametrize(
     ("results", "message"),
     [
-        ({"kind": "v4v", "schema_version": 1}, "'v4v'"),
-        ({"kind": "audit"}, "'audit'"),
+        ({"kind": "exec", "schema_version": 1}, "'exec'"),
+        ({"kind": "data-stats"}, "'data-stats'"),
         ({"schema_version": 1}, "None"),
         ({"kind": None}, "None"),
         ({"kind": ["bench"]}, "['bench']"),
