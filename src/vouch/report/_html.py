@@ -508,7 +508,7 @@ def render_html(results: Mapping[str, Any], *, generated_at: datetime | None = N
     Raises:
         UsageError: ``results["kind"]`` is not a kind the report renders, or a field has the wrong type.
     """
-    renderer = OTHER_KINDS.get(str(results.get("kind")))
+    renderer = OTHER_KINDS.get(str(results.get("kind"))) if isinstance(results, Mapping) else None
     if renderer is not None:
         module, _, name = renderer.partition(":")
         render: Callable[..., str] = getattr(importlib.import_module(module), name)
