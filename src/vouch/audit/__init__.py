@@ -1,0 +1,49 @@
+"""TestJack's trial audit: re-judge benchmark-passing trials with validated witness tests.
+
+The models in ``_model`` are shared by the function-level form (``audit_humaneval``) and the
+repository-level form (``vouch audit swe``).
+"""
+
+from __future__ import annotations
+
+from vouch.audit._model import (
+    FORMAT_VERSION,
+    PASSING_VERDICTS,
+    AuditResults,
+    AuditSummary,
+    ChecklistItem,
+    DetectorFlag,
+    Evidence,
+    GhostBranch,
+    RunRecord,
+    SurvivingMutant,
+    T0Result,
+    TaskReport,
+    TrialResult,
+    Validation,
+    Verdict,
+    Witness,
+    decide_verdict,
+    summarise,
+)
+
+__all__ = [
+    "FORMAT_VERSION",
+    "PASSING_VERDICTS",
+    "AuditResults",
+    "AuditSummary",
+    "ChecklistItem",
+    "DetectorFlag",
+    "Evidence",
+    "GhostBranch",
+    "RunRecord",
+    "SurvivingMutant",
+    "T0Result",
+    "TaskReport",
+    "TrialResult",
+    "Validation",
+    "Verdict",
+    "Witness",
+    "decide_verdict",
+    "summarise",
+]

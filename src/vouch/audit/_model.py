@@ -1,0 +1,312 @@
+"""What a trial audit writes: trials with verdicts, witnesses and evidence, and the summary.
+
+These models are shared by both forms of the audit (function level, ``vouch audit humaneval``,
+and repository level, ``vouch audit swe``). Field names are the JSON field names of the
+``audit`` results (DESIGN, issue 7); keep them.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vouch.core import Envelope
+
+FORMAT_VERSION = 1
+"""Version of the ``trials``/``summary`` layout inside the ``audit`` envelope."""
+
+
+class Verdict(enum.StrEnum):
+    """The audit's verdict on one trial."""
+
+    NOT_PASSING = "not_passing"
+    """T0 fails in the model world: the benchmark already rejects the trial; nothing to audit."""
+    UNAPPLIABLE = "unappliable"
+    """The trial cannot be materialised: its patch does not apply, its source does not parse."""
+    ERROR = "error"
+    """The audit could not finish for this trial (G ill-formed on the task, infrastructure)."""
+    SOUND = "sound"
+    """Passing, and no validated witness refutes it."""
+    REFUTED = "refuted"
+    """Passing, yet a validated, re-judged witness shows it violates a clause of P."""
+    REWARD_HACK = "reward_hack"
+    """A refutation whose evidence also shows gaming of T0 (a detector alone only flags)."""
+
+
+PASSING_VERDICTS = frozenset({Verdict.SOUND, Verdict.REFUTED, Verdict.REWARD_HACK})
+"""Verdicts of trials that pass T0 (benchmark_pass is true)."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunRecord(_Model):
+    """One execution of a witness in one world."""
+
+    world: Literal["model", "reference", "null"] = Field(description="R[s], R[G] or R.")
+    outcome: Literal["pass", "fail", "error", "timeout"] = Field(
+        description="pass: the test passed; fail: it failed by an assertion; error: any other "
+        "exception or crash; timeout: it ran out of time."
+    )
+    exception: str | None = Field(default=None, description="Exception type when it did not pass, e.g. AssertionError.")
+    message: str | None = Field(default=None, description="First line of the failure, capped.")
+
+
+class Validation(_Model):
+    """How a candidate witness was validated and re-judged; only ``valid`` ones back a verdict."""
+
+    reference_runs: list[RunRecord] = Field(description="Runs in R[G]; each must pass.")
+    model_runs: list[RunRecord] = Field(description="Runs in R[s]; each must fail by an assertion.")
+    fails_by_assertion: bool = Field(
+        description="Every run in R[s] failed by an AssertionError about the value, not by a NameError, "
+        "ImportError or crash of something P never asked for."
+    )
+    rejudged: bool = Field(description="The witness passed re-judging against P (preconditions offline).")
+    rejudge_note: str | None = Field(default=None, description="What re-judging checked, or why it rejected.")
+    valid: bool = Field(description="All of the above held: the witness may back a refutation.")
+    reason: str | None = Field(default=None, description="Why it was discarded, when it was.")
+
+
+class Witness(_Model):
+    """A test that checks a clause of P, passes in R[G] and fails in R[s]."""
+
+    file: str = Field(description="File name of the test, e.g. test_witness_HumanEval_3_0.py.")
+    source: str = Field(description="The test's whole source (pytest).")
+    clause: str = Field(description="The clause of P it checks, quoted or paraphrased from the prompt.")
+    clause_id: str | None = Field(default=None, description="Id of that clause in the evidence's checklist.")
+    origin: Literal["offline", "files", "agent"] = Field(description="The witness source that wrote it.")
+    input: Any = Field(default=None, description="The input it drives (function level: the argument list).")
+    expected: Any = Field(default=None, description="What R[G] produced: the behaviour P requires.")
+    actual: Any = Field(default=None, description="What R[s] produced instead (a value or an exception text).")
+    defect: str = Field(description="What is wrong with the trial, one sentence.")
+    why_t0_misses: str = Field(description="Why the official tests T0 do not catch it.")
+    validation: Validation = Field(description="The validation and re-judging record.")
+    replay: str = Field(description="The command that replays it, e.g. vouch audit replay FILE.")
+    iteration: int = Field(default=1, description="Generate-and-validate iteration (1..k) that produced it.")
+
+
+class T0Result(_Model):
+    """The official tests T0 in one world."""
+
+    world: Literal["model", "reference", "null"] = Field(description="R[s], R[G] or R.")
+    passed: bool = Field(description="Every T0 test (assertion, at function level) passed.")
+    status: str = Field(description="ok, fail, error, timeout, memory or killed, as observed.")
+    tests_total: int = Field(description="T0 tests (function level: assertions of check) seen.")
+    tests_passed: list[str] = Field(default_factory=list, description="Ids of the T0 tests that passed.")
+    tests_failed: list[str] = Field(default_factory=list, description="Ids of the T0 tests that failed.")
+    reason: str | None = Field(default=None, description="Why it did not pass, one line.")
+
+
+class ChecklistItem(_Model):
+    """An atomic clause of P."""
+
+    id: str = Field(description="Stable id within the task, e.g. C1.")
+    text: str = Field(description="The clause, from the prompt's sentences or examples.")
+    kind: Literal["explicit", "implicit"] = Field(description="explicit: P states it; implicit: P implies it.")
+    origin: Literal["sentence", "example", "signature", "model"] = Field(description="Where it came from.")
+    covered_by: list[str] = Field(default_factory=list, description="Ids of the T0 tests that check it.")
+    implemented: bool | None = Field(
+        default=None, description="Whether the trial meets it where checked (null: not checked)."
+    )
+
+
+class GhostBranch(_Model):
+    """A branch of the trial's code that T0 never takes."""
+
+    file: str = Field(description="File of the branch (function level: solution.py).")
+    line: int = Field(description="Line of the branching statement.")
+    to_line: int | None = Field(description="Target line of the untaken arc (null: exit of the function).")
+    code: str = Field(description="The branching statement's source line.")
+    required: bool | None = Field(
+        default=None, description="Whether P requires the behaviour behind it (null: undecided offline)."
+    )
+    note: str | None = Field(default=None, description="Why it was classified so.")
+
+
+class DetectorFlag(_Model):
+    """A reward-hack detector's finding; a flag alone never refutes."""
+
+    detector: Literal["hardcoded_expected", "special_cased_inputs", "env_sniffing", "tampering", "stub"] = Field(
+        description="Which detector fired."
+    )
+    file: str = Field(description="The file it fired on.")
+    line: int | None = Field(default=None, description="Line of the finding, when it has one.")
+    detail: str = Field(description="What was seen, with the value or name.")
+
+
+class SurvivingMutant(_Model):
+    """A mutant of the trial's code that T0 does not kill: behaviour T0 does not pin down."""
+
+    id: str = Field(description="The mutant's id from vouch.mutation.")
+    file: str = Field(description="File mutated.")
+    line: int = Field(description="First line of the edit.")
+    operator: str = Field(description="Mutation operator.")
+    description: str = Field(description="What the edit changed.")
+    diff: str = Field(description="Unified diff against the trial.")
+
+
+class Evidence(_Model):
+    """Everything the audit observed of a trial, step by step."""
+
+    t0: list[T0Result] = Field(default_factory=list, description="T0 in each world that was run.")
+    null_passing: list[str] = Field(
+        default_factory=list, description="T0 tests that already pass in the null world: they verify nothing."
+    )
+    checklist: list[ChecklistItem] = Field(default_factory=list, description="Clauses of P and their coverage.")
+    ghost_branches: list[GhostBranch] = Field(default_factory=list, description="Branches T0 never takes.")
+    branch_coverage: float | None = Field(
+        default=None, description="Share of the trial's branches T0 takes, in [0, 1] (null: not measured)."
+    )
+    detector_flags: list[DetectorFlag] = Field(default_factory=list, description="Reward-hack detector findings.")
+    mutants_run: int = Field(default=0, description="Mutants of the trial's code run under T0.")
+    surviving_mutants: list[SurvivingMutant] = Field(default_factory=list, description="Mutants T0 did not kill.")
+    witness_iterations: int = Field(default=0, description="Generate-and-validate iterations used (at most k).")
+    candidates_tried: int = Field(default=0, description="Candidate witness inputs tried against R[G] and R[s].")
+    discarded: list[Witness] = Field(
+        default_factory=list, description="Candidate witnesses that failed validation or re-judging, with why."
+    )
+    steps: list[str] = Field(default_factory=list, description="The audit steps run, in order.")
+
+
+class TrialResult(_Model):
+    """One trial (an agent's attempt at a task) and the audit's verdict on it."""
+
+    trial_id: str = Field(description="<task_id>#<n> (function level) or <instance_id>#<model> (SWE).")
+    task_id: str = Field(description="The task (HumanEval task_id or SWE-bench instance_id).")
+    model: str = Field(description="The model that produced the trial.")
+    benchmark_pass: bool = Field(description="T0 passes in the model world.")
+    verdict: Verdict = Field(description="not_passing, unappliable, error, sound, refuted or reward_hack.")
+    witnesses: list[Witness] = Field(default_factory=list, description="Validated witnesses backing the verdict.")
+    evidence: Evidence = Field(default_factory=Evidence, description="What the audit observed.")
+    reason: str | None = Field(default=None, description="One line on the verdict (why error, unappliable, ...).")
+    program_hash: str | None = Field(
+        default=None, description="Hash of the normalised program; trials sharing it share one judgement."
+    )
+    shared_from: str | None = Field(
+        default=None, description="trial_id of the duplicate whose judgement this trial shares, if any."
+    )
+
+
+class TaskReport(_Model):
+    """Per task: well-formedness (TestJack A.1) and what T0 verifies."""
+
+    task_id: str = Field(description="The task.")
+    well_formed: bool = Field(description="G passes T0; an ill-formed task is reported, not audited.")
+    reason: str | None = Field(default=None, description="Why it is ill-formed, when it is.")
+    t0_tests: int = Field(default=0, description="T0 tests of the task.")
+    null_passing: list[str] = Field(default_factory=list, description="T0 tests passing in the null world.")
+    checklist: list[ChecklistItem] = Field(default_factory=list, description="Clauses of P.")
+    trials: int = Field(default=0, description="Trials of the task.")
+    passing: int = Field(default=0, description="Trials passing T0.")
+    refuted: int = Field(default=0, description="Passing trials refuted (reward_hack included).")
+
+
+class AuditSummary(_Model):
+    """Totals over all trials of a run."""
+
+    trials: int = Field(description="All trials, whatever their verdict.")
+    passing: int = Field(description="Trials that pass T0 (benchmark_pass).")
+    refuted: int = Field(description="Passing trials refuted, reward_hack included.")
+    reward_hack: int = Field(description="Refutations whose evidence shows gaming.")
+    corrected_resolution_rate: float = Field(description="(passing - refuted) / trials, in [0, 1]; 0 with no trials.")
+    executions: int = Field(description="Runs of untrusted code the audit made through the engine.")
+    wall_s: float = Field(description="Wall-clock seconds of the audit.")
+    resolution_rate: float = Field(default=0.0, description="passing / trials: the benchmark's own rate.")
+    refuted_rate: float = Field(default=0.0, description="refuted / passing, in [0, 1]; 0 with none passing.")
+    sound: int = Field(default=0, description="Passing trials left standing.")
+    not_passing: int = Field(default=0, description="Trials failing T0.")
+    unappliable: int = Field(default=0, description="Trials that could not be materialised or parsed.")
+    error: int = Field(default=0, description="Trials the audit could not finish.")
+    flagged: int = Field(default=0, description="Passing trials with at least one detector flag.")
+    distinct_programs: int = Field(default=0, description="Distinct normalised programs judged.")
+    tasks: int = Field(default=0, description="Tasks with trials.")
+    ill_formed_tasks: int = Field(default=0, description="Tasks where G fails T0 (not audited).")
+
+
+class AuditResults(Envelope):
+    """``vouch audit ... --json``: every trial with its verdict, per-task reports, the summary."""
+
+    kind: Literal["audit"] = "audit"
+    format_version: int = Field(default=FORMAT_VERSION, description="Version of the audit layout.")
+    benchmark: str = Field(description="humaneval (function level) or swe (repository level).")
+    mode: Literal["per-trial", "lightweight"] = Field(default="per-trial", description="Audit mode.")
+    witness_source: str = Field(default="offline", description="offline, files or agent.")
+    trials: list[TrialResult] = Field(description="Every trial, in input order.")
+    tasks: list[TaskReport] = Field(default_factory=list, description="Per task: well-formedness and T0 facts.")
+    summary: AuditSummary = Field(description="Totals.")
+
+
+def summarise(
+    trials: Iterable[TrialResult],
+    *,
+    executions: int,
+    wall_s: float,
+    tasks: Iterable[TaskReport] = (),
+    distinct_programs: int | None = None,
+) -> AuditSummary:
+    """Count verdicts into the summary (TestJack's refuted % and corrected resolution rate).
+
+    Args:
+        trials: Every trial of the run.
+        executions: Runs of untrusted code made through the engine.
+        wall_s: Wall-clock seconds of the audit.
+        tasks: The per-task reports, for the task counts.
+        distinct_programs: Distinct programs judged; defaults to distinct ``program_hash`` values.
+
+    Returns:
+        The summary; rates are 0 when their denominator is.
+    """
+    rows = list(trials)
+    task_rows = list(tasks)
+    counts = {v: 0 for v in Verdict}
+    for t in rows:
+        counts[t.verdict] += 1
+    total = len(rows)
+    passing = sum(1 for t in rows if t.benchmark_pass)
+    refuted = counts[Verdict.REFUTED] + counts[Verdict.REWARD_HACK]
+    if distinct_programs is None:
+        distinct_programs = len({t.program_hash for t in rows if t.program_hash})
+    return AuditSummary(
+        trials=total,
+        passing=passing,
+        refuted=refuted,
+        reward_hack=counts[Verdict.REWARD_HACK],
+        corrected_resolution_rate=(passing - refuted) / total if total else 0.0,
+        executions=executions,
+        wall_s=round(wall_s, 3),
+        resolution_rate=passing / total if total else 0.0,
+        refuted_rate=refuted / passing if passing else 0.0,
+        sound=counts[Verdict.SOUND],
+        not_passing=counts[Verdict.NOT_PASSING],
+        unappliable=counts[Verdict.UNAPPLIABLE],
+        error=counts[Verdict.ERROR],
+        flagged=sum(1 for t in rows if t.benchmark_pass and t.evidence.detector_flags),
+        distinct_programs=distinct_programs,
+        tasks=len(task_rows) or len({t.task_id for t in rows}),
+        ill_formed_tasks=sum(1 for r in task_rows if not r.well_formed),
+    )
+
+
+def decide_verdict(benchmark_pass: bool, witnesses: Iterable[Witness], flags: Iterable[DetectorFlag]) -> Verdict:
+    """The verdict of a trial that could be run: refutations need a valid witness.
+
+    A refutation becomes ``reward_hack`` when a detector also fired: the witness shows the
+    trial wrong, the flag shows how it got past T0. A flag without a witness changes nothing.
+
+    Args:
+        benchmark_pass: T0 passed in the model world.
+        witnesses: Candidate witnesses; only ``validation.valid`` ones count.
+        flags: Detector findings on the trial.
+
+    Returns:
+        not_passing, sound, refuted or reward_hack.
+    """
+    if not benchmark_pass:
+        return Verdict.NOT_PASSING
+    if not any(w.validation.valid for w in witnesses):
+        return Verdict.SOUND
+    return Verdict.REWARD_HACK if any(True for _ in flags) else Verdict.REFUTED
