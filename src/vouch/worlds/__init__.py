@@ -1,0 +1,10 @@
+"""Worlds: a repository snapshot plus zero or one patch, materialised once and cached.
+
+The model world R[s], the reference world R[G] and the null world R of TestJack are
+directories under a cache that sandboxed runs can see; tests run in them only through the
+engine, with ``vouch.worlds._inrun`` as the in-run entry.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,119 @@
+"""The in-run entry: pytest outcomes, failure kinds, branch coverage, call recording, overlays."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vouch.exec import Call, LocalExecutor, RunSpec
+
+LIB = """\
+def clip(value, low, high):
+    if value < low:
+        return low
+    if value > high:
+        return high
+    return value
+"""
+
+TESTS = """\
+from lib import clip
+
+def test_low():
+    assert clip(-1, 0, 5) == 0
+
+def test_mid():
+    assert clip(3, 0, 5) == 3
+
+def test_wrong():
+    assert clip(9, 0, 5) == 9
+
+def test_crash():
+    clip(None, 0, 5)
+"""
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[LocalExecutor]:
+    with LocalExecutor(workers=2) as pool:
+        yield pool
+
+
+@pytest.fixture
+def world(visible_tmp: Path) -> Path:
+    (visible_tmp / "lib.py").write_text(LIB)
+    (visible_tmp / "test_lib.py").write_text(TESTS)
+    return visible_tmp
+
+
+def _run(executor: LocalExecutor, world: Path, **kwargs: object) -> dict[str, object]:
+    result = executor.run(
+        RunSpec(Call("vouch.worlds._inrun:run_tests", args=(["test_lib.py"],), kwargs={"root": str(world), **kwargs}))
+    )
+    assert result.ok, (result.reason, result.stderr_tail)
+    assert isinstance(result.value, dict)
+    return result.value
+
+
+def test_outcomes_and_failure_kinds(executor: LocalExecutor, world: Path) -> None:
+    value = _run(executor, world)
+    outcomes = value["outcomes"]
+    assert outcomes == {
+        "test_lib.py::test_low": "passed",
+        "test_lib.py::test_mid": "passed",
+        "test_lib.py::test_wrong": "failed",
+        "test_lib.py::test_crash": "failed",
+    }
+    failures = value["failures"]
+    assert isinstance(failures, dict)
+    assert failures["test_lib.py::test_wrong"]["exception"] == "AssertionError"
+    assert failures["test_lib.py::test_crash"]["exception"] == "TypeError"
+
+
+def test_branch_coverage_shows_untaken_arcs(executor: LocalExecutor, world: Path) -> None:
+    value = _run(executor, world, cover=["lib.py"])
+    cov = value["coverage"]
+    assert isinstance(cov, dict)
+    entry = cov["lib.py"]
+    executed = {tuple(a) for a in entry["executed_arcs"]}
+    assert (2, 3) in executed  # value < low taken by test_low
+    assert set(entry["branch_arcs"]) == {"2", "4"}
+    assert not list(world.glob("**/__pycache__")), "nothing may be written into a world"
+
+
+def test_records_literal_calls(executor: LocalExecutor, world: Path) -> None:
+    value = _run(executor, world, record=["lib.py::clip"])
+    calls = value["calls"]
+    assert isinstance(calls, dict)
+    recorded = calls["lib.py::clip"]
+    assert {"args": ["-1", "0", "5"], "kwargs": {}} in recorded
+    assert {"args": ["None", "0", "5"], "kwargs": {}} in recorded
+    assert len(recorded) == 4
+
+
+def test_overlay_replaces_a_module(executor: LocalExecutor, world: Path) -> None:
+    value = _run(executor, world, overlay={"lib.py": "def clip(value, low, high):\n    return value\n"})
+    outcomes = value["outcomes"]
+    assert isinstance(outcomes, dict)
+    assert outcomes["test_lib.py::test_low"] == "failed"
+    assert outcomes["test_lib.py::test_wrong"] == "passed"
+    assert (world / "lib.py").read_text() == LIB
+
+
+def test_call_functions(executor: LocalExecutor, world: Path) -> None:
+    calls = [
+        {"module": "lib", "qualname": "clip", "args": ["7", "0", "5"]},
+        {"module": "lib", "qualname": "clip", "args": ["None", "0", "5"]},
+        {"module": "lib", "qualname": "missing", "args": []},
+    ]
+    result = executor.run(
+        RunSpec(Call("vouch.worlds._inrun:call_functions", args=(calls,), kwargs={"root": str(world)}))
+    )
+    assert result.ok
+    assert result.value == [
+        {"ok": True, "value": "5", "literal": "5", "exception": None},
+        {"ok": False, "value": None, "literal": None, "exception": "TypeError"},
+        {"ok": False, "value": None, "literal": None, "exception": "AttributeError"},
+    ]
