@@ -8,7 +8,9 @@ stale content hash) with C1-C4 only, so C5 and C6 were not run.
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html import Chromium, Node, _chromium_binary, parse
+from test_html import Chromium, Node, _chromium_binary, _mask, parse
 
 from vouch.errors import UsageError
 from vouch.report import render_html
@@ -231,6 +233,19 @@ def test_page_is_self_contained(load_results: Load) -> None:
     assert all(n.attrs["href"].startswith("#") for n in dom.find_all("a"))
 
 
+def test_page_matches_gold(load_results: Load, report_data: Path) -> None:
+    """The whole page, byte for byte but for volatile text. VOUCH_REGOLD=1 rewrites the gold."""
+    page = _mask(render_v4v(load_results("v4v")))
+    gold = report_data / "v4v.gold.html"
+    if os.environ.get("VOUCH_REGOLD") == "1":
+        gold.write_text(page, "utf-8")
+    assert gold.exists(), f"no gold file {gold}; create it with VOUCH_REGOLD=1"
+    expected = gold.read_text("utf-8")
+    if page != expected:
+        diff = difflib.unified_diff(expected.splitlines(), page.splitlines(), "gold", "now", lineterm="", n=1)
+        pytest.fail("page differs from gold (VOUCH_REGOLD=1 to accept):\n" + "\n".join(list(diff)[:60]))
+
+
 def test_render_html_dispatches_v4v(load_results: Load) -> None:
     results = load_results("v4v")
     assert parse(render_html(results)).by_id("matrix")
@@ -347,5 +362,18 @@ def test_v4v_page_in_headless_chromium(tmp_path: Path, load_results: Load) -> No
     assert "hidden" not in opened.by_id("drill-2").attrs
     assert opened.by_id("drill-2").find_all("pre", "diff")
     assert all("hidden" in d.attrs for d in opened.find_all("tr", "drill") if d.attrs["id"] != "drill-2")
+    # Filters come from the query string: failing C6, one source, an id search, and all at once.
+    expected = {
+        "show=5": [t["task_id"] for t in results["tasks"] if not t["checks"]["mutation"]["passed"]],
+        "show=0": [],
+        "source=bfcl": [t["task_id"] for t in results["tasks"] if t["source"] == "bfcl"],
+        "q=EVAL-1": ["humaneval-1"],
+        "show=failing&source=humaneval&q=-2": ["humaneval-2"],
+    }
+    for query, shown in expected.items():
+        dom = parse(chromium.run("--dump-dom", f"{page.as_uri()}?{query}").stdout)
+        visible = [r.attrs["data-task-id"] for r in dom.find_all("tr", "task-row") if "hidden" not in r.attrs]
+        assert visible == shown, query
+        assert dom.by_id("matrix-count").text() == f"{len(shown)} of 5 tasks"
     shot = chromium.screenshot(page, tmp_path / "v4v.png")
     assert shot.stat().st_size > 10_000, f"screenshot is {shot.stat().st_size} bytes: a blank page?"
