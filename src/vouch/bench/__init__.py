@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from vouch.bench._challenge import ChallengeReport, ChallengeRow, run_challenge
+from vouch.bench._challenge_public import Derived, load_public_task
 from vouch.bench._decide import (
     PRELOAD,
     Decision,
@@ -23,13 +25,17 @@ __all__ = [
     "BASELINES",
     "PRELOAD",
     "CaseOutcome",
+    "ChallengeReport",
+    "ChallengeRow",
     "Decision",
     "DecisionResult",
+    "Derived",
     "Task",
     "candidate_call",
     "check_references",
     "classify",
     "decide_cases",
+    "load_public_task",
     "load_task",
     "load_tasks",
     "load_verifiers",
@@ -37,6 +43,7 @@ __all__ = [
     "preload_for",
     "replay_calls",
     "results_object",
+    "run_challenge",
     "run_verifiers",
     "score",
     "trivial_rows",

@@ -21,6 +21,9 @@ def _register() -> None:
     from vouch.cli._generate import generate_command
 
     bench.add_command(generate_command)
+    from vouch.cli._challenge import challenge_command
+
+    bench.add_command(challenge_command)
     from vouch.cli._data import data
     from vouch.cli._demo import demo
     from vouch.cli._exec import exec_command
