@@ -178,7 +178,7 @@ def build_v4v_view(results: Mapping[str, Any]) -> V4VView:
         schema_version=_show(results.get("schema_version")),
         vouch_version=_show(results.get("vouch_version")),
         seed=_show(results.get("seed")),
-        tasks_dir=config.text("tasks") if not isinstance(config.data.get("tasks"), list) else "",
+        tasks_dir="" if config.data.get("tasks") is None else _show(config.data["tasks"]),
         config=tuple(_flatten(config.data)),
         checks=tuple(columns),
         checks_run=checks_run,
@@ -227,14 +227,17 @@ def kv_table(data: Mapping[str, Any], keys: Iterable[str] | None = None) -> str:
 Cell = Callable[[Any], str]
 
 
-def records_table(rows: Sequence[Mapping[str, Any]], first: Sequence[str] = (), cells: Mapping[str, Cell] = {}) -> str:
+def records_table(
+    rows: Sequence[Mapping[str, Any]], first: Sequence[str] = (), cells: Mapping[str, Cell] | None = None
+) -> str:
     """Objects as a table: the ``first`` columns present, then every other key in first-seen order."""
+    shown = cells or {}
     keys = [k for k in first if any(k in r for r in rows)]
     for row in rows:
         keys += [k for k in row if k not in keys]
     head = "".join(f"<th>{_e(k)}</th>" for k in keys)
     body = "".join(
-        "<tr>" + "".join(f"<td>{cells.get(k, value_html)(r.get(k))}</td>" for k in keys) + "</tr>" for r in rows
+        "<tr>" + "".join(f"<td>{shown.get(k, value_html)(r.get(k))}</td>" for k in keys) + "</tr>" for r in rows
     )
     return f'<table class="records"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
