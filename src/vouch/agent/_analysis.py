@@ -66,8 +66,8 @@ class TaskAnalysis(BaseModel):
 
 
 def _cut(text: Any, limit: int = _STEP_CHARS) -> str:
-    text = str(text)
-    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+    shown = str(text)
+    return shown if len(shown) <= limit else shown[:limit] + f"... [{len(shown) - limit} more chars]"
 
 
 def condensed(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -6,20 +6,34 @@ agent-supplied code and shares this run, never the judge's process. Standard lib
 
 from __future__ import annotations
 
+import ast
 import doctest
 from typing import Any
 
 _MAX = 400
 
 
-def examples_of(prompt: str) -> list[tuple[str, str]]:
-    """(source, expected output) of each ``>>>`` example in ``prompt``."""
-    parser = doctest.DocTestParser()
+def _docstrings(prompt: str) -> list[str]:
+    # Examples live in docstrings; parsing the whole file would read the closing quotes as output.
     try:
-        found = parser.get_examples(prompt)
-    except ValueError:
-        return []
-    return [(e.source.strip(), e.want.strip()) for e in found]
+        tree = ast.parse(prompt)
+    except SyntaxError:
+        return [prompt]
+    nodes = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))]
+    return [d for d in (ast.get_docstring(n, clean=True) for n in nodes) if d]
+
+
+def examples_of(prompt: str) -> list[tuple[str, str]]:
+    """(source, expected output) of each ``>>>`` example in the docstrings of ``prompt``."""
+    parser = doctest.DocTestParser()
+    out = []
+    for text in _docstrings(prompt):
+        try:
+            found = parser.get_examples(text)
+        except ValueError:
+            continue
+        out.extend((e.source.strip(), e.want.strip()) for e in found)
+    return out
 
 
 def run_examples(source: str, prompt: str) -> dict[str, Any]:
@@ -50,8 +64,6 @@ def run_examples(source: str, prompt: str) -> dict[str, Any]:
 def _same_value(got: str, want: str) -> bool:
     # doctest compares text; "2.0" against "2.00" or quote style should not fail a candidate.
     try:
-        import ast
-
         return bool(ast.literal_eval(got) == ast.literal_eval(want))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
