@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vouch.store._audit import AUDIT_SCHEMA_VERSION, AuditStore
 from vouch.store._sqlite import SCHEMA_VERSION, Store, StoredDecision, default_store_path
 
-__all__ = ["SCHEMA_VERSION", "Store", "StoredDecision", "default_store_path"]
+__all__ = ["AUDIT_SCHEMA_VERSION", "SCHEMA_VERSION", "AuditStore", "Store", "StoredDecision", "default_store_path"]

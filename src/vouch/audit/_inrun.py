@@ -1,0 +1,301 @@
+"""Code that runs *inside* a sandbox for the function-level audit; never in the judge's process.
+
+Called through the engine as ``Call("vouch.audit._inrun:<function>", ...)`` on a run whose
+working directory holds ``solution.py`` (the program: prompt + completion, or G, or the null
+body):
+
+* ``t0`` runs HumanEval's ``check`` with every ``assert`` recorded on its own (so the audit
+  sees *which* T0 assertions hold, e.g. in the null world), the inputs T0 passed, optionally
+  branch coverage of the program under T0 and T0 on mutants of the program;
+* ``outputs`` calls the entry point on many inputs, each under its own timer.
+
+What comes back is what the run reported: the program shares this process, so these are the
+run's claims (the trial audit's detectors look for tampering; docs/audit.md says more).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any
+
+from vouch.exec._harness import load_module_file
+from vouch.exec._values import to_data
+
+SOLUTION = "solution.py"
+_MAX_RECORDED = 200
+_MESSAGE_CHARS = 200
+
+
+class _CallTimeout(BaseException):
+    """Raised by the timer; a BaseException so that ``except Exception`` in a program misses it."""
+
+
+def _on_alarm(_signum: int, _frame: Any) -> None:
+    raise _CallTimeout
+
+
+@contextlib.contextmanager
+def _timer(seconds: float) -> Iterator[None]:
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Send what the program prints nowhere: output floods cost time, not memory."""
+    sink = open(os.devnull, "w")  # noqa: SIM115 - closed below
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = sink
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+        sink.close()
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, _CallTimeout):
+        return "timeout"
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}"[:_MESSAGE_CHARS]
+
+
+def _encode(value: Any) -> dict[str, Any]:
+    try:
+        return {"ok": True, "value": to_data(value)}
+    except (TypeError, RecursionError, ValueError):
+        return {"ok": True, "value": None, "opaque": repr(value)[:_MESSAGE_CHARS]}
+
+
+class _Asserts(ast.NodeTransformer):
+    """Wraps each ``assert`` of ``check`` so that its outcome is recorded and the test goes on."""
+
+    def visit_Assert(self, node: ast.Assert) -> Any:
+        tag = ast.Constant(f"L{node.lineno}")
+        call = ast.Expr(ast.Call(ast.Name("__vouch_enter__", ast.Load()), [tag], []))
+        passed = ast.Expr(ast.Call(ast.Name("__vouch_pass__", ast.Load()), [tag], []))
+        failed = ast.Expr(
+            ast.Call(ast.Name("__vouch_fail__", ast.Load()), [tag, ast.Name("__vouch_exc__", ast.Load())], [])
+        )
+        handler = ast.ExceptHandler(ast.Name("Exception", ast.Load()), "__vouch_exc__", [failed])
+        return ast.Try([call, node], [handler], [passed], [])
+
+
+def _instrumented_check(test_source: str) -> Any:
+    tree = ast.parse(test_source)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "check":
+            node.body = [_Asserts().visit(stmt) for stmt in node.body]
+    return compile(ast.fix_missing_locations(tree), "test.py", "exec")
+
+
+def _run_check(
+    namespace: dict[str, Any], code: Any, fn: Callable[..., Any], per_assert_s: float, record: list[Any] | None
+) -> dict[str, Any]:
+    passed: dict[str, bool] = {}
+    failures: dict[str, str] = {}
+
+    def enter(_tag: str) -> None:
+        signal.setitimer(signal.ITIMER_REAL, per_assert_s)
+
+    def ok(tag: str) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        passed.setdefault(tag, True)
+
+    def fail(tag: str, exc: BaseException) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        passed[tag] = False
+        failures.setdefault(tag, _describe(exc))
+
+    candidate = fn
+    if record is not None:
+
+        def recorder(*args: Any) -> Any:
+            if len(record) < _MAX_RECORDED:
+                try:
+                    record.append(to_data(copy.deepcopy(list(args))))
+                except (TypeError, RecursionError, ValueError, copy.Error):
+                    pass
+            return fn(*args)
+
+        candidate = recorder
+    namespace.update(__vouch_enter__=enter, __vouch_pass__=ok, __vouch_fail__=fail)
+    error = None
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        exec(code, namespace)  # noqa: S102 - the benchmark's own test, inside the sandbox
+        namespace["check"](candidate)
+    except _CallTimeout:
+        error = "timeout"
+    except BaseException as exc:  # noqa: BLE001 - a crash of check is an outcome
+        error = _describe(exc)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    return {
+        "passed": sorted(t for t, v in passed.items() if v),
+        "failed": sorted(t for t, v in passed.items() if not v),
+        "failures": failures,
+        "error": error,
+    }
+
+
+def _coverage_of(path: str) -> Any:
+    import coverage
+
+    return coverage.Coverage(data_file=None, branch=True, include=[path], config_file=False)
+
+
+def t0(
+    entry_point: str,
+    test_source: str,
+    *,
+    per_assert_s: float = 3.0,
+    record_inputs: bool = False,
+    coverage_lines: bool = False,
+    mutants: list[str] | None = None,
+    mutant_budget_s: float = 6.0,
+) -> dict[str, Any]:
+    """Run T0 on ``solution.py`` with each assertion recorded; optionally coverage and mutants.
+
+    Returns a dict: ``loaded`` (the program imported), ``load_error``, ``passed``/``failed``
+    assertion tags (``L<line of the test>``), ``failures`` (tag -> first failure), ``error``
+    (check itself crashed), ``inputs`` (T0's argument lists, when asked), ``coverage`` (missing
+    branch arcs and totals, when asked) and ``mutants`` (per mutant: killed, survived).
+    """
+    path = os.path.abspath(SOLUTION)
+    code = _instrumented_check(test_source)
+    tracer = _coverage_of(path) if coverage_lines else None
+    out: dict[str, Any] = {"loaded": False}
+    with _quiet():
+        if tracer is not None:
+            tracer.start()
+        try:
+            with _timer(per_assert_s):
+                module = load_module_file(SOLUTION, "solution")
+            fn = getattr(module, entry_point)
+        except BaseException as exc:  # noqa: BLE001 - a program that does not load is an outcome
+            if tracer is not None:
+                tracer.stop()
+            out["load_error"] = _describe(exc)
+            return out
+        out["loaded"] = True
+        recorded: list[Any] | None = [] if record_inputs else None
+        out |= _run_check(dict(vars(module)), code, fn, per_assert_s, recorded)
+        if tracer is not None:
+            tracer.stop()
+            out["coverage"] = _branches(tracer, path)
+        if recorded is not None:
+            out["inputs"] = recorded
+        if mutants:
+            out["mutants"] = _mutants(mutants, entry_point, code, per_assert_s, mutant_budget_s)
+    return out
+
+
+def _branches(cov: Any, path: str) -> dict[str, Any]:
+    # coverage 7.17.3 (pinned): the analysis object gives the branch arcs T0 never took.
+    analysis = cov._analyze(path)
+    missing = analysis.missing_branch_arcs()
+    return {
+        "branches": int(analysis.numbers.n_branches),
+        "missing_branches": int(analysis.numbers.n_missing_branches),
+        "missing_arcs": {str(line): sorted(targets) for line, targets in missing.items()},
+        "executed_lines": sorted(set(analysis.statements) - set(analysis.missing)),
+    }
+
+
+def _mutants(sources: list[str], entry_point: str, code: Any, per_assert_s: float, budget_s: float) -> list[str]:
+    results: list[str] = []
+    start = time.monotonic()
+    for index, source in enumerate(sources):
+        if time.monotonic() - start > budget_s:
+            results.extend("invalid" for _ in sources[index:])
+            break
+        module = ModuleType("solution_mutant")
+        try:
+            with _timer(per_assert_s):
+                exec(compile(source, SOLUTION, "exec"), module.__dict__)  # noqa: S102 - sandboxed
+            fn = module.__dict__[entry_point]
+        except BaseException:  # noqa: BLE001 - a mutant that breaks loading is killed by T0
+            results.append("killed")
+            continue
+        outcome = _run_check(dict(module.__dict__), code, fn, min(per_assert_s, 1.0), None)
+        results.append("survived" if not outcome["failed"] and outcome["error"] is None else "killed")
+    return results
+
+
+def outputs(entry_point: str, inputs: list[Any], per_call_s: float = 1.0, budget_s: float = 20.0) -> dict[str, Any]:
+    """Call the entry point of ``solution.py`` on each argument list, each under its own timer.
+
+    Returns ``{"loaded": bool, "load_error": str | None, "results": [...]}``; each result is
+    ``{"ok": True, "value": data}`` (``opaque`` holds a repr when the value is not plain data),
+    ``{"ok": False, "error": "Type: message"}``, or ``{"ok": False, "error": "timeout"}``;
+    calls past ``budget_s`` are ``{"ok": False, "error": "skipped"}``.
+    """
+    from vouch.exec._values import from_data
+
+    start = time.monotonic()
+    results: list[dict[str, Any]] = []
+    with _quiet():
+        try:
+            with _timer(per_call_s * 2):
+                module: ModuleType = load_module_file(SOLUTION, "solution")
+            fn = getattr(module, entry_point)
+        except BaseException as exc:  # noqa: BLE001 - an outcome
+            return {"loaded": False, "load_error": _describe(exc), "results": []}
+        for data in inputs:
+            if time.monotonic() - start > budget_s:
+                results.append({"ok": False, "error": "skipped"})
+                continue
+            args = from_data(data)
+            try:
+                with _timer(per_call_s):
+                    value = fn(*copy.deepcopy(args))
+                results.append(_encode(value))
+            except BaseException as exc:  # noqa: BLE001 - an outcome
+                results.append({"ok": False, "error": _describe(exc)})
+    return {"loaded": True, "load_error": None, "results": results}
+
+
+class _WitnessCollector:
+    """A pytest plugin: each test's outcome and the first line of its failure."""
+
+    def __init__(self) -> None:
+        self.tests: dict[str, dict[str, Any]] = {}
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.when != "call" and report.outcome == "passed":
+            return
+        entry = self.tests.setdefault(report.nodeid, {"outcome": "passed", "message": None})
+        if report.outcome == "failed" and entry["outcome"] == "passed":
+            crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+            message = str(getattr(crash, "message", report.longrepr))
+            entry["outcome"] = "failed" if report.when == "call" else "error"
+            entry["message"] = message.splitlines()[0][:_MESSAGE_CHARS] if message else None
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.outcome == "failed":
+            self.tests[report.nodeid or "<collection>"] = {"outcome": "error", "message": str(report.longrepr)[-300:]}
+
+
+def run_witness(test_file: str) -> dict[str, Any]:
+    """Run one witness test file with pytest; per test: outcome and the failure's first line."""
+    import pytest
+
+    collector = _WitnessCollector()
+    with _quiet():
+        code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", test_file], plugins=[collector])
+    return {"exit_code": int(code), "tests": collector.tests}

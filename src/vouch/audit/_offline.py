@@ -1,0 +1,205 @@
+"""The ``offline`` witness source at function level: differential testing against G, inside P.
+
+Per task, inputs are generated from seeds (T0's inputs and P's examples; P's examples alone
+when T0 is hidden) by type-aware mutation, kept inside the preconditions, and G is run on
+them once: an input on which G raises, runs away or returns an off-type value is dropped.
+Level 1 mutates the seeds, level 2 mutates level 1, level 3 mutates both again: iteration i
+of the generate-and-validate loop looks for a difference among levels 1..i.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from vouch.audit import _inputs
+from vouch.audit._preconditions import Preconditions, infer
+from vouch.audit._prompt import Example
+from vouch.errors import UsageError
+from vouch.exec import Call, Limits, RunResult, RunSpec
+from vouch.exec._values import from_data
+
+OUTPUT_LIMITS = Limits(timeout_s=60.0, memory_mb=512)
+
+
+@dataclass
+class Pool:
+    """Valid generated inputs of a task, with G's output on each (the required value)."""
+
+    rules: Preconditions
+    inputs: list[tuple[int, list[Any], Any]] = field(default_factory=list)
+    """(level, args, G's output)."""
+    dropped: int = 0
+    """Generated inputs G rejected (raised, ran away, off-type output)."""
+
+
+class WitnessSource(Protocol):
+    """A pluggable witness source: the name is what ``--witness-source`` takes."""
+
+    name: str
+
+
+def outputs_spec(
+    program: str, entry_point: str, inputs: Sequence[Sequence[Any]], name: str, per_call_s: float
+) -> RunSpec:
+    """One run that calls the entry point of ``program`` on every input."""
+    from vouch.exec._values import to_data
+
+    return RunSpec(
+        Call("vouch.audit._inrun:outputs", (entry_point, [to_data(list(a)) for a in inputs], per_call_s, 40.0)),
+        files={"solution.py": program},
+        limits=OUTPUT_LIMITS,
+        name=name,
+    )
+
+
+def decoded(result: RunResult, count: int) -> list[dict[str, Any]]:
+    """Per input: ``{"ok", "value"}`` or ``{"ok": False, "error"}``; a failed run gives errors."""
+    if not result.ok or not isinstance(result.value, dict) or not result.value.get("loaded"):
+        reason = (
+            result.reason or (result.value or {}).get("load_error") if isinstance(result.value, dict) else result.reason
+        )
+        return [{"ok": False, "error": f"run: {reason or result.status.value}"} for _ in range(count)]
+    rows = list(result.value.get("results") or [])
+    rows += [{"ok": False, "error": "skipped"}] * (count - len(rows))
+    out = []
+    for row in rows[:count]:
+        if row.get("ok") and "opaque" not in row:
+            out.append({"ok": True, "value": from_data(row.get("value"))})
+        elif row.get("ok"):
+            out.append({"ok": True, "opaque": row["opaque"]})
+        else:
+            out.append({"ok": False, "error": str(row.get("error"))})
+    return out
+
+
+def close(actual: Any, expected: Any) -> bool:
+    """Equality as T0 uses it: ``==``, with floats compared up to 1e-6 (relative and absolute)."""
+    if isinstance(expected, float) or isinstance(actual, float):
+        if isinstance(actual, (int, float)) and isinstance(expected, (int, float)):
+            both_nan = (
+                isinstance(actual, float)
+                and isinstance(expected, float)
+                and math.isnan(actual)
+                and math.isnan(expected)
+            )
+            return both_nan or math.isclose(actual, expected, rel_tol=1e-6, abs_tol=1e-6)
+        return False
+    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
+        return (
+            type(actual) is type(expected)
+            and len(actual) == len(expected)
+            and all(close(a, e) for a, e in zip(actual, expected, strict=True))
+        )
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return actual.keys() == expected.keys() and all(close(actual[k], expected[k]) for k in expected)
+    try:
+        return bool(actual == expected)
+    except Exception:  # noqa: BLE001 - values that cannot compare are different
+        return False
+
+
+def literal_round_trip(value: Any) -> bool:
+    """Whether ``repr(value)`` reads back as the same value (so a witness can state it)."""
+    try:
+        return close(ast.literal_eval(repr(value)), value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+
+
+def seeds_of(t0_inputs: Sequence[Sequence[Any]], exs: Sequence[Example], *, use_t0: bool) -> list[list[Any]]:
+    """The seeds: T0's inputs (unless hidden) and the arguments of P's examples, deduplicated."""
+    seen: set[str] = set()
+    out: list[list[Any]] = []
+    candidates = [list(a) for a in t0_inputs] if use_t0 else []
+    candidates += [list(e.args) for e in exs]
+    for args in candidates:
+        k = _inputs.key(args)
+        if k not in seen:
+            seen.add(k)
+            out.append(args)
+    return out
+
+
+def plan_pool(
+    prompt: str,
+    params: Sequence[str],
+    seeds: Sequence[list[Any]],
+    seed_outputs: Sequence[Any],
+    rng: random.Random,
+    *,
+    per_seed: int,
+    limit: int,
+) -> tuple[Preconditions, list[tuple[int, list[Any]]]]:
+    """Preconditions from P and the seeds, and three levels of admitted generated inputs."""
+    rules = infer(prompt, params, seeds, seed_outputs)
+    admitted_seeds = [s for s in seeds if len(s) == len(params)]
+    level1 = _inputs.boundary_inputs(admitted_seeds, rules)[: limit // 4]
+    level1 += _inputs.neighbours(admitted_seeds, rules, rng, per_seed=per_seed, limit=limit)
+    level2 = _inputs.neighbours(level1, rules, rng, per_seed=max(2, per_seed // 3), limit=limit)
+    level3 = _inputs.neighbours(level1 + level2, rules, rng, per_seed=max(2, per_seed // 3), limit=limit)
+    seen = {_inputs.key(s) for s in admitted_seeds}
+    planned: list[tuple[int, list[Any]]] = []
+    for level, group in ((1, level1), (2, level2), (3, level3)):
+        for args in group:
+            k = _inputs.key(args)
+            if k not in seen:
+                seen.add(k)
+                planned.append((level, args))
+    return rules, planned
+
+
+def fill_pool(rules: Preconditions, planned: Sequence[tuple[int, list[Any]]], g_rows: Sequence[dict[str, Any]]) -> Pool:
+    """Keep the planned inputs on which G returned a value of its usual type that a test can state."""
+    pool = Pool(rules)
+    for (level, args), row in zip(planned, g_rows, strict=True):
+        if row.get("ok") and "value" in row and rules.output_ok(row["value"]) and literal_round_trip(row["value"]):
+            pool.inputs.append((level, args, row["value"]))
+        else:
+            pool.dropped += 1
+    return pool
+
+
+@dataclass(frozen=True)
+class Difference:
+    level: int
+    args: list[Any]
+    expected: Any
+    actual: Any
+    """s's value, or ``"raised <error>"``."""
+
+
+def differences(pool: Pool, s_rows: Sequence[dict[str, Any]]) -> list[Difference]:
+    """Inputs where s's output is not the one G gives (smallest first within each level)."""
+    out: list[Difference] = []
+    for (level, args, expected), row in zip(pool.inputs, s_rows, strict=True):
+        if not row.get("ok"):
+            if row.get("error") in ("skipped",) or str(row.get("error", "")).startswith("run:"):
+                continue
+            out.append(Difference(level, args, expected, f"raised {row.get('error')}"))
+        elif "opaque" in row:
+            out.append(Difference(level, args, expected, row["opaque"]))
+        elif not close(row["value"], expected):
+            out.append(Difference(level, args, expected, row["value"]))
+    out.sort(key=lambda d: (d.level, _inputs.size(d.args)))
+    return out
+
+
+def check_source(name: str) -> str:
+    """Validate a ``--witness-source`` name; ``agent`` needs the agent layer.
+
+    Raises:
+        UsageError: An unknown source, or ``agent`` (not available at function level yet).
+    """
+    if name in ("offline", "files"):
+        return name
+    if name == "agent":
+        raise UsageError(
+            "--witness-source agent needs the agent layer (model-written witnesses from the checklist and "
+            "evidence); it is not wired into the trial audit yet: use offline or files"
+        )
+    raise UsageError(f"--witness-source {name!r} is not a witness source; valid sources: offline, files, agent")

@@ -1,0 +1,372 @@
+"""Preconditions of a function-level task: which inputs the prompt allows.
+
+An input outside what P allows makes a false refutation, so the audit keeps every generated
+input inside preconditions gathered from four places:
+
+* the prompt's text: "non-empty", "positive", "sorted", "balanced", numeric ranges such as
+  ``1 <= n <= 100``;
+* the prompt's examples and T0's inputs (the *seeds*): each argument keeps the type signature
+  seen there (``list[int]`` stays ``list[int]``), numbers stay in the seeds' sign and a
+  widened range, a categorical domain (a grid of 0s and 1s) stays categorical, strings keep
+  the seeds' alphabet and whitespace shape, lists keep their length floor, sortedness and
+  distinctness when every seed has them;
+* G's own behaviour (checked by the caller): G raising, running away, or returning a value
+  of a type it never returns on the seeds marks an input invalid.
+
+``admits`` answers with the first precondition an input breaks (None when it holds them all),
+which is also what re-judging of a witness checks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Sig = tuple[Any, ...]
+"""A type signature: ("int",), ("list", frozenset of element sigs), ("tuple", (sigs...)), ..."""
+
+_BRACKETS = {")": "(", "]": "[", "}": "{", ">": "<"}
+
+
+def signature(value: Any) -> Sig:
+    """The type signature of a value: its type, and its elements' types, recursively."""
+    if value is None:
+        return ("none",)
+    if isinstance(value, bool):
+        return ("bool",)
+    if isinstance(value, int):
+        return ("int",)
+    if isinstance(value, float):
+        return ("float",)
+    if isinstance(value, str):
+        return ("str",)
+    if isinstance(value, list):
+        return ("list", frozenset(signature(v) for v in value))
+    if isinstance(value, tuple):
+        return ("tuple", tuple(signature(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", frozenset(signature(k) for k in value), frozenset(signature(v) for v in value.values()))
+    return ("other", type(value).__name__)
+
+
+def compatible(new: Sig, seen: Iterable[Sig]) -> bool:
+    """Whether ``new`` fits one of the seen signatures (an empty list fits any list)."""
+    return any(_fits(new, old) for old in seen)
+
+
+def _fits(new: Sig, old: Sig) -> bool:
+    if new == old:
+        return True
+    if new[0] != old[0]:
+        return False
+    if new[0] == "list":
+        return all(any(_fits(n, o) for o in old[1]) for n in new[1])
+    if new[0] == "tuple":
+        return len(new[1]) == len(old[1]) and all(_fits(n, o) for n, o in zip(new[1], old[1], strict=True))
+    if new[0] == "dict":
+        keys = all(any(_fits(n, o) for o in old[1]) for n in new[1])
+        return keys and all(any(_fits(n, o) for o in old[2]) for n in new[2])
+    return False
+
+
+def _numbers(value: Any) -> Iterable[int | float]:
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _numbers(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _numbers(v)
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+
+
+def _lists(value: Any) -> Iterable[list[Any]]:
+    if isinstance(value, list):
+        yield value
+        for v in value:
+            yield from _lists(v)
+    elif isinstance(value, tuple):
+        for v in value:
+            yield from _lists(v)
+
+
+def _balanced(text: str) -> bool:
+    stack: list[str] = []
+    for ch in text:
+        if ch in "([{<":
+            stack.append(ch)
+        elif ch in _BRACKETS and (not stack or stack.pop() != _BRACKETS[ch]):
+            return False
+    return not stack
+
+
+def _is_sorted(items: list[Any]) -> bool:
+    try:
+        return all(a <= b for a, b in itertools.pairwise(items))
+    except TypeError:
+        return False
+
+
+@dataclass(frozen=True)
+class ArgRule:
+    """What one argument may be."""
+
+    name: str
+    sigs: frozenset[Sig]
+    low: float | None = None
+    high: float | None = None
+    categories: frozenset[Any] | None = None
+    """A small set of numbers every numeric leaf must come from (a grid of 0s and 1s)."""
+    alphabet: frozenset[str] | None = None
+    strip_spaces: bool = False
+    """No leading or trailing whitespace, no doubled spaces (as in every seed)."""
+    nonempty_str: bool = False
+    balanced: bool = False
+    min_len: int = 0
+    max_len: int | None = None
+    sorted_lists: bool = False
+    distinct_lists: bool = False
+    whole_floats: bool = False
+    """Every float seed is a whole number: keep it so."""
+
+
+@dataclass(frozen=True)
+class Preconditions:
+    """Every argument's rule, and what G's outputs look like on valid inputs."""
+
+    args: tuple[ArgRule, ...]
+    output_sigs: frozenset[Sig] = field(default_factory=frozenset)
+    relations: tuple[tuple[str, int, int], ...] = ()
+    """Relations between arguments that every seed shows: ("same_len", i, j), ("le", i, j)."""
+    notes: tuple[str, ...] = ()
+
+    def admits(self, args: Sequence[Any]) -> str | None:
+        """The first precondition ``args`` breaks, as one line; None when it holds them all."""
+        if len(args) != len(self.args):
+            return f"takes {len(self.args)} arguments, got {len(args)}"
+        for rule, value in zip(self.args, args, strict=True):
+            problem = _check(rule, value)
+            if problem is not None:
+                return f"{rule.name}: {problem}"
+        for relation, i, j in self.relations:
+            if not _holds(relation, args[i], args[j]):
+                return f"{self.args[i].name} and {self.args[j].name}: break {relation}, which every seed holds"
+        return None
+
+    def output_ok(self, value: Any) -> bool:
+        """Whether G's output has a type G gives on the seeds (else the input is not valid)."""
+        return not self.output_sigs or compatible(signature(value), self.output_sigs)
+
+
+def _holds(relation: str, a: Any, b: Any) -> bool:
+    try:
+        if relation == "same_len":
+            return len(a) == len(b)
+        if relation == "le":
+            return bool(a <= b)
+    except TypeError:
+        return False
+    return True
+
+
+def _relations(seeds: Sequence[Sequence[Any]], count: int) -> tuple[tuple[str, int, int], ...]:
+    if len(seeds) < 3:
+        return ()
+    found = []
+    for i in range(count):
+        for j in range(count):
+            if i == j:
+                continue
+            pairs = [(s[i], s[j]) for s in seeds]
+            sized = all(isinstance(a, (str, list, tuple)) and isinstance(b, (str, list, tuple)) for a, b in pairs)
+            if i < j and sized and all(len(a) == len(b) for a, b in pairs):
+                found.append(("same_len", i, j))
+            numeric = all(
+                isinstance(a, (int, float))
+                and isinstance(b, (int, float))
+                and not isinstance(a, bool)
+                and not isinstance(b, bool)
+                for a, b in pairs
+            )
+            if numeric and all(a <= b for a, b in pairs) and any(a < b for a, b in pairs):
+                found.append(("le", i, j))
+    return tuple(found)
+
+
+def _check(rule: ArgRule, value: Any) -> str | None:
+    if not compatible(signature(value), rule.sigs):
+        return f"type {_show(signature(value))} is not one P's examples or T0 use"
+    for number in _numbers(value):
+        if isinstance(number, float) and not math.isfinite(number):
+            return f"{number!r} is not finite"
+        if rule.low is not None and number < rule.low:
+            return f"{number!r} is below {rule.low:g}"
+        if rule.high is not None and number > rule.high:
+            return f"{number!r} is above {rule.high:g}"
+        if rule.categories is not None and number not in rule.categories:
+            return f"{number!r} is not one of {sorted(rule.categories)}"
+        if rule.whole_floats and isinstance(number, float) and not number.is_integer():
+            return f"{number!r} is not a whole number"
+    for text in _strings(value):
+        if rule.alphabet is not None and not set(text) <= rule.alphabet:
+            extra = "".join(sorted(set(text) - rule.alphabet))
+            return f"characters {extra!r} are not in the alphabet of P's examples and T0"
+        if rule.strip_spaces and (text != text.strip() or "  " in text):
+            return "leading, trailing or doubled whitespace"
+        if rule.nonempty_str and isinstance(value, str) and not text:
+            return "empty string"
+        if rule.balanced and not _balanced(text):
+            return f"{text!r} is not balanced"
+    if isinstance(value, (list, str, dict, tuple)):
+        if len(value) < rule.min_len:
+            return f"length {len(value)} is below {rule.min_len}"
+        if rule.max_len is not None and len(value) > rule.max_len:
+            return f"length {len(value)} is above {rule.max_len}"
+    for items in _lists(value):
+        if rule.sorted_lists and not _is_sorted(items):
+            return "a list is not sorted"
+        if rule.distinct_lists and len({repr(v) for v in items}) != len(items):
+            return "a list repeats an element"
+    return None
+
+
+def _show(sig: Sig) -> str:
+    if sig[0] == "list":
+        return "list[" + "|".join(sorted(_show(s) for s in sig[1])) + "]"
+    if sig[0] == "tuple":
+        return "tuple[" + ", ".join(_show(s) for s in sig[1]) + "]"
+    if sig[0] == "dict":
+        return "dict"
+    return str(sig[0])
+
+
+_RANGE = re.compile(r"(-?\d+(?:\.\d+)?)\s*(<=?|≤)\s*([A-Za-z_][\w\[\]()]*)\s*(<=?|≤)\s*(-?\d+(?:\.\d+)?)")
+
+
+def _text_ranges(prompt: str, names: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """``1 <= n <= 100`` and the like, for argument names (and ``len(name)``)."""
+    found: dict[str, tuple[float, float]] = {}
+    for low, op1, target, op2, high in _RANGE.findall(prompt):
+        lo, hi = float(low), float(high)
+        if op1 == "<":
+            lo += 1
+        if op2 == "<":
+            hi -= 1
+        found[target] = (lo, hi)
+    return {k: v for k, v in found.items() if k in names or any(k == f"len({n})" for n in names)}
+
+
+def infer(
+    prompt: str, names: Sequence[str], seeds: Sequence[Sequence[Any]], outputs: Iterable[Any] = ()
+) -> Preconditions:
+    """Preconditions from the prompt's text and the seeds (examples and T0 inputs).
+
+    Args:
+        prompt: P, HumanEval's prompt (signature and docstring).
+        names: The entry point's parameter names, in order.
+        seeds: Valid inputs: argument lists from the prompt's examples and T0.
+        outputs: G's outputs on the seeds, for the output-type check.
+
+    Returns:
+        The preconditions; an argument no seed shows is left unconstrained but for its name.
+    """
+    text = prompt.lower()
+    ranges = _text_ranges(prompt, names)
+    rules: list[ArgRule] = []
+    notes: list[str] = []
+    usable = [list(s) for s in seeds if len(s) == len(names)]
+    for index, name in enumerate(names):
+        values = [s[index] for s in usable]
+        if not values:
+            rules.append(ArgRule(name, frozenset()))
+            continue
+        rules.append(_rule(name, values, text, ranges))
+    if ranges:
+        notes.append("ranges stated in P: " + ", ".join(f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in ranges.items()))
+    relations = _relations(usable, len(names))
+    if relations:
+        notes.append(
+            "relations every seed holds: " + ", ".join(f"{r}({names[i]}, {names[j]})" for r, i, j in relations)
+        )
+    return Preconditions(tuple(rules), frozenset(signature(o) for o in outputs), relations, tuple(notes))
+
+
+def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float, float]]) -> ArgRule:
+    numbers = [n for v in values for n in _numbers(v)]
+    low = high = None
+    categories = None
+    if numbers:
+        lo, hi = min(numbers), max(numbers)
+        # Stay on the seeds' side of zero; widen the range outwards, never across the sign.
+        low = lo if lo >= 0 else lo - max(abs(lo), 5)
+        high = hi + max(abs(hi), 5) if hi > 0 else (hi if hi < 0 else 5)
+        if ("positive" in text or "natural" in text) and lo > 0:
+            low = max(low, 1 if all(isinstance(n, int) for n in numbers) else low)
+        distinct = set(numbers)
+        if len(distinct) <= 3 and len(numbers) >= 8:
+            categories = frozenset(distinct)
+    if name in ranges:
+        low, high = ranges[name]
+    strings = [s for v in values for s in _strings(v)]
+    alphabet = frozenset("".join(strings)) if strings and any(strings) else None
+    strip = bool(strings) and all(s == s.strip() and "  " not in s for s in strings)
+    nonempty_str = bool(strings) and all(strings) and any(isinstance(v, str) for v in values)
+    balanced = bool(strings) and "balanced" in text and all(_balanced(s) for s in strings)
+    lengths = [len(v) for v in values if isinstance(v, (list, str, tuple, dict))]
+    min_len = min(lengths) if lengths and min(lengths) > 0 else 0
+    if "non-empty" in text or "nonempty" in text or "not empty" in text:
+        min_len = max(min_len, 1)
+    min_len = min(min_len, 1) if min_len else 0
+    max_len = None
+    if lengths:
+        max_len = max(max(lengths) * 2, max(lengths) + 4)
+    len_key = f"len({name})"
+    if len_key in ranges:
+        min_len = max(min_len, int(ranges[len_key][0]))
+        max_len = min(max_len or 10**6, int(ranges[len_key][1]))
+    lists = [items for v in values for items in _lists(v) if len(items) >= 2]
+    long_lists = [items for items in lists if len(items) >= 3]
+    sorted_lists = (
+        bool(lists)
+        and all(_is_sorted(i) for i in lists)
+        and (len(long_lists) >= 3 or "sorted" in text or "ascending" in text or "increasing" in text)
+    )
+    distinct_lists = (
+        bool(long_lists) and len(long_lists) >= 3 and all(len({repr(x) for x in i}) == len(i) for i in lists)
+    )
+    floats = [n for n in numbers if isinstance(n, float)]
+    whole = bool(floats) and all(f.is_integer() for f in floats) and len(floats) >= 3
+    return ArgRule(
+        name=name,
+        sigs=frozenset(signature(v) for v in values),
+        low=low,
+        high=high,
+        categories=categories,
+        alphabet=alphabet,
+        strip_spaces=strip,
+        nonempty_str=nonempty_str,
+        balanced=balanced,
+        min_len=min_len,
+        max_len=max_len,
+        sorted_lists=sorted_lists,
+        distinct_lists=distinct_lists,
+        whole_floats=whole,
+    )

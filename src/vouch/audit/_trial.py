@@ -1,0 +1,496 @@
+"""Judging distinct programs: T0, evidence, witness search, validation, verdict.
+
+Work is batched across programs at every stage (one engine batch per stage, many inputs per
+run), so the engine's lanes stay full however many programs there are.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vouch.audit import _inputs, _offline, _witness
+from vouch.audit._detectors import FILE, detect
+from vouch.audit._model import (
+    ChecklistItem,
+    DetectorFlag,
+    Evidence,
+    GhostBranch,
+    SurvivingMutant,
+    T0Result,
+    TaskReport,
+    Validation,
+    Verdict,
+    Witness,
+    decide_verdict,
+)
+from vouch.audit._prompt import Assertion, Example, main_clause
+from vouch.audit._samples import Problem
+from vouch.mutation import Mutant, kill_matrix, mutate
+
+if TYPE_CHECKING:
+    from vouch.audit._function import AuditConfig, Engine
+
+
+@dataclass
+class TaskContext:
+    """What the audit knows of a task before judging its programs."""
+
+    problem: Problem
+    params: list[str]
+    asserts: list[Assertion]
+    examples: list[Example]
+    checklist: list[ChecklistItem]
+    report: TaskReport
+    reference_t0: T0Result
+    null_t0: T0Result
+    null_passing: list[str]
+    t0_inputs: list[Any]
+    oracle: bool
+    """T0 compares outputs with values, so G's output is the required one."""
+    pool: _offline.Pool | None = None
+    pool_note: str | None = None
+
+
+@dataclass
+class ProgramJob:
+    """One distinct program of a task, and (once judged) its judgement."""
+
+    task_id: str
+    hash: str
+    program: str
+    first_trial: str
+    unparsable: str | None
+    t0: T0Result | None = None
+    mutants: list[Mutant] = field(default_factory=list)
+    stage2: dict[str, Any] = field(default_factory=dict)
+    diffs: list[_offline.Difference] = field(default_factory=list)
+    witnesses: list[Witness] = field(default_factory=list)
+    discarded: list[Witness] = field(default_factory=list)
+    iterations: int = 0
+    tried: int = 0
+    judgement: dict[str, Any] | None = None
+
+
+OnJudged = Callable[[ProgramJob, dict[str, Any]], None]
+
+
+def judge_programs(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    jobs: Sequence[ProgramJob],
+    *,
+    config: AuditConfig,
+    rng: random.Random,
+    witness_dir: Path,
+    on_judged: OnJudged | None,
+) -> None:
+    """Judge every job in place (``job.judgement``), calling ``on_judged`` as each is done."""
+    from vouch.audit._function import t0_result, t0_spec
+
+    runnable = [j for j in jobs if j.unparsable is None]
+    results = engine.run(
+        [t0_spec(j.program, contexts[j.task_id].problem, f"{j.first_trial} T0 in R[s]") for j in runnable], "T0 in R[s]"
+    )
+    for job, result in zip(runnable, results, strict=True):
+        job.t0 = t0_result("model", result, len(contexts[job.task_id].asserts))
+    for job in jobs:
+        if job.unparsable is not None:
+            _finish(job, contexts[job.task_id], Verdict.UNAPPLIABLE, job.unparsable, on_judged)
+        elif job.t0 is not None and not job.t0.passed and not config.search_failing:
+            _finish(job, contexts[job.task_id], Verdict.NOT_PASSING, job.t0.reason, on_judged)
+        elif not contexts[job.task_id].report.well_formed:
+            verdict = Verdict.ERROR if job.t0 is not None and job.t0.passed else Verdict.NOT_PASSING
+            _finish(
+                job, contexts[job.task_id], verdict, f"not audited: {contexts[job.task_id].report.reason}", on_judged
+            )
+    audited = [j for j in jobs if j.judgement is None]
+    _prepare_pools(engine, contexts, {j.task_id for j in audited}, config, rng)
+    _evidence_stage(engine, contexts, [j for j in audited if j.t0 is not None and j.t0.passed], config, rng)
+    _differential_stage(engine, contexts, audited, config)
+    for iteration in range(1, config.k + 1):
+        active = [j for j in audited if not j.witnesses and (j.diffs or config.witness_source == "files")]
+        if not active:
+            break
+        _iteration(engine, contexts, active, config, iteration, witness_dir)
+    for job in audited:
+        assert job.t0 is not None
+        _finish(job, contexts[job.task_id], None, None, on_judged)
+
+
+def _prepare_pools(
+    engine: Engine, contexts: dict[str, TaskContext], task_ids: set[str], config: AuditConfig, rng: random.Random
+) -> None:
+    wanted = [contexts[t] for t in sorted(task_ids) if config.witness_source == "offline"]
+    plans = []
+    seed_specs = []
+    for ctx in wanted:
+        if not ctx.oracle:
+            ctx.pool_note = "T0 checks a property of the output, not a value: G's output is not the only correct one"
+            continue
+        seeds = _offline.seeds_of(ctx.t0_inputs, ctx.examples, use_t0=config.seed_from_t0)
+        seeds = [s for s in seeds if len(s) == len(ctx.params)]
+        if not seeds:
+            ctx.pool_note = "no seed input (no T0 input or example with literal arguments)"
+            continue
+        plans.append((ctx, seeds))
+        seed_specs.append(
+            _offline.outputs_spec(
+                ctx.problem.reference,
+                ctx.problem.entry_point,
+                seeds,
+                f"{ctx.problem.task_id} G on seeds",
+                config.per_call_s,
+            )
+        )
+    seed_results = engine.run(seed_specs, "G on seeds")
+    planned = []
+    for (ctx, seeds), result in zip(plans, seed_results, strict=True):
+        rows = _offline.decoded(result, len(seeds))
+        outs = [r["value"] for r in rows if r.get("ok") and "value" in r]
+        task_rng = random.Random(f"{config.seed}:{ctx.problem.task_id}")
+        rules, inputs = _offline.plan_pool(
+            ctx.problem.prompt, ctx.params, seeds, outs, task_rng, per_seed=config.per_seed, limit=config.pool_limit
+        )
+        planned.append((ctx, rules, inputs))
+    specs = [
+        _offline.outputs_spec(
+            ctx.problem.reference,
+            ctx.problem.entry_point,
+            [a for _, a in inputs],
+            f"{ctx.problem.task_id} G on pool",
+            config.per_call_s,
+        )
+        for ctx, _, inputs in planned
+    ]
+    for (ctx, rules, inputs), result in zip(planned, engine.run(specs, "G on generated inputs"), strict=True):
+        ctx.pool = _offline.fill_pool(rules, inputs, _offline.decoded(result, len(inputs)))
+    _ = rng
+
+
+def _evidence_stage(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    jobs: Sequence[ProgramJob],
+    config: AuditConfig,
+    rng: random.Random,
+) -> None:
+    from vouch.audit._function import t0_spec
+
+    specs = []
+    for job in jobs:
+        ctx = contexts[job.task_id]
+        first = ctx.problem.prompt.count("\n") + 1
+        lines = range(first, job.program.count("\n") + 2)
+        try:
+            mutants = mutate(job.program, lines=lines, function=ctx.problem.entry_point)
+        except Exception:  # noqa: BLE001 - a program libcst cannot mutate gets no mutants
+            mutants = []
+        if len(mutants) > config.max_mutants:
+            mutants = random.Random(f"{config.seed}:{job.hash}").sample(mutants, config.max_mutants)
+        job.mutants = mutants
+        specs.append(
+            t0_spec(
+                job.program,
+                ctx.problem,
+                f"{job.first_trial} coverage and mutants",
+                coverage_lines=True,
+                mutants=[m.source for m in mutants],
+            )
+        )
+    for job, result in zip(jobs, engine.run(specs, "coverage and mutants"), strict=True):
+        job.stage2 = result.value if result.ok and isinstance(result.value, dict) else {"error": result.reason}
+    _ = rng
+
+
+def _differential_stage(
+    engine: Engine, contexts: dict[str, TaskContext], jobs: Sequence[ProgramJob], config: AuditConfig
+) -> None:
+    chosen = [j for j in jobs if contexts[j.task_id].pool is not None and contexts[j.task_id].pool.inputs]  # type: ignore[union-attr]
+    specs = []
+    for job in chosen:
+        pool = contexts[job.task_id].pool
+        assert pool is not None
+        specs.append(
+            _offline.outputs_spec(
+                job.program,
+                contexts[job.task_id].problem.entry_point,
+                [a for _, a, _ in pool.inputs],
+                f"{job.first_trial} on generated inputs",
+                config.per_call_s,
+            )
+        )
+    for job, result in zip(chosen, engine.run(specs, "R[s] on generated inputs"), strict=True):
+        pool = contexts[job.task_id].pool
+        assert pool is not None
+        job.diffs = _offline.differences(pool, _offline.decoded(result, len(pool.inputs)))
+
+
+def _iteration(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    jobs: Sequence[ProgramJob],
+    config: AuditConfig,
+    iteration: int,
+    witness_dir: Path,
+) -> None:
+    """One generate-and-validate iteration: minimise the next difference, write it, validate it."""
+    candidates: list[tuple[ProgramJob, _witness.WitnessFile, list[Any] | None, Any, Any, str]] = []
+    if config.witness_source == "files":
+        for job in jobs:
+            if iteration == 1:
+                for wf in _user_files(Path(config.witness_files or "."), job.task_id):
+                    candidates.append((job, wf, None, None, None, "user-supplied witness"))
+    else:
+        current: dict[int, _offline.Difference] = {}
+        for job in jobs:
+            pending = [d for d in job.diffs if d.level <= iteration] or job.diffs[:1]
+            if pending:
+                current[id(job)] = pending[0]
+                job.diffs.remove(pending[0])
+        for _ in range(config.shrink_rounds):
+            _shrink_round(engine, contexts, jobs, current, config)
+        for job in jobs:
+            diff = current.get(id(job))
+            if diff is None:
+                continue
+            ctx = contexts[job.task_id]
+            clause = main_clause(ctx.checklist)
+            wf = _witness.render(
+                trial_id=job.first_trial,
+                task_id=job.task_id,
+                entry_point=ctx.problem.entry_point,
+                clause=clause.text if clause else "the function's stated behaviour",
+                args=diff.args,
+                expected=diff.expected,
+                index=iteration,
+            )
+            candidates.append((job, wf, diff.args, diff.expected, diff.actual, clause.id if clause else ""))
+    specs = []
+    for job, wf, *_ in candidates:
+        job.iterations = iteration
+        job.tried += 1
+        reference = contexts[job.task_id].problem.reference
+        specs += [_witness.validation_spec(wf, reference, "R[G]", r) for r in range(config.repeats)]
+        specs += [_witness.validation_spec(wf, job.program, "R[s]", r) for r in range(config.repeats)]
+    results = engine.run(specs, f"validation, iteration {iteration}")
+    step = 2 * config.repeats
+    for index, (job, wf, args, expected, actual, clause_id) in enumerate(candidates):
+        chunk = results[index * step : (index + 1) * step]
+        ref = [_witness.record("reference", r) for r in chunk[: config.repeats]]
+        mod = [_witness.record("model", r) for r in chunk[config.repeats :]]
+        ctx = contexts[job.task_id]
+        rejudge = None
+        if args is not None and ctx.pool is not None:
+            rejudge = ctx.pool.rules.admits(args)
+        validation = _witness.judge(ref, mod, rejudge)
+        witness = _make_witness(
+            job, ctx, wf, args, expected, actual, clause_id, validation, iteration, witness_dir, config
+        )
+        (job.witnesses if validation.valid else job.discarded).append(witness)
+
+
+def _shrink_round(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    jobs: Sequence[ProgramJob],
+    current: dict[int, _offline.Difference],
+    config: AuditConfig,
+) -> None:
+    plans = []
+    specs = []
+    for job in jobs:
+        diff = current.get(id(job))
+        ctx = contexts[job.task_id]
+        if diff is None or ctx.pool is None:
+            continue
+        smaller = _inputs.shrink_candidates(diff.args, ctx.pool.rules, limit=30)
+        if not smaller:
+            continue
+        plans.append((job, smaller))
+        specs.append(
+            _offline.outputs_spec(
+                ctx.problem.reference, ctx.problem.entry_point, smaller, "G on shrunk inputs", config.per_call_s
+            )
+        )
+        specs.append(
+            _offline.outputs_spec(
+                job.program, ctx.problem.entry_point, smaller, "R[s] on shrunk inputs", config.per_call_s
+            )
+        )
+    results = engine.run(specs, "minimising")
+    for i, (job, smaller) in enumerate(plans):
+        ctx = contexts[job.task_id]
+        assert ctx.pool is not None
+        pool = _offline.Pool(ctx.pool.rules)
+        g_rows = _offline.decoded(results[2 * i], len(smaller))
+        kept = []
+        for args, row in zip(smaller, g_rows, strict=True):
+            if (
+                row.get("ok")
+                and "value" in row
+                and ctx.pool.rules.output_ok(row["value"])
+                and _offline.literal_round_trip(row["value"])
+            ):
+                pool.inputs.append((1, args, row["value"]))
+                kept.append(args)
+        s_rows_all = _offline.decoded(results[2 * i + 1], len(smaller))
+        s_rows = [row for args, row in zip(smaller, s_rows_all, strict=True) if any(args is k for k in kept)]
+        found = _offline.differences(pool, s_rows)
+        if found:
+            best = found[0]
+            current[id(job)] = _offline.Difference(current[id(job)].level, best.args, best.expected, best.actual)
+
+
+def _user_files(directory: Path, task_id: str) -> list[_witness.WitnessFile]:
+    """User-supplied witness tests for a task: files in DIR whose name or marker names the task."""
+    out = []
+    safe = _witness.safe_name(task_id)
+    for path in sorted(directory.glob("*.py")):
+        text = path.read_text()
+        if safe in path.stem or f'"task_id": "{task_id}"' in text:
+            out.append(_witness.WitnessFile(path.name if path.name.startswith("test_") else f"test_{path.name}", text))
+    return out
+
+
+def _make_witness(
+    job: ProgramJob,
+    ctx: TaskContext,
+    wf: _witness.WitnessFile,
+    args: list[Any] | None,
+    expected: Any,
+    actual: Any,
+    clause_id: str,
+    validation: Validation,
+    iteration: int,
+    witness_dir: Path,
+    config: AuditConfig,
+) -> Witness:
+    path = _witness.write(witness_dir / _witness.safe_name(job.first_trial), wf, job.program, ctx.problem.reference)
+    clause = next((c for c in ctx.checklist if c.id == clause_id), None)
+    covered = [a.tag for a in ctx.asserts if a.args is not None]
+    why = (
+        f"T0 never calls {ctx.problem.entry_point} on this input; its {len(covered)} literal inputs all give "
+        "the required value on the trial"
+    )
+    if args is None:
+        defect = "fails a user-supplied test of P that G passes"
+    elif isinstance(actual, str) and actual.startswith("raised "):
+        defect = f"{ctx.problem.entry_point}{tuple(args)!r} {actual} where P requires {expected!r}"
+    else:
+        defect = f"{ctx.problem.entry_point}{tuple(args)!r} returns {actual!r} where P requires {expected!r}"
+    return Witness(
+        file=str(path),
+        source=wf.source,
+        clause=clause.text if clause else "a requirement of P stated in the user-supplied test",
+        clause_id=clause.id if clause else None,
+        origin="files" if config.witness_source == "files" else "offline",
+        input=args,
+        expected=expected,
+        actual=actual if isinstance(actual, (int, float, str, bool, list, dict, type(None))) else repr(actual),
+        defect=defect,
+        why_t0_misses=why,
+        validation=validation,
+        replay=f"vouch audit replay {path}",
+        iteration=iteration,
+    )
+
+
+def _ghosts(job: ProgramJob, ctx: TaskContext) -> tuple[list[GhostBranch], float | None]:
+    coverage = job.stage2.get("coverage") if job.stage2 else None
+    if not isinstance(coverage, dict):
+        return [], None
+    first = ctx.problem.prompt.count("\n") + 1
+    lines = job.program.splitlines()
+    reached = bool(ctx.pool and ctx.pool.inputs)
+    ghosts = []
+    for line_text, targets in sorted(coverage.get("missing_arcs", {}).items(), key=lambda kv: int(kv[0])):
+        line = int(line_text)
+        if line < first:
+            continue
+        for target in targets:
+            ghosts.append(
+                GhostBranch(
+                    file=FILE,
+                    line=line,
+                    to_line=int(target) if int(target) > 0 else None,
+                    code=lines[line - 1].strip() if 0 < line <= len(lines) else "",
+                    required=None,
+                    note=(
+                        "never taken under T0; whether P requires it is left open offline"
+                        + ("" if not reached else " (the differential inputs exercise the function beyond T0)")
+                    ),
+                )
+            )
+    branches = int(coverage.get("branches") or 0)
+    missing = int(coverage.get("missing_branches") or 0)
+    return ghosts, (branches - missing) / branches if branches else None
+
+
+def _surviving(job: ProgramJob) -> list[SurvivingMutant]:
+    outcomes = job.stage2.get("mutants") if job.stage2 else None
+    if not job.mutants or not isinstance(outcomes, list) or len(outcomes) != len(job.mutants):
+        return []
+    by_id = {m.id: o for m, o in zip(job.mutants, outcomes, strict=True)}
+    answer = {"killed": "different", "survived": "same", "invalid": "invalid"}
+    matrix = kill_matrix(job.mutants, ["T0"], lambda m, _p: answer.get(by_id[m.id], "invalid"))
+    undetected = set(matrix.undetected())
+    return [
+        SurvivingMutant(
+            id=m.id, file=FILE, line=m.location.line, operator=m.operator, description=m.description, diff=m.diff
+        )
+        for m in job.mutants
+        if m.id in undetected and by_id[m.id] == "survived"
+    ]
+
+
+def _finish(
+    job: ProgramJob, ctx: TaskContext, verdict: Verdict | None, reason: str | None, on_judged: OnJudged | None
+) -> None:
+    flags: list[DetectorFlag] = []
+    evidence = Evidence(steps=["T0 in R[G]", "T0 in R (null)", "T0 in R[s]"])
+    evidence.t0 = [ctx.reference_t0, ctx.null_t0] + ([job.t0] if job.t0 is not None else [])
+    evidence.null_passing = list(ctx.null_passing)
+    if verdict is None:
+        assert job.t0 is not None
+        flags = detect(job.program, ctx.problem.entry_point, ctx.problem.prompt, ctx.asserts, ctx.examples)
+        ghosts, cov = _ghosts(job, ctx)
+        refuted_clauses = {w.clause_id for w in job.witnesses}
+        evidence.checklist = [
+            c.model_copy(
+                update={
+                    "implemented": False
+                    if c.id in refuted_clauses
+                    else (all(tag in job.t0.tests_passed for tag in c.covered_by) if c.covered_by else None)
+                }
+            )
+            for c in ctx.checklist
+        ]
+        evidence.ghost_branches = ghosts
+        evidence.branch_coverage = cov
+        evidence.detector_flags = flags
+        evidence.mutants_run = len(job.mutants)
+        evidence.surviving_mutants = _surviving(job)
+        evidence.witness_iterations = job.iterations
+        evidence.candidates_tried = job.tried
+        evidence.discarded = job.discarded
+        evidence.steps += ["checklist", "ghost branches", "detectors", "mutation", "witness search", "validation"]
+        verdict = decide_verdict(job.t0.passed, job.witnesses, flags)
+        if job.witnesses:
+            reason = job.witnesses[0].defect
+        elif ctx.pool_note:
+            reason = f"no offline witness: {ctx.pool_note}"
+        elif not job.t0.passed:
+            reason = job.t0.reason
+    job.judgement = {
+        "benchmark_pass": bool(job.t0 is not None and job.t0.passed),
+        "verdict": verdict.value,
+        "witnesses": [w.model_dump(mode="json") for w in job.witnesses],
+        "evidence": evidence.model_dump(mode="json"),
+        "reason": reason,
+    }
+    if on_judged is not None:
+        on_judged(job, job.judgement)

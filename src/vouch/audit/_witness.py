@@ -1,0 +1,182 @@
+"""Witness tests: written as pytest files, validated in R[G] and R[s], replayed on demand.
+
+A witness asserts the value P requires (G's output) on one input. A trial that raises on that
+input fails the assertion too: the test turns the exception into an AssertionError that names
+it, since P asks for a value. What the test imports is only the entry point P defines, so a
+failure can never come from a name P never asked for; validation still checks that every run
+in R[s] failed by an AssertionError, and every run in R[G] passed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vouch.audit._model import RunRecord, Validation
+from vouch.errors import UsageError
+from vouch.exec import Call, Limits, RunResult, RunSpec, Status
+
+MARKER = "# vouch-witness: "
+MODEL_FILE = "model_solution.py"
+REFERENCE_FILE = "reference_solution.py"
+LIMITS = Limits(timeout_s=20.0, memory_mb=512)
+
+_HELPERS = '''
+def _close(actual, expected):
+    """Equality as T0 uses it, with floats compared up to a relative and absolute 1e-6."""
+    if isinstance(expected, float) or isinstance(actual, float):
+        if isinstance(actual, (int, float)) and isinstance(expected, (int, float)):
+            close = math.isclose(actual, expected, rel_tol=1e-6, abs_tol=1e-6)
+            return close or (actual != actual and expected != expected)
+        return False
+    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
+        return type(actual) is type(expected) and len(actual) == len(expected) and all(
+            _close(a, e) for a, e in zip(actual, expected)
+        )
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return actual.keys() == expected.keys() and all(_close(actual[k], expected[k]) for k in expected)
+    return actual == expected
+'''
+
+
+def safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
+
+
+@dataclass(frozen=True)
+class WitnessFile:
+    """A rendered witness: its file name and source."""
+
+    name: str
+    source: str
+
+
+def render(
+    *,
+    trial_id: str,
+    task_id: str,
+    entry_point: str,
+    clause: str,
+    args: Sequence[Any],
+    expected: Any,
+    index: int,
+) -> WitnessFile:
+    """The pytest source of a witness that asserts ``entry_point(*args) == expected`` (tolerantly)."""
+    name = f"test_witness_{safe_name(trial_id)}_{index}.py"
+    header = {"task_id": task_id, "trial_id": trial_id, "entry_point": entry_point}
+    call = f"{entry_point}(*args)"
+    clause_line = clause.replace('"""', "'''").replace("\n", " ")
+    body = f'''"""Witness for {trial_id} (vouch audit): a requirement of P that T0 does not check.
+
+Clause of P: {clause_line}
+Replay: vouch audit replay {name}
+"""
+{MARKER}{json.dumps(header)}
+import math
+
+from solution import {entry_point}
+{_HELPERS}
+
+def test_{safe_name(trial_id)}_{index}():
+    args = {list(args)!r}
+    expected = {expected!r}  # what the reference solution returns on this valid input
+    try:
+        actual = {call}
+    except Exception as exc:
+        raise AssertionError(f"{entry_point}{{tuple(args)!r}} raised {{exc!r}}; P requires {{expected!r}}") from exc
+    assert _close(actual, expected), f"{entry_point}{{tuple(args)!r}} returned {{actual!r}}; P requires {{expected!r}}"
+'''
+    return WitnessFile(name, body)
+
+
+def validation_spec(witness: WitnessFile, program: str, world: str, repeat: int) -> RunSpec:
+    """One run of the witness in one world (the program is written as ``solution.py``)."""
+    return RunSpec(
+        Call("vouch.audit._inrun:run_witness", (witness.name,)),
+        files={"solution.py": program, witness.name: witness.source},
+        limits=LIMITS,
+        name=f"witness {witness.name} in {world} #{repeat}",
+    )
+
+
+def record(world: str, result: RunResult) -> RunRecord:
+    """What one validation run showed, as a record."""
+    kind: Any = "model" if world == "model" else "reference"
+    if result.status is Status.TIMEOUT:
+        return RunRecord(world=kind, outcome="timeout", exception=None, message=result.reason)
+    if not result.ok or not isinstance(result.value, dict):
+        return RunRecord(world=kind, outcome="error", exception="RunError", message=result.reason)
+    tests = result.value.get("tests") or {}
+    if not tests:
+        return RunRecord(world=kind, outcome="error", exception="NoTests", message="pytest collected no test")
+    failed = [t for t in tests.values() if t["outcome"] != "passed"]
+    if not failed:
+        return RunRecord(world=kind, outcome="pass")
+    message = str(failed[0].get("message") or "")
+    exception = message.split(":", 1)[0].strip() or "Error"
+    outcome: Any = "fail" if failed[0]["outcome"] == "failed" else "error"
+    return RunRecord(world=kind, outcome=outcome, exception=exception, message=message[:200])
+
+
+def judge(reference: list[RunRecord], model: list[RunRecord], rejudge: str | None) -> Validation:
+    """Validation: every R[G] run passes, every R[s] run fails by an AssertionError, and
+    re-judging (``rejudge`` is the broken precondition, None when the input is valid) holds."""
+    by_assertion = bool(model) and all(r.outcome == "fail" and r.exception == "AssertionError" for r in model)
+    reason = None
+    if not all(r.outcome == "pass" for r in reference):
+        passes = sum(r.outcome == "pass" for r in reference)
+        reason = f"flaky or failing on G: passed {passes} of {len(reference)} runs in R[G]"
+    elif not by_assertion:
+        kinds = sorted({f"{r.outcome}:{r.exception}" for r in model})
+        reason = f"does not fail in R[s] by an AssertionError every time ({', '.join(kinds)})"
+    elif rejudge is not None:
+        reason = f"re-judging rejected the input: {rejudge}"
+    return Validation(
+        reference_runs=reference,
+        model_runs=model,
+        fails_by_assertion=by_assertion,
+        rejudged=rejudge is None,
+        rejudge_note="input holds every precondition of P" if rejudge is None else rejudge,
+        valid=reason is None,
+        reason=reason,
+    )
+
+
+def write(directory: Path, witness: WitnessFile, model_program: str, reference_program: str) -> Path:
+    """Write a witness with both worlds' programs beside it, so that ``vouch audit replay`` can run it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / witness.name).write_text(witness.source)
+    (directory / MODEL_FILE).write_text(model_program)
+    (directory / REFERENCE_FILE).write_text(reference_program)
+    return directory / witness.name
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    witness: WitnessFile
+    model_program: str
+    reference_program: str
+
+
+def load_replay(path: Path) -> ReplayPlan:
+    """A written witness and its worlds' programs, for replay.
+
+    Raises:
+        UsageError: The file is not a vouch witness, or a world's program is missing beside it.
+    """
+    if not path.is_file():
+        raise UsageError(f"witness {path}: no such file")
+    source = path.read_text()
+    if MARKER not in source:
+        raise UsageError(f"witness {path}: not a vouch witness (no '{MARKER.strip()}' line)")
+    programs = []
+    for name in (MODEL_FILE, REFERENCE_FILE):
+        other = path.parent / name
+        if not other.is_file():
+            raise UsageError(f"witness {path}: {name} is missing beside it; re-run the audit to write it")
+        programs.append(other.read_text())
+    return ReplayPlan(WitnessFile(path.name, source), programs[0], programs[1])
