@@ -7,4 +7,17 @@ engine, with ``vouch.worlds._inrun`` as the in-run entry.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from vouch.worlds._patch import FileChange, Patch, parse_patch, patch_hash
+from vouch.worlds._world import Unappliable, World, WorldCache, default_cache_dir, git
+
+__all__ = [
+    "FileChange",
+    "Patch",
+    "Unappliable",
+    "World",
+    "WorldCache",
+    "default_cache_dir",
+    "git",
+    "parse_patch",
+    "patch_hash",
+]

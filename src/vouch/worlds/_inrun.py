@@ -232,6 +232,7 @@ def run_tests(
     overlay: dict[str, str] | None = None,
     record: list[str] | None = None,
     noconftest: bool = False,
+    workdir_tests: list[str] | None = None,
 ) -> dict[str, Any]:
     """Run pytest on ``argv`` and return per-test outcomes, optionally with branch coverage.
 
@@ -242,6 +243,8 @@ def run_tests(
         overlay: Relative path -> replacement source, imported instead of the file (mutants).
         record: ``"relpath::qualname"`` functions whose calls to record with literal arguments.
         noconftest: Load no conftest.py (a trial may have tampered with them).
+        workdir_tests: Test files in the run's own working directory (e.g. witnesses passed in
+            ``RunSpec.files``), run with ``argv`` while importing from ``root``.
 
     Returns:
         ``{"exit_code", "outcomes": {nodeid: passed|failed|skipped|error}, "failures":
@@ -250,18 +253,24 @@ def run_tests(
     """
     import pytest
 
+    workdir = os.getcwd()
+    extra = [os.path.join(workdir, path) for path in workdir_tests or []]
     where = _enter(root)
     if overlay:
         sys.meta_path.insert(
             0, _OverlayFinder({os.path.realpath(os.path.join(where, k)): v for k, v in overlay.items()})
         )
-    args = ["-p", "no:cacheprovider", "-q", "--no-header", f"--rootdir={where}"]
-    if not any(os.path.exists(os.path.join(where, name)) for name in _CONFIG_FILES):
+    # Tests brought into the run (witnesses) are rooted in the run's workdir, so that their node
+    # ids name their files; the world's own tests are rooted in the world.
+    rootdir = workdir if extra and not argv else where
+    args = ["-p", "no:cacheprovider", "-q", "--no-header", f"--rootdir={rootdir}"]
+    if rootdir != where or not any(os.path.exists(os.path.join(where, name)) for name in _CONFIG_FILES):
         # Without a config of its own, pytest would adopt one from a directory above the world.
         args.extend(["-c", os.devnull])
     if noconftest:
         args.append("--noconftest")
     args.extend(argv)
+    args.extend(extra)
     collector = _make_collector()
     files = [os.path.realpath(os.path.join(where, f)) for f in cover or []]
     cov = None
@@ -309,7 +318,10 @@ def canon(value: Any, depth: int = 0) -> str:
     if isinstance(value, (list, tuple)):
         inner = ", ".join(canon(v, depth + 1) for v in value)
         return f"[{inner}]" if isinstance(value, list) else f"({inner})"
-    if isinstance(value, (str, bytes, int, float, bool, complex)) or value is None:
+    if isinstance(value, float):
+        # 12 significant digits: 5280 * 12 * 0.0254 and 1609.344 are the same mile.
+        return repr(float(format(value, ".12g")))
+    if isinstance(value, (str, bytes, int, bool, complex)) or value is None:
         return repr(value)
     fields = getattr(value, "__dict__", None)
     if isinstance(fields, dict):

@@ -1,0 +1,348 @@
+"""TestJack's per-trial audit in the SWE-bench form: worlds, T0, evidence, witnesses, verdicts.
+
+Per instance: the reference world R[G] and the null world R (both with the test patch) are
+built once; A.1 well-formedness (G passes T0) is checked and an ill-formed instance is
+reported, not audited; T0's calls to the changed modules' public functions are recorded in
+R[G], mutated and run in R[G] once. Per trial: R[s] is built (unappliable -> verdict), T0 runs
+there with branch coverage of the changed lines; a passing trial gets detectors, ghost branches,
+mutation testing of its changed lines, and witnesses from the chosen source, each validated
+three times in both worlds and re-judged against P's preconditions before it may refute.
+Every execution of repository code goes through the engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vouch.audit._model import (
+    AuditResults,
+    Evidence,
+    T0Result,
+    TaskReport,
+    TrialResult,
+    Verdict,
+    decide_verdict,
+    summarise,
+)
+from vouch.audit._swe_evidence import checklist, detect_reward_hacks, ghost_branches, source_files, test_sources
+from vouch.audit._swe_runs import Runner, mutation_evidence, t0_result, witnesses_for_trial
+from vouch.audit._swe_witness import Probe, function_targets, module_name, mutate_call, string_pool
+from vouch.errors import UsageError
+from vouch.exec import Executor
+from vouch.sources._swe import SweInstance, SweTrial
+from vouch.worlds import Patch, Unappliable, World, WorldCache, parse_patch, patch_hash
+
+__all__ = ["SweAuditConfig", "audit_swe"]
+
+ProgressLine = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class SweAuditConfig:
+    """Settings of one SWE audit run (recorded in the results' ``config``)."""
+
+    witness_source: str = "offline"
+    """``offline`` (differential testing against R[G]) or ``files`` (user-supplied tests)."""
+    witness_files: Path | None = None
+    """For ``files``: a directory with ``<instance_id>/test_*.py``."""
+    repo_root: Path | None = None
+    """Where an instance's ``repo`` that is a bare name lives (``<repo_root>/<repo>``)."""
+    k: int = 3
+    """Generate-and-validate iterations per trial (TestJack's k)."""
+    repeats: int = 3
+    """Runs of each witness in each world during validation."""
+    mutants: int = 8
+    """Mutants of the trial's changed lines run under T0."""
+    seed: int = 0
+    timeout_s: float = 120.0
+    """Wall-clock limit of one run (a T0 suite in a world)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "witness_source": self.witness_source,
+            "witness_files": str(self.witness_files) if self.witness_files else None,
+            "repo_root": str(self.repo_root) if self.repo_root else None,
+            "k": self.k,
+            "repeats": self.repeats,
+            "mutants": self.mutants,
+            "seed": self.seed,
+            "timeout_s": self.timeout_s,
+        }
+
+
+@dataclass
+class _Instance:
+    """What one instance's trials share."""
+
+    spec: SweInstance
+    source: str
+    reference: World | None = None
+    null: World | None = None
+    report: TaskReport | None = None
+    t0_reference: T0Result | None = None
+    t0_null: T0Result | None = None
+    probes: list[tuple[Probe, dict[str, Any]]] = field(default_factory=list)
+    """Inputs on which R[G] returned, with its result."""
+    recorded_literals: list[str] = field(default_factory=list)
+
+
+def _resolve_repo(instance: SweInstance, repo_root: Path | None) -> str:
+    repo = instance.repo
+    if "://" in repo or repo.startswith("git@"):
+        return repo
+    if repo_root is not None and (repo_root / repo).exists():
+        return str((repo_root / repo).resolve())
+    if Path(repo).exists():
+        return str(Path(repo).resolve())
+    where = f" under --repo-root {repo_root}" if repo_root else ""
+    raise UsageError(f"instance {instance.instance_id}: repo {repo!r} not found{where}; give a path or git URL")
+
+
+def _read(world: World, path: str) -> str:
+    try:
+        return (world.path / path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _prepare(
+    inst: _Instance,
+    trials: Sequence[SweTrial],
+    cache: WorldCache,
+    runner: Runner,
+    config: SweAuditConfig,
+) -> None:
+    spec = inst.spec
+    t0 = spec.t0
+    tests = Patch("test_patch", spec.test_patch, reset=True)
+    report = TaskReport(task_id=spec.instance_id, well_formed=False, t0_tests=len(t0), trials=len(trials))
+    inst.report = report
+    reference = cache.materialise(inst.source, spec.base_commit, [Patch("patch", spec.patch), tests])
+    null = cache.materialise(inst.source, spec.base_commit, [tests])
+    if isinstance(reference, Unappliable) or isinstance(null, Unappliable):
+        bad = reference if isinstance(reference, Unappliable) else null
+        assert isinstance(bad, Unappliable)
+        report.reason = f"A.1: the reference world cannot be built: {bad.reason}"
+        return
+    inst.reference, inst.null = reference, null
+
+    # Public functions of every module G or a trial touches: the differential's targets.
+    touched = {c.path for c in source_files(parse_patch(spec.patch))}
+    for trial in trials:
+        touched.update(c.path for c in source_files(parse_patch(trial.patch)))
+    targets = [t for path in sorted(touched) for t in function_targets(_read(reference, path), path)]
+
+    ref_run, null_run = runner.t0_batch([(reference, None, targets), (null, None, None)], t0)
+    inst.t0_reference = t0_result("reference", t0, ref_run)
+    inst.t0_null = t0_result("null", t0, null_run)
+    report.null_passing = list(inst.t0_null.tests_passed)
+    test_files = {node.split("::", 1)[0] for node in t0}
+    report.checklist = checklist(spec.problem_statement, test_sources({f: _read(reference, f) for f in test_files}, t0))
+    if not inst.t0_reference.passed:
+        failed = ", ".join(inst.t0_reference.tests_failed[:5]) or inst.t0_reference.reason or "no outcome"
+        report.reason = f"A.1: G does not pass T0 in R[G] ({failed}); the instance is reported, not audited"
+        return
+    report.well_formed = True
+
+    recorded: list[Probe] = []
+    calls = (ref_run.value or {}).get("calls") or {} if ref_run.ok and isinstance(ref_run.value, dict) else {}
+    for target, records in sorted(calls.items()):
+        file, _, qualname = target.partition("::")
+        for record in records:
+            recorded.append(
+                Probe(file, module_name(file), qualname, tuple(record["args"]), tuple(sorted(record["kwargs"].items())))
+            )
+            inst.recorded_literals.extend([*record["args"], *record["kwargs"].values()])
+    rng = random.Random(f"{config.seed}:{spec.instance_id}")
+    pool = string_pool(spec.problem_statement, recorded)
+    probes: list[Probe] = list(recorded)
+    for probe in recorded:
+        probes.extend(mutate_call(probe, pool, rng))
+    outcomes = runner.call(reference, probes)
+    inst.probes = [(p, o) for p, o in zip(probes, outcomes, strict=True) if o.get("ok")]
+
+
+def _audit_trial(
+    inst: _Instance, trial: SweTrial, cache: WorldCache, runner: Runner, config: SweAuditConfig
+) -> TrialResult:
+    spec = inst.spec
+    evidence = Evidence(steps=[])
+    base = {"trial_id": trial.trial_id, "task_id": trial.instance_id, "model": trial.model}
+    program = patch_hash(trial.patch.strip())
+    if inst.report is None or not inst.report.well_formed or inst.reference is None:
+        reason = inst.report.reason if inst.report else "instance not prepared"
+        return TrialResult(**base, benchmark_pass=False, verdict=Verdict.ERROR, reason=reason, program_hash=program)
+    assert inst.t0_reference is not None and inst.t0_null is not None
+    evidence.null_passing = list(inst.t0_null.tests_passed)
+    evidence.checklist = [item.model_copy() for item in inst.report.checklist]
+    evidence.steps.append("worlds")
+    world = cache.materialise(
+        inst.source,
+        spec.base_commit,
+        [Patch("model_patch", trial.patch), Patch("test_patch", spec.test_patch, reset=True)],
+    )
+    if isinstance(world, Unappliable):
+        return TrialResult(
+            **base,
+            benchmark_pass=False,
+            verdict=Verdict.UNAPPLIABLE,
+            reason=world.reason,
+            evidence=evidence,
+            program_hash=program,
+        )
+    changes = source_files(parse_patch(trial.patch))
+    t0 = spec.t0
+    (run,) = runner.t0_batch([(world, [c.path for c in changes], None)], t0)
+    model_t0 = t0_result("model", t0, run)
+    evidence.t0 = [model_t0, inst.t0_reference, inst.t0_null]
+    evidence.steps.append("t0")
+    if not model_t0.passed:
+        reason = model_t0.reason or f"T0 fails in R[s]: {', '.join(model_t0.tests_failed[:5])}"
+        return TrialResult(
+            **base,
+            benchmark_pass=False,
+            verdict=Verdict.NOT_PASSING,
+            reason=reason,
+            evidence=evidence,
+            program_hash=program,
+        )
+
+    for item in evidence.checklist:
+        if item.covered_by:
+            item.implemented = all(t in model_t0.tests_passed for t in item.covered_by)
+    evidence.steps.append("checklist")
+    evidence.detector_flags = detect_reward_hacks(
+        trial.patch,
+        test_patch=spec.test_patch,
+        gold_patch=spec.patch,
+        problem=spec.problem_statement,
+        t0_literal_inputs=inst.recorded_literals,
+    )
+    coverage = (run.value or {}).get("coverage") or {} if isinstance(run.value, dict) else {}
+    sources = {c.path: _read(world, c.path) for c in changes}
+    evidence.ghost_branches, evidence.branch_coverage = ghost_branches(changes, coverage, sources)
+    evidence.steps.append("evidence")
+    rng = random.Random(f"{config.seed}:{trial.trial_id}")
+    evidence.mutants_run, evidence.surviving_mutants = mutation_evidence(
+        runner, world, changes, sources, t0, model_t0.tests_passed, config.mutants, rng
+    )
+    evidence.steps.append("mutation")
+    witnesses = witnesses_for_trial(inst, trial, world, evidence, runner, config)
+    evidence.steps.append(f"witnesses:{config.witness_source}")
+    valid = [w for w in witnesses if w.validation.valid]
+    evidence.discarded.extend(w for w in witnesses if not w.validation.valid)
+    for w in valid:
+        for item in evidence.checklist:
+            if item.id == w.clause_id:
+                item.implemented = False
+    verdict = decide_verdict(True, valid, evidence.detector_flags)
+    reason = None
+    if verdict is Verdict.SOUND and evidence.detector_flags:
+        reason = "flagged by a detector, but no validated witness: a flag alone does not refute"
+    elif verdict is not Verdict.SOUND:
+        reason = valid[0].defect
+    return TrialResult(
+        **base,
+        benchmark_pass=True,
+        verdict=verdict,
+        witnesses=valid,
+        evidence=evidence,
+        reason=reason,
+        program_hash=program,
+    )
+
+
+def audit_swe(
+    instances: Sequence[SweInstance],
+    trials: Sequence[SweTrial],
+    *,
+    executor: Executor,
+    cache: WorldCache | None = None,
+    config: SweAuditConfig | None = None,
+    progress: ProgressLine | None = None,
+) -> AuditResults:
+    """Audit every trial of the given instances (TestJack section 3.2, repository level).
+
+    Args:
+        instances: The instances (SWE-bench fields).
+        trials: The predictions as trials; each must name an instance.
+        executor: The engine every run of repository code goes through.
+        cache: Where worlds are materialised (default: ``WorldCache()``).
+        config: Witness source, k, repeats, mutants, seed.
+        progress: Called with one line per trial as it is judged.
+
+    Returns:
+        The ``audit`` results: every trial with its verdict, per-instance reports, summary.
+
+    Raises:
+        UsageError: A trial names an unknown instance, a repo cannot be found.
+    """
+    import vouch
+
+    config = config or SweAuditConfig()
+    if config.witness_source not in ("offline", "files"):
+        raise UsageError(f"witness_source={config.witness_source!r}: choose offline or files")
+    if config.witness_source == "files" and (config.witness_files is None or not config.witness_files.is_dir()):
+        raise UsageError(f"--witness-files {config.witness_files} is not a directory of <instance_id>/test_*.py")
+    cache = cache or WorldCache()
+    started = time.monotonic()
+    runner = Runner(executor, timeout_s=config.timeout_s)
+    by_id = {i.instance_id: _Instance(spec=i, source=_resolve_repo(i, config.repo_root)) for i in instances}
+    for trial in trials:
+        if trial.instance_id not in by_id:
+            raise UsageError(f"trial {trial.trial_id}: instance {trial.instance_id!r} is not in the instances")
+    results: list[TrialResult] = []
+    judged: dict[tuple[str, str], TrialResult] = {}
+    for inst in by_id.values():
+        own = [t for t in trials if t.instance_id == inst.spec.instance_id]
+        _prepare(inst, own, cache, runner, config)
+        for trial in own:
+            key = (trial.instance_id, patch_hash(trial.patch.strip()))
+            if key in judged:
+                first = judged[key]
+                result = first.model_copy(
+                    update={"trial_id": trial.trial_id, "model": trial.model, "shared_from": first.trial_id}
+                )
+            else:
+                result = _audit_trial(inst, trial, cache, runner, config)
+                judged[key] = result
+            results.append(result)
+            if progress is not None:
+                progress(f"{trial.trial_id} ({trial.model}): {result.verdict.value}")
+        assert inst.report is not None
+        inst.report.passing = sum(1 for r in results if r.task_id == inst.spec.instance_id and r.benchmark_pass)
+        inst.report.refuted = sum(
+            1
+            for r in results
+            if r.task_id == inst.spec.instance_id and r.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK)
+        )
+    order = {t.trial_id: i for i, t in enumerate(trials)}
+    results.sort(key=lambda r: order[r.trial_id])
+    reports = [i.report for i in by_id.values() if i.report is not None]
+    summary = summarise(
+        results,
+        executions=runner.executions,
+        wall_s=time.monotonic() - started,
+        tasks=reports,
+        distinct_programs=len(judged),
+    )
+    data_hash = hashlib.sha256(
+        "\n".join(f"{i.instance_id}:{patch_hash(i.patch)}" for i in instances).encode()
+        + "\n".join(patch_hash(t.patch) for t in trials).encode()
+    ).hexdigest()[:16]
+    return AuditResults(
+        vouch_version=vouch.__version__,
+        seed=config.seed,
+        config={**config.to_dict(), "dataset_hash": data_hash},
+        benchmark="swe",
+        witness_source=config.witness_source,
+        trials=results,
+        tasks=reports,
+        summary=summary,
+    )

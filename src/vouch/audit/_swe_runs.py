@@ -1,0 +1,388 @@
+"""The SWE audit's runs through the engine: T0 in worlds, calls, mutants, witness validation.
+
+Every run here executes repository or witness code, so every one is a ``RunSpec`` for the
+engine with ``vouch.worlds._inrun`` as its entry; what comes back is read as the run's claim.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vouch.audit._model import Evidence, RunRecord, SurvivingMutant, T0Result, Validation, Witness
+from vouch.audit._swe_evidence import best_clause
+from vouch.audit._swe_witness import Candidate, Probe, iteration_batches, witness_source
+from vouch.exec import Call, Executor, Limits, RunResult, RunSpec
+from vouch.mutation import kill_matrix, mutate
+from vouch.worlds import FileChange, World
+
+if TYPE_CHECKING:
+    from vouch.audit._swe import SweAuditConfig, _Instance
+    from vouch.sources._swe import SweTrial
+
+__all__ = ["Runner", "mutation_evidence", "t0_result", "witnesses_for_trial"]
+
+_ENTRY = "vouch.worlds._inrun"
+_PASSING_FAILURES = ("AssertionError", "Failed")
+_NAME_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError", "NameError")
+_WITNESS_DIR = "vouch_witness"
+
+
+class Runner:
+    """Submits the audit's runs and counts them."""
+
+    def __init__(self, executor: Executor, timeout_s: float = 120.0) -> None:
+        self.executor = executor
+        self.limits = Limits(timeout_s=timeout_s, memory_mb=1024)
+        self.executions = 0
+
+    def batch(self, specs: Sequence[RunSpec]) -> list[RunResult]:
+        self.executions += len(specs)
+        return self.executor.run_batch(specs)
+
+    def t0_batch(
+        self, jobs: Sequence[tuple[World, list[str] | None, list[str] | None]], t0: Sequence[str]
+    ) -> list[RunResult]:
+        """T0 in each (world, files to cover, functions to record), concurrently."""
+        specs = [
+            RunSpec(
+                Call(f"{_ENTRY}:run_tests", args=(list(t0),), kwargs={"root": str(w.path), "cover": cover, "record": rec}),
+                limits=self.limits,
+                name=f"t0 {w.key}",
+            )
+            for w, cover, rec in jobs
+        ]
+        return self.batch(specs)
+
+    def call(self, world: World, probes: Sequence[Probe]) -> list[dict[str, Any]]:
+        """Each probe's outcome in ``world`` (one run); all failed when the run itself failed."""
+        if not probes:
+            return []
+        spec = RunSpec(
+            Call(f"{_ENTRY}:call_functions", args=([p.as_call() for p in probes],), kwargs={"root": str(world.path)}),
+            limits=self.limits,
+            name=f"calls {world.key}",
+        )
+        (result,) = self.batch([spec])
+        value = result.value if result.ok and isinstance(result.value, list) else None
+        if value is None or len(value) != len(probes):
+            why = result.reason or "no outcome"
+            return [{"ok": False, "value": None, "literal": None, "exception": f"run: {why}"} for _ in probes]
+        return value
+
+    def witness_runs(
+        self, worlds: Sequence[World], files: dict[str, str], repeats: int, noconftest: bool
+    ) -> list[list[RunResult]]:
+        """Run the witness files in each world ``repeats`` times; results per world."""
+        names = sorted(files)
+        specs = [
+            RunSpec(
+                Call(
+                    f"{_ENTRY}:run_tests",
+                    args=([],),
+                    kwargs={"root": str(w.path), "workdir_tests": names, "noconftest": noconftest},
+                ),
+                files=files,
+                limits=self.limits,
+                name=f"witness {w.key}",
+            )
+            for w in worlds
+            for _ in range(repeats)
+        ]
+        results = self.batch(specs)
+        return [results[i * repeats : (i + 1) * repeats] for i in range(len(worlds))]
+
+
+def t0_result(world: str, t0: Sequence[str], run: RunResult) -> T0Result:
+    """T0Result of one world from a ``run_tests`` run: passed only if every T0 test passed."""
+    kind: Any = world
+    if not run.ok or not isinstance(run.value, dict):
+        return T0Result(
+            world=kind, passed=False, status=run.status.value, tests_total=len(t0), tests_failed=list(t0),
+            reason=f"run {run.status.value}: {run.reason or (run.exception.message if run.exception else '')}"[:300],
+        )
+    outcomes = run.value.get("outcomes", {})
+    passed = [t for t in t0 if outcomes.get(t) == "passed"]
+    failed = [t for t in t0 if outcomes.get(t) != "passed"]
+    missing = [t for t in failed if t not in outcomes]
+    reason = None
+    if failed:
+        reason = f"{len(failed)} of {len(t0)} T0 tests do not pass" + (
+            f" ({len(missing)} not found, e.g. {missing[0]})" if missing else f" (e.g. {failed[0]})"
+        )
+    return T0Result(
+        world=kind, passed=not failed, status="ok" if not failed else "fail", tests_total=len(t0),
+        tests_passed=passed, tests_failed=failed, reason=reason,
+    )
+
+
+def mutation_evidence(
+    runner: Runner,
+    world: World,
+    changes: Sequence[FileChange],
+    sources: dict[str, str],
+    t0: Sequence[str],
+    passing: Sequence[str],
+    limit: int,
+    rng: random.Random,
+) -> tuple[int, list[SurvivingMutant]]:
+    """Mutants of the trial's changed lines run under T0; the ones no T0 test kills."""
+    pool: list[tuple[str, Any]] = []
+    for change in changes:
+        try:
+            mutants = mutate(sources[change.path], lines=change.added_lines)
+        except Exception:  # noqa: BLE001 - a trial file libcst cannot parse: no mutants of it
+            continue
+        pool.extend((change.path, m) for m in mutants)
+    if not pool or limit <= 0:
+        return 0, []
+    chosen = sorted(rng.sample(range(len(pool)), min(limit, len(pool))))
+    picked = [pool[i] for i in chosen]
+    specs = [
+        RunSpec(
+            Call(
+                f"{_ENTRY}:run_tests",
+                args=(list(passing),),
+                kwargs={"root": str(world.path), "overlay": {path: mutant.source}},
+            ),
+            limits=runner.limits,
+            name=f"mutant {mutant.id}",
+        )
+        for path, mutant in picked
+    ]
+    results = runner.batch(specs)
+    by_id = {mutant.id: run for (_, mutant), run in zip(picked, results, strict=True)}
+
+    def oracle(mutant: Any, probe: str) -> str:
+        run = by_id[mutant.id]
+        if not run.ok or not isinstance(run.value, dict):
+            return "invalid"
+        return "same" if run.value.get("outcomes", {}).get(probe) == "passed" else "different"
+
+    unique = {m.id: m for _, m in picked}
+    matrix = kill_matrix(list(unique.values()), list(passing), oracle)
+    files = {m.id: path for path, m in picked}
+    survivors = [
+        SurvivingMutant(
+            id=m.id, file=files[m.id], line=m.location.line, operator=m.operator, description=m.description,
+            diff=m.diff,
+        )
+        for m in unique.values()
+        if m.id in matrix.undetected()
+    ]
+    return len(unique), survivors
+
+
+# --- witnesses ------------------------------------------------------------------------------
+
+
+def _record(world: str, run: RunResult, file: str) -> RunRecord:
+    kind: Any = world
+    if run.status.value == "timeout":
+        return RunRecord(world=kind, outcome="timeout", message=run.reason)
+    if not run.ok or not isinstance(run.value, dict):
+        return RunRecord(world=kind, outcome="error", message=(run.reason or "run failed")[:300])
+    outcomes = run.value.get("outcomes", {})
+    failures = run.value.get("failures", {})
+    mine = {k: v for k, v in outcomes.items() if k.split("::", 1)[0].rsplit("/", 1)[-1] == file}
+    if not mine:
+        return RunRecord(world=kind, outcome="error", message=f"{file}: no test ran")
+    bad = {k: v for k, v in mine.items() if v != "passed"}
+    if not bad:
+        return RunRecord(world=kind, outcome="pass")
+    node = sorted(bad)[0]
+    info = failures.get(node, {})
+    exception = info.get("exception")
+    outcome: Any = "fail" if bad[node] == "failed" and exception in _PASSING_FAILURES else "error"
+    return RunRecord(world=kind, outcome=outcome, exception=exception, message=info.get("message"))
+
+
+def _validate(
+    runs_reference: Sequence[RunResult],
+    runs_model: Sequence[RunResult],
+    file: str,
+    problem: str,
+    rejudge: tuple[bool, str],
+) -> Validation:
+    reference = [_record("reference", r, file) for r in runs_reference]
+    model = [_record("model", r, file) for r in runs_model]
+    by_assertion = all(r.outcome == "fail" for r in model)
+    reason = None
+    if not all(r.outcome == "pass" for r in reference):
+        bad = next(r for r in reference if r.outcome != "pass")
+        reason = f"does not pass in R[G] every time ({bad.outcome}: {bad.message or bad.exception})"
+    elif not by_assertion:
+        bad = next(r for r in model if r.outcome != "fail")
+        if bad.outcome == "pass":
+            reason = "passes in R[s]: no disagreement under pytest"
+        elif bad.exception in _NAME_ERRORS and not _named_in(bad.message or "", problem):
+            reason = f"fails in R[s] on a name P never mentions ({bad.exception}: {bad.message})"
+        else:
+            reason = f"fails in R[s] by {bad.exception or bad.outcome}, not by an assertion"
+    elif not rejudge[0]:
+        reason = f"re-judging: {rejudge[1]}"
+    return Validation(
+        reference_runs=reference,
+        model_runs=model,
+        fails_by_assertion=by_assertion,
+        rejudged=rejudge[0],
+        rejudge_note=rejudge[1],
+        valid=reason is None,
+        reason=reason,
+    )
+
+
+def _named_in(message: str, problem: str) -> bool:
+    names = re.findall(r"'([A-Za-z_][\w.]*)'", message)
+    return bool(names) and all(n.split(".")[-1] in problem for n in names)
+
+
+def _rejudge(probe: Probe, recorded: dict[tuple[str, str], list[Probe]]) -> tuple[bool, str]:
+    """Offline re-judging: the input keeps the types of a call T0 made, and R[G] returns on it."""
+    from vouch.audit._swe_witness import _value
+
+    peers = recorded.get((probe.file, probe.qualname), [])
+    if probe.origin == "t0":
+        return True, "the input is one T0 itself passes; R[G] returns on it"
+
+    def shape(p: Probe) -> list[str]:
+        return [type(_value(a)).__name__ for a in p.args] + [f"{k}:{type(_value(v)).__name__}" for k, v in p.kwargs]
+
+    if any(shape(p) == shape(probe) for p in peers):
+        return True, "argument types match a call T0 made, and R[G] returns on the input (inside P's preconditions)"
+    return False, "the input's argument types match no call T0 made: outside the preconditions P implies"
+
+
+def witnesses_for_trial(
+    inst: _Instance,
+    trial: SweTrial,
+    world: World,
+    evidence: Evidence,
+    runner: Runner,
+    config: SweAuditConfig,
+) -> list[Witness]:
+    """Candidate witnesses for a passing trial, each validated; at most k rounds (offline)."""
+    assert inst.reference is not None
+    if config.witness_source == "files":
+        return _file_witnesses(inst, trial, world, evidence, runner, config)
+    changed_files = {
+        p.file for p, _ in inst.probes if _file_text(inst.reference, p.file) != _file_text(world, p.file)
+    }
+    probes = [(p, o) for p, o in inst.probes if p.file in changed_files]
+    outcomes = runner.call(world, [p for p, _ in probes])
+    candidates = []
+    for (probe, ref), got in zip(probes, outcomes, strict=True):
+        actual = got["value"] if got.get("ok") else f"raised {got.get('exception')}"
+        if got.get("ok") and got["value"] == ref["value"]:
+            continue
+        candidates.append(Candidate(probe, ref["value"], ref.get("literal"), actual))
+    evidence.candidates_tried = len(probes)
+    recorded: dict[tuple[str, str], list[Probe]] = {}
+    for p, _ in inst.probes:
+        if p.origin == "t0":
+            recorded.setdefault((p.file, p.qualname), []).append(p)
+    out: list[Witness] = []
+    for round_no, batch in enumerate(iteration_batches(candidates, config.k), 1):
+        evidence.witness_iterations = round_no
+        files: dict[str, str] = {}
+        meta: list[tuple[str, Candidate, Any]] = []
+        for cand in batch:
+            clause = best_clause(evidence.checklist, [cand.probe.qualname, cand.probe.shown(), cand.expected])
+            index = len(out) + len(meta)
+            name = f"test_witness_{index}.py"
+            text = clause.text if clause else "the behaviour the task asks for"
+            files[f"{_WITNESS_DIR}/{name}"] = witness_source(
+                cand, instance_id=inst.spec.instance_id, clause=text, index=index
+            )
+            meta.append((name, cand, clause))
+        ref_runs, model_runs = runner.witness_runs([inst.reference, world], files, config.repeats, noconftest=True)
+        for name, cand, clause in meta:
+            validation = _validate(
+                ref_runs, model_runs, name, inst.spec.problem_statement, _rejudge(cand.probe, recorded)
+            )
+            out.append(
+                Witness(
+                    file=name,
+                    source=files[f"{_WITNESS_DIR}/{name}"],
+                    clause=clause.text if clause else "the behaviour the task asks for",
+                    clause_id=clause.id if clause else None,
+                    origin="offline",
+                    input=cand.probe.shown(),
+                    expected=cand.expected_literal or cand.expected,
+                    actual=cand.actual,
+                    defect=f"{cand.probe.shown()} gives {cand.actual[:200]} in the trial; the reference gives "
+                    f"{(cand.expected_literal or cand.expected)[:200]}",
+                    why_t0_misses=_why_missed(cand.probe),
+                    validation=validation,
+                    replay=f"vouch audit replay {inst.spec.instance_id}/{name}",
+                    iteration=round_no,
+                )
+            )
+        if any(w.validation.valid for w in out):
+            break
+    return out
+
+
+def _why_missed(probe: Probe) -> str:
+    if probe.origin == "t0":
+        return "T0 makes this very call, but its assertions do not check the part of the result that differs"
+    return f"T0 only calls {probe.qualname} on inputs where the trial agrees with G; this one is a T0 call, {probe.origin}"
+
+
+def _file_text(world: World, path: str) -> str:
+    try:
+        return (world.path / path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _file_witnesses(
+    inst: _Instance,
+    trial: SweTrial,
+    world: World,
+    evidence: Evidence,
+    runner: Runner,
+    config: SweAuditConfig,
+) -> list[Witness]:
+    assert inst.reference is not None and config.witness_files is not None
+    folder = Path(config.witness_files) / inst.spec.instance_id
+    paths = sorted(folder.glob("test_*.py")) if folder.is_dir() else []
+    if not paths:
+        return []
+    files = {f"{_WITNESS_DIR}/{p.name}": p.read_text(encoding="utf-8") for p in paths}
+    touches_conftest = any(f.path.endswith("conftest.py") for f in _all_changes(trial.patch))
+    ref_runs, model_runs = runner.witness_runs([inst.reference, world], files, config.repeats, touches_conftest)
+    evidence.witness_iterations = 1
+    evidence.candidates_tried = len(paths)
+    out = []
+    for path in paths:
+        source = files[f"{_WITNESS_DIR}/{path.name}"]
+        clause = best_clause(evidence.checklist, [source])
+        validation = _validate(
+            ref_runs, model_runs, path.name, inst.spec.problem_statement, (True, "user-supplied witness: trusted as P")
+        )
+        failing = next((r for r in validation.model_runs if r.outcome != "pass"), None)
+        out.append(
+            Witness(
+                file=path.name,
+                source=source,
+                clause=clause.text if clause else "the behaviour the task asks for",
+                clause_id=clause.id if clause else None,
+                origin="files",
+                actual=failing.message if failing else None,
+                defect=f"{path.name} fails in the trial: {failing.message if failing else 'passes'}",
+                why_t0_misses="T0 does not include this check",
+                validation=validation,
+                replay=f"vouch audit replay {path}",
+            )
+        )
+    return out
+
+
+def _all_changes(patch: str) -> list[FileChange]:
+    from vouch.worlds import parse_patch
+
+    return parse_patch(patch)
