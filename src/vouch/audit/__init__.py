@@ -6,6 +6,7 @@ repository-level form (``vouch audit swe``).
 
 from __future__ import annotations
 
+from vouch.audit._function import PRELOAD, AuditConfig, audit_humaneval
 from vouch.audit._model import (
     FORMAT_VERSION,
     PASSING_VERDICTS,
@@ -30,6 +31,8 @@ from vouch.audit._model import (
 __all__ = [
     "FORMAT_VERSION",
     "PASSING_VERDICTS",
+    "PRELOAD",
+    "AuditConfig",
     "AuditResults",
     "AuditSummary",
     "ChecklistItem",
@@ -44,6 +47,7 @@ __all__ = [
     "Validation",
     "Verdict",
     "Witness",
+    "audit_humaneval",
     "decide_verdict",
     "summarise",
 ]

@@ -36,6 +36,9 @@ def _register() -> None:
     cli.add_command(bench)
     cli.add_command(report)
     cli.add_command(v4v)
+    from vouch.cli._audit import audit
+
+    cli.add_command(audit)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,172 @@
+"""``vouch audit``: TestJack's trial audit (``humaneval`` here; ``swe`` registers itself on the group)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from vouch.audit import PRELOAD, AuditConfig, AuditResults, audit_humaneval
+from vouch.audit._witness import load_replay, validation_spec
+from vouch.audit._witness import record as record_run
+from vouch.errors import UsageError
+from vouch.exec import LocalExecutor
+from vouch.store import AuditStore, default_store_path
+
+
+@click.group("audit")
+def audit() -> None:
+    """Re-judge benchmark-passing trials with validated witness tests (TestJack)."""
+
+
+def _bar(console: Console) -> Progress:
+    return Progress(
+        TextColumn("{task.description:<32}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    )
+
+
+def print_summary(results: AuditResults, console: Console) -> None:
+    """The summary table and the refutations, as a user reads them after a run."""
+    s = results.summary
+    table = Table(title=f"vouch audit {results.benchmark}: {s.trials} trials, {s.distinct_programs} distinct programs")
+    for column in ("passing", "refuted", "reward_hack", "sound", "not_passing", "unappliable", "error"):
+        table.add_column(column, justify="right")
+    table.add_row(
+        *(str(getattr(s, c)) for c in ("passing", "refuted", "reward_hack", "sound", "not_passing")),
+        str(s.unappliable),
+        str(s.error),
+    )
+    console.print(table)
+    console.print(
+        f"resolution rate {s.resolution_rate:.1%} -> corrected {s.corrected_resolution_rate:.1%} "
+        f"({s.refuted_rate:.1%} of passing refuted); {s.executions} executions in {s.wall_s:.1f} s"
+    )
+    shown = set()
+    for trial in results.trials:
+        if trial.witnesses and trial.verdict.value in ("refuted", "reward_hack") and trial.program_hash not in shown:
+            shown.add(trial.program_hash)
+            if len(shown) > 12:
+                console.print("  ... (see --json for every refutation)")
+                break
+            console.print(f"  {trial.verdict.value} {trial.trial_id}: {trial.witnesses[0].defect}")
+            console.print(f"      replay: {trial.witnesses[0].replay}")
+
+
+@audit.command("humaneval")
+@click.option("--samples", "samples_path", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--mode", type=click.Choice(["per-trial", "lightweight"]), default="per-trial", show_default=True)
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--witness-source", type=click.Choice(["offline", "files", "agent"]), default="offline", show_default=True
+)
+@click.option("--witness-files", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--witness-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--limit-tasks", type=click.IntRange(min=1), default=None)
+@click.option("--model", default=None, help="Model of every trial (default: from the file name).")
+@click.option(
+    "--task-ids",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="CodeT format: JSON list of task ids by row (default: *_task_ids.json beside the samples).",
+)
+@click.option("-k", "--iterations", "k", type=click.IntRange(min=1, max=10), default=3, show_default=True)
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option("--workers", type=click.IntRange(min=1, max=64), default=None)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--allow-weak-isolation", is_flag=True)
+def humaneval(
+    samples_path: Path,
+    mode: str,
+    json_out: Path | None,
+    witness_source: str,
+    witness_files: Path | None,
+    witness_dir: Path | None,
+    limit_tasks: int | None,
+    model: str | None,
+    task_ids: Path | None,
+    k: int,
+    store_path: Path | None,
+    workers: int | None,
+    seed: int,
+    allow_weak_isolation: bool,
+) -> None:
+    """Audit HumanEval trials (a samples file) per trial; resumable from the store."""
+    if mode == "lightweight":
+        raise UsageError("--mode lightweight comes in its own issue; use --mode per-trial (the default)")
+    console = Console(stderr=True)
+    config = AuditConfig(
+        seed=seed,
+        k=k,
+        witness_source=witness_source,
+        witness_files=str(witness_files.resolve()) if witness_files else None,
+    )
+    from vouch.audit._samples import load_problems, load_samples
+
+    problems = load_problems()
+    samples = load_samples(samples_path, problems, model=model, task_ids=task_ids)
+    for bad in samples.bad_lines[:5]:
+        console.print(f"[yellow]skipped line {bad.line}: {bad.reason}[/yellow]")
+    if len(samples.bad_lines) > 5:
+        console.print(f"[yellow]... and {len(samples.bad_lines) - 5} more bad lines[/yellow]")
+    store = AuditStore(store_path or default_store_path())
+    if witness_dir is None:
+        witness_dir = json_out.with_name(json_out.stem + "_witnesses") if json_out else Path(".vouch/witnesses")
+    try:
+        with (
+            _bar(console) as bar,
+            LocalExecutor(workers=workers, preload=PRELOAD, allow_weak=allow_weak_isolation) as ex,
+        ):
+            stages: dict[str, TaskID] = {}
+
+            def progress(stage: str, done: int, total: int) -> None:
+                if stage not in stages:
+                    stages[stage] = bar.add_task(stage, total=total)
+                bar.update(stages[stage], completed=done, total=total)
+
+            results = audit_humaneval(
+                samples,
+                executor=ex,
+                store=store,
+                witness_dir=witness_dir,
+                config=config,
+                limit_tasks=limit_tasks,
+                problems=problems,
+                progress=progress,
+            )
+    finally:
+        store.close()
+    results.config["samples"] = str(samples_path)
+    results.config["bad_lines"] = [{"line": b.line, "reason": b.reason} for b in samples.bad_lines]
+    print_summary(results, Console())
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(results.model_dump(mode="json"), indent=1) + "\n")
+        Console().print(f"wrote {json_out}")
+
+
+@audit.command("replay")
+@click.argument("witnesses", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--repeat", type=click.IntRange(min=1, max=10), default=1, show_default=True)
+@click.option("--allow-weak-isolation", is_flag=True)
+def replay(witnesses: tuple[Path, ...], repeat: int, allow_weak_isolation: bool) -> None:
+    """Re-run witness tests in R[G] and R[s] and print what each did (pass in R[G], fail in R[s])."""
+    plans = [load_replay(path) for path in witnesses]
+    specs = []
+    for plan in plans:
+        for r in range(repeat):
+            specs.append(validation_spec(plan.witness, plan.reference_program, "R[G]", r))
+            specs.append(validation_spec(plan.witness, plan.model_program, "R[s]", r))
+    with LocalExecutor(preload=PRELOAD, allow_weak=allow_weak_isolation) as ex:
+        results = ex.run_batch(specs)
+    for i, path in enumerate(witnesses):
+        chunk = results[i * 2 * repeat : (i + 1) * 2 * repeat]
+        ref = [record_run("reference", r) for r in chunk[0::2]]
+        mod = [record_run("model", r) for r in chunk[1::2]]
+        holds = all(r.outcome == "pass" for r in ref) and all(r.outcome == "fail" for r in mod)
+        click.echo(f"{path}: {'witness holds' if holds else 'witness does NOT hold'}")
+        click.echo(f"  R[G]: {', '.join(r.outcome for r in ref)}")
+        click.echo(f"  R[s]: {', '.join(r.outcome + (f' ({r.message})' if r.message else '') for r in mod)}")
