@@ -13,7 +13,6 @@ in the challenger's process.
 from __future__ import annotations
 
 import ast
-import doctest
 import random
 import re
 from dataclasses import dataclass
@@ -28,7 +27,11 @@ from vouch.sources._humaneval_edits import add_comments, reformat, rename_locals
 EXAMPLE_LIMITS = Limits(timeout_s=10.0, memory_mb=512)
 _OPERATORS = ("compare_swap", "constant_change", "negate_condition", "boundary_shift", "arithmetic_swap")
 _MUTANTS_TRIED = 16
-_ARROW = re.compile(r"^\s*(?P<call>[A-Za-z_]\w*\(.*\))\s*(?:==>|=>|➞|->|==|should return|returns?)\s*(?P<want>.+?)\s*$")
+_ARROW = re.compile(
+    r"^[*\-\s]*(?P<call>[A-Za-z_]\w*\(.*\))\s*(?:==>|=>|➞|->|==|should return|returns?)\s*(?P<want>.+?)\s*$"
+)
+_FOR = re.compile(r"^For \w+ = (?P<value>.+?),? the output should be (?P<want>.+?)\s*$")
+_INPUT = re.compile(r"^Input: (?P<value>.+?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -48,31 +51,47 @@ def prompt_of(task: Task) -> str:
     return block.group(1) if block else ""
 
 
+def _docstring_lines(prompt: str, entry_point: str) -> list[str]:
+    """The raw source lines of the entry point's docstring (escapes as the solver reads them)."""
+    lines = prompt.splitlines()
+    head = next((i for i, line in enumerate(lines) if re.match(rf"\s*def {re.escape(entry_point)}\b", line)), None)
+    return lines[head + 1 :] if head is not None else lines
+
+
 def examples_of(prompt: str, entry_point: str) -> list[Example]:
-    """The examples in the entry point's docstring: doctests, and ``f(x) ==> y`` lines."""
-    try:
-        tree = ast.parse(prompt + "\n    pass\n" if prompt.rstrip().endswith('"""') else prompt)
-    except SyntaxError:
-        tree = None
-    docstring = ""
-    if tree is not None:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef) and node.name == entry_point:
-                docstring = ast.get_docstring(node) or ""
-    docstring = docstring or prompt
+    """The examples the prompt gives for the entry point, in the forms HumanEval prompts use.
+
+    Doctests (``>>> f(x)`` then the value; ``>>> f(x) == y`` alone), arrows (``f(x) ==> y``,
+    ``f(x) -> y``, ``f(x) ➞ y``), ``For x = v the output should be y``, and ``Input: v`` /
+    ``Output: y`` pairs (the last two for one-argument functions).
+    """
+    lines = [line.strip() for line in _docstring_lines(prompt, entry_point)]
     found: list[Example] = []
-    try:
-        parsed = doctest.DocTestParser().get_examples(docstring)
-    except ValueError:
-        parsed = []
-    for ex in parsed:
-        if entry_point in ex.source and ex.want.strip():
-            found.append(Example(ex.source.strip(), ex.want.strip()))
-    if not found:
-        for line in docstring.splitlines():
-            match = _ARROW.match(line)
-            if match and entry_point in match.group("call"):
-                found.append(Example(match.group("call"), match.group("want").rstrip(".")))
+    for i, line in enumerate(lines):
+        if line.startswith(">>>") and entry_point in line:
+            call = line[3:].strip()
+            want = []
+            for nxt in lines[i + 1 :]:
+                if not nxt or nxt.startswith(">>>") or nxt.startswith('"""'):
+                    break
+                want.append(nxt)
+            if want:
+                found.append(Example(call, " ".join(want)))
+            elif "==" in call:
+                found.append(Example(call, "True"))
+            continue
+        match = _ARROW.match(line)
+        if match and entry_point in match.group("call"):
+            found.append(Example(match.group("call"), match.group("want").rstrip(".")))
+            continue
+        match = _FOR.match(line)
+        if match:
+            found.append(Example(f"{entry_point}({match.group('value')})", match.group("want").rstrip(".")))
+            continue
+        match = _INPUT.match(line)
+        output = next((x for x in lines[i + 1 : i + 3] if x.startswith("Output:")), None)
+        if match and output:
+            found.append(Example(f"{entry_point}({match.group('value')})", output[len("Output:") :].strip()))
     return [e for e in found if _parses(e.call) and _parses(e.want)]
 
 

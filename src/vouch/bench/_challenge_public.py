@@ -125,14 +125,24 @@ def numbers_in(text: str) -> set[float]:
 
 
 def stated_in(value: Any, instruction: str, numbers: set[float]) -> bool:
-    """Whether the instruction states this scalar value (a word-bounded string, or a number)."""
+    """Whether the instruction states this scalar value: a number it writes, or a string it gives as is."""
     if isinstance(value, bool) or value is None:
         return False
     if isinstance(value, int | float):
         return float(value) in numbers
-    if isinstance(value, str) and len(value.strip()) >= 2:
-        pattern = r"(?<!\w)" + re.escape(value.strip()) + r"(?!\w)"
-        return re.search(pattern, instruction, flags=re.IGNORECASE) is not None
+    if not isinstance(value, str) or len(value.strip()) < 2:
+        return False
+    text = value.strip()
+    for match in re.finditer(r"(?<!\w)" + re.escape(text) + r"(?!\w)", instruction):
+        if not text.isalpha():
+            return True  # a date, an IBAN, an address, a phrase: stated as it is
+        # A single word counts when quoted, or capitalised mid-sentence (a name): "Please
+        # refund ..." states no subject 'Refund', and 'active' in prose is not a value.
+        before = instruction[: match.start()].rstrip()
+        if before and before[-1] in "'\"`\u2018\u201c":
+            return True
+        if before and before[-1] not in ".!?:" and text[0].isupper():
+            return True
     return False
 
 
