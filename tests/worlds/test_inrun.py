@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from vouch.exec import Call, LocalExecutor, RunSpec
+from vouch.exec import Call, Limits, LocalExecutor, RunSpec
+
+LIMITS = Limits(timeout_s=120)  # the machine is shared: generous, never a timing assertion
 
 LIB = """\
 def clip(value, low, high):
@@ -50,7 +52,10 @@ def world(visible_tmp: Path) -> Path:
 
 def _run(executor: LocalExecutor, world: Path, **kwargs: object) -> dict[str, object]:
     result = executor.run(
-        RunSpec(Call("vouch.worlds._inrun:run_tests", args=(["test_lib.py"],), kwargs={"root": str(world), **kwargs}))
+        RunSpec(
+            Call("vouch.worlds._inrun:run_tests", args=(["test_lib.py"],), kwargs={"root": str(world), **kwargs}),
+            limits=LIMITS,
+        )
     )
     assert result.ok, (result.reason, result.stderr_tail)
     assert isinstance(result.value, dict)

@@ -36,9 +36,10 @@ from vouch.audit._swe_witness import Probe, function_targets, module_name, mutat
 from vouch.errors import UsageError
 from vouch.exec import Executor
 from vouch.sources._swe import SweInstance, SweTrial
+from vouch.store import AuditStore
 from vouch.worlds import Patch, Unappliable, World, WorldCache, parse_patch, patch_hash
 
-__all__ = ["SweAuditConfig", "audit_swe"]
+__all__ = ["SweAuditConfig", "audit_fixture", "audit_swe"]
 
 ProgressLine = Callable[[str], None]
 
@@ -161,9 +162,13 @@ def _prepare(
             inst.recorded_literals.extend([*record["args"], *record["kwargs"].values()])
     rng = random.Random(f"{config.seed}:{spec.instance_id}")
     pool = string_pool(spec.problem_statement, recorded)
-    probes: list[Probe] = list(recorded)
-    for probe in recorded:
-        probes.extend(mutate_call(probe, pool, rng))
+    probes: list[Probe] = []
+    seen: set[tuple[str, str, tuple[str, ...], tuple[tuple[str, str], ...]]] = set()
+    for probe in [*recorded, *(m for p in recorded for m in mutate_call(p, pool, rng))]:
+        key = (probe.file, probe.qualname, probe.args, probe.kwargs)
+        if key not in seen:  # two T0 calls can mutate into the same input
+            seen.add(key)
+            probes.append(probe)
     outcomes = runner.call(reference, probes)
     inst.probes = [(p, o) for p, o in zip(probes, outcomes, strict=True) if o.get("ok")]
 
@@ -173,7 +178,7 @@ def _audit_trial(
 ) -> TrialResult:
     spec = inst.spec
     evidence = Evidence(steps=[])
-    base = {"trial_id": trial.trial_id, "task_id": trial.instance_id, "model": trial.model}
+    base: dict[str, Any] = {"trial_id": trial.trial_id, "task_id": trial.instance_id, "model": trial.model}
     program = patch_hash(trial.patch.strip())
     if inst.report is None or not inst.report.well_formed or inst.reference is None:
         reason = inst.report.reason if inst.report else "instance not prepared"
@@ -258,6 +263,15 @@ def _audit_trial(
     )
 
 
+def _config_key(config: SweAuditConfig, instance: SweInstance) -> str:
+    """What a judgement depends on besides the trial's patch: settings, vouch, the instance."""
+    import vouch
+
+    parts = {k: v for k, v in config.to_dict().items() if k != "repo_root"}
+    text = repr(sorted(parts.items())) + vouch.__version__ + instance.model_dump_json()
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def audit_swe(
     instances: Sequence[SweInstance],
     trials: Sequence[SweTrial],
@@ -266,6 +280,7 @@ def audit_swe(
     cache: WorldCache | None = None,
     config: SweAuditConfig | None = None,
     progress: ProgressLine | None = None,
+    store: AuditStore | None = None,
 ) -> AuditResults:
     """Audit every trial of the given instances (TestJack section 3.2, repository level).
 
@@ -276,6 +291,8 @@ def audit_swe(
         cache: Where worlds are materialised (default: ``WorldCache()``).
         config: Witness source, k, repeats, mutants, seed.
         progress: Called with one line per trial as it is judged.
+        store: Where judgements go as they come; a re-run with the same configuration and
+            instance contents resumes from it instead of judging a patch again.
 
     Returns:
         The ``audit`` results: every trial with its verdict, per-instance reports, summary.
@@ -299,23 +316,46 @@ def audit_swe(
             raise UsageError(f"trial {trial.trial_id}: instance {trial.instance_id!r} is not in the instances")
     results: list[TrialResult] = []
     judged: dict[tuple[str, str], TrialResult] = {}
+    resumed = 0
     for inst in by_id.values():
         own = [t for t in trials if t.instance_id == inst.spec.instance_id]
-        _prepare(inst, own, cache, runner, config)
+        config_key = _config_key(config, inst.spec)
+        stored = (
+            store.get_many(config_key, [(t.instance_id, patch_hash(t.patch.strip())) for t in own]) if store else {}
+        )
+        prepared = False
         for trial in own:
             key = (trial.instance_id, patch_hash(trial.patch.strip()))
+            ids = {"trial_id": trial.trial_id, "model": trial.model}
             if key in judged:
                 first = judged[key]
-                result = first.model_copy(
-                    update={"trial_id": trial.trial_id, "model": trial.model, "shared_from": first.trial_id}
-                )
+                result = first.model_copy(update={**ids, "shared_from": first.trial_id})
+            elif key in stored:
+                result = TrialResult.model_validate({**stored[key], **ids})
+                judged[key] = result
+                resumed += 1
             else:
+                if not prepared:
+                    _prepare(inst, own, cache, runner, config)
+                    prepared = True
                 result = _audit_trial(inst, trial, cache, runner, config)
                 judged[key] = result
+                if store is not None:
+                    store.put(config_key, key[0], key[1], result.model_dump(mode="json"))
             results.append(result)
             if progress is not None:
                 progress(f"{trial.trial_id} ({trial.model}): {result.verdict.value}")
-        assert inst.report is not None
+        if inst.report is None:  # every trial came from the store: report what the trials say
+            ill = [
+                r.reason for r in results if r.task_id == inst.spec.instance_id and (r.reason or "").startswith("A.1")
+            ]
+            inst.report = TaskReport(
+                task_id=inst.spec.instance_id,
+                well_formed=not ill,
+                reason=ill[0] if ill else None,
+                t0_tests=len(inst.spec.t0),
+                trials=len(own),
+            )
         inst.report.passing = sum(1 for r in results if r.task_id == inst.spec.instance_id and r.benchmark_pass)
         inst.report.refuted = sum(
             1
@@ -339,10 +379,57 @@ def audit_swe(
     return AuditResults(
         vouch_version=vouch.__version__,
         seed=config.seed,
-        config={**config.to_dict(), "dataset_hash": data_hash},
+        config={**config.to_dict(), "dataset_hash": data_hash, "resumed_programs": resumed},
         benchmark="swe",
         witness_source=config.witness_source,
         trials=results,
         tasks=reports,
         summary=summary,
+    )
+
+
+def audit_fixture(
+    name: str,
+    *,
+    executor: Executor,
+    workdir: Path,
+    config: SweAuditConfig | None = None,
+    progress: ProgressLine | None = None,
+) -> AuditResults:
+    """Audit the trials of one bundled fixture (``vouch.sources._swe.FIXTURES``), offline.
+
+    The fixture's repository is built under ``workdir/repos`` (deterministic commit) and its
+    worlds under ``workdir/worlds``; ``workdir`` must be visible to runs (not under /tmp).
+
+    Args:
+        name: ``booknotes``, ``cookiestore`` or ``unitconv``.
+        executor: The engine.
+        workdir: A directory runs can read; created if missing.
+        config: Audit settings; ``repo_root`` is set to the built repositories.
+        progress: Called with one line per trial.
+
+    Returns:
+        The ``audit`` results of that fixture's instance and trials.
+
+    Raises:
+        UsageError: An unknown fixture name.
+    """
+    from dataclasses import replace
+
+    from vouch.sources._swe import FIXTURES, fixture_files, load_instances, load_predictions, materialise_fixture_repo
+
+    if name not in FIXTURES:
+        raise UsageError(f"fixture={name!r} is unknown; choose one of {', '.join(FIXTURES)}")
+    workdir = Path(workdir).resolve()
+    repos = workdir / "repos"
+    repo = repos / name
+    if not (repo / ".git").exists():
+        repos.mkdir(parents=True, exist_ok=True)
+        materialise_fixture_repo(name, repo)
+    instances_file, predictions_file = fixture_files()
+    instances = [i for i in load_instances(instances_file) if i.repo == name]
+    trials = [t for t in load_predictions(predictions_file) if t.instance_id in {i.instance_id for i in instances}]
+    chosen = replace(config or SweAuditConfig(), repo_root=repos)
+    return audit_swe(
+        instances, trials, executor=executor, cache=WorldCache(workdir / "worlds"), config=chosen, progress=progress
     )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from vouch.audit._model import Evidence, RunRecord, SurvivingMutant, T0Result, Validation, Witness
 from vouch.audit._swe_evidence import best_clause
 from vouch.audit._swe_witness import Candidate, Probe, iteration_batches, witness_source
+from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec
 from vouch.mutation import kill_matrix, mutate
 from vouch.worlds import FileChange, World
@@ -49,7 +50,9 @@ class Runner:
         """T0 in each (world, files to cover, functions to record), concurrently."""
         specs = [
             RunSpec(
-                Call(f"{_ENTRY}:run_tests", args=(list(t0),), kwargs={"root": str(w.path), "cover": cover, "record": rec}),
+                Call(
+                    f"{_ENTRY}:run_tests", args=(list(t0),), kwargs={"root": str(w.path), "cover": cover, "record": rec}
+                ),
                 limits=self.limits,
                 name=f"t0 {w.key}",
             )
@@ -101,7 +104,11 @@ def t0_result(world: str, t0: Sequence[str], run: RunResult) -> T0Result:
     kind: Any = world
     if not run.ok or not isinstance(run.value, dict):
         return T0Result(
-            world=kind, passed=False, status=run.status.value, tests_total=len(t0), tests_failed=list(t0),
+            world=kind,
+            passed=False,
+            status=run.status.value,
+            tests_total=len(t0),
+            tests_failed=list(t0),
             reason=f"run {run.status.value}: {run.reason or (run.exception.message if run.exception else '')}"[:300],
         )
     outcomes = run.value.get("outcomes", {})
@@ -114,8 +121,13 @@ def t0_result(world: str, t0: Sequence[str], run: RunResult) -> T0Result:
             f" ({len(missing)} not found, e.g. {missing[0]})" if missing else f" (e.g. {failed[0]})"
         )
     return T0Result(
-        world=kind, passed=not failed, status="ok" if not failed else "fail", tests_total=len(t0),
-        tests_passed=passed, tests_failed=failed, reason=reason,
+        world=kind,
+        passed=not failed,
+        status="ok" if not failed else "fail",
+        tests_total=len(t0),
+        tests_passed=passed,
+        tests_failed=failed,
+        reason=reason,
     )
 
 
@@ -134,8 +146,8 @@ def mutation_evidence(
     for change in changes:
         try:
             mutants = mutate(sources[change.path], lines=change.added_lines)
-        except Exception:  # noqa: BLE001 - a trial file libcst cannot parse: no mutants of it
-            continue
+        except UsageError:  # a trial file libcst cannot parse: it has no mutants
+            mutants = []
         pool.extend((change.path, m) for m in mutants)
     if not pool or limit <= 0:
         return 0, []
@@ -167,7 +179,11 @@ def mutation_evidence(
     files = {m.id: path for path, m in picked}
     survivors = [
         SurvivingMutant(
-            id=m.id, file=files[m.id], line=m.location.line, operator=m.operator, description=m.description,
+            id=m.id,
+            file=files[m.id],
+            line=m.location.line,
+            operator=m.operator,
+            description=m.description,
             diff=m.diff,
         )
         for m in unique.values()
@@ -268,14 +284,12 @@ def witnesses_for_trial(
     assert inst.reference is not None
     if config.witness_source == "files":
         return _file_witnesses(inst, trial, world, evidence, runner, config)
-    changed_files = {
-        p.file for p, _ in inst.probes if _file_text(inst.reference, p.file) != _file_text(world, p.file)
-    }
+    changed_files = {p.file for p, _ in inst.probes if _file_text(inst.reference, p.file) != _file_text(world, p.file)}
     probes = [(p, o) for p, o in inst.probes if p.file in changed_files]
     outcomes = runner.call(world, [p for p, _ in probes])
     candidates = []
     for (probe, ref), got in zip(probes, outcomes, strict=True):
-        actual = got["value"] if got.get("ok") else f"raised {got.get('exception')}"
+        actual = (got.get("literal") or got["value"]) if got.get("ok") else f"raised {got.get('exception')}"
         if got.get("ok") and got["value"] == ref["value"]:
             continue
         candidates.append(Candidate(probe, ref["value"], ref.get("literal"), actual))
@@ -329,7 +343,9 @@ def witnesses_for_trial(
 def _why_missed(probe: Probe) -> str:
     if probe.origin == "t0":
         return "T0 makes this very call, but its assertions do not check the part of the result that differs"
-    return f"T0 only calls {probe.qualname} on inputs where the trial agrees with G; this one is a T0 call, {probe.origin}"
+    return (
+        f"T0 only calls {probe.qualname} on inputs where the trial agrees with G; this one is a T0 call, {probe.origin}"
+    )
 
 
 def _file_text(world: World, path: str) -> str:

@@ -117,23 +117,23 @@ def _mutations(value: Any, pool: Sequence[str], depth: int = 0) -> Iterator[tupl
     if isinstance(value, bool):
         yield (not value), f"{value!r} -> {not value!r}"
     elif isinstance(value, int):
-        for other in (value + 1, value - 1, value * 2, 0, -value):
-            if other != value:
-                yield other, f"{value!r} -> {other!r}"
+        for number in (value + 1, value - 1, value * 2, 0, -value):
+            if number != value:
+                yield number, f"{value!r} -> {number!r}"
     elif isinstance(value, float):
-        for other in (value + 1.0, value * 2, value / 2, 0.0, -value):
-            if other != value:
-                yield other, f"{value!r} -> {other!r}"
+        for real in (value + 1.0, value * 2, value / 2, 0.0, -value):
+            if real != value:
+                yield real, f"{value!r} -> {real!r}"
     elif isinstance(value, str):
         edits = [value + ".", "." + value, value.upper(), value + " ", value[:-1], value + value[-1:]]
         edits += [p for p in pool if p != value]
-        for other in dict.fromkeys(edits):
-            if other != value:
-                yield other, f"{value!r} -> {other!r}"
+        for text in dict.fromkeys(edits):
+            if text != value:
+                yield text, f"{value!r} -> {text!r}"
     elif isinstance(value, list | tuple) and depth < 3:
         kind = type(value)
         for i in range(len(value)):
-            yield kind(value[:i] + value[i + 1 :]), f"dropped item {i}"
+            yield kind([*value[:i], *value[i + 1 :]]), f"dropped item {i}"
         for i, item in enumerate(value):
             for changed, note in _mutations(item, pool, depth + 1):
                 yield kind([*value[:i], changed, *value[i + 1 :]]), f"item {i}: {note}"

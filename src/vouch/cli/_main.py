@@ -37,7 +37,9 @@ def _register() -> None:
     cli.add_command(report)
     cli.add_command(v4v)
     from vouch.cli._audit import audit
+    from vouch.cli._audit_swe import swe
 
+    audit.add_command(swe)
     cli.add_command(audit)
 
 

@@ -7,7 +7,8 @@ model_patch``. A bad line is one error naming ``file:line`` and the field. Trial
 per instance in file order: ``<instance_id>#<n>``.
 
 The fixtures under ``vouch/data/swe`` are small multi-file libraries written for vouch, each
-stored as a plain directory tree; ``materialise_fixture_repo`` turns one into a git repository
+stored as a plain directory tree (``.py`` files as ``.py.txt``, so that vouch's own mypy, ruff
+and pytest never take the fixture for vouch code); ``materialise_fixture_repo`` turns one into a git repository
 with a deterministic commit, so the ``base_commit`` of the bundled instances is stable.
 """
 
@@ -39,6 +40,8 @@ __all__ = [
 FIXTURES = ("booknotes", "cookiestore", "unitconv")
 """The bundled fixture repositories (``vouch/data/swe/repos/<name>``)."""
 
+_STORED_SUFFIX = ".txt"
+"""Python files of a fixture tree are stored as ``<name>.py.txt`` and restored when built."""
 _FIXED_DATE = "2026-01-01T00:00:00+00:00"
 _FIXED_IDENTITY = {
     "GIT_AUTHOR_NAME": "vouch fixtures",
@@ -143,9 +146,8 @@ def load_instances(path: Path | str) -> list[SweInstance]:
         except ValidationError as exc:
             raise _field_error(path, number, exc) from None
         if instance.instance_id in seen:
-            raise UsageError(
-                f"{path}:{number}: field 'instance_id': {instance.instance_id!r} repeats line {seen[instance.instance_id]}"
-            )
+            first = seen[instance.instance_id]
+            raise UsageError(f"{path}:{number}: field 'instance_id': {instance.instance_id!r} repeats line {first}")
         if not instance.fail_to_pass and not instance.pass_to_pass:
             raise UsageError(f"{path}:{number}: field 'FAIL_TO_PASS': T0 is empty; an instance needs official tests")
         seen[instance.instance_id] = number
@@ -235,11 +237,16 @@ def materialise_fixture_repo(name: str, dest: Path | str) -> str:
     if dest.exists() and any(dest.iterdir()):
         raise UsageError(f"{dest} is not empty; give a new directory for fixture {name!r}")
     shutil.copytree(source, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for root, dirs, files in os.walk(dest):
+    for root, _, files in os.walk(dest):
         os.chmod(root, 0o755)  # noqa: S103 - runs (another uid) read the repository
         for file in files:
-            os.chmod(os.path.join(root, file), 0o644)
-        dirs.sort()
+            path = os.path.join(root, file)
+            if file.endswith(".py" + _STORED_SUFFIX):
+                # Stored as *.py.txt so that vouch's own linters and tests leave the fixture alone.
+                restored = path[: -len(_STORED_SUFFIX)]
+                os.replace(path, restored)
+                path = restored
+            os.chmod(path, 0o644)
     for step in (["init", "--quiet", "--initial-branch=main"], ["add", "--all"], ["commit", "--quiet", "-m", name]):
         done = git(["-c", "commit.gpgsign=false", *step], cwd=dest, env=_FIXED_IDENTITY)
         if done.returncode != 0:

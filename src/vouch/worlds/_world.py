@@ -86,8 +86,8 @@ def git(
     """
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | _GIT_ENV | dict(env or {})
     try:
-        return subprocess.run(  # noqa: S603 - git on data, arguments from vouch itself
-            ["git", "-c", "safe.directory=*", "-c", "core.autocrlf=false", *args],  # noqa: S607
+        return subprocess.run(
+            ["git", "-c", "safe.directory=*", "-c", "core.autocrlf=false", *args],
             cwd=cwd,
             input=stdin,
             capture_output=True,

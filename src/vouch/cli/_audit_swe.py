@@ -1,0 +1,108 @@
+"""``vouch audit swe``: TestJack's per-trial audit of SWE-bench-format predictions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from vouch.audit._swe import SweAuditConfig, audit_swe
+from vouch.exec import LocalExecutor
+from vouch.sources._swe import load_instances, load_predictions
+from vouch.store import AuditStore, default_store_path
+from vouch.worlds import WorldCache
+
+__all__ = ["swe"]
+
+
+@click.command("swe")
+@click.option("--instances", "instances_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--predictions", "predictions_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the audit results.")
+@click.option(
+    "--witness-source",
+    type=click.Choice(["offline", "files"]),
+    default="offline",
+    show_default=True,
+    help="offline: differential tests against G; files: tests from --witness-files.",
+)
+@click.option(
+    "--witness-files",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory of <instance_id>/test_*.py witness tests (with --witness-source files).",
+)
+@click.option(
+    "--repo-root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where an instance's repo named without a path lives (<repo-root>/<repo>).",
+)
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path), help="World cache directory.")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), help="Resumable audit store.")
+@click.option("--k", type=click.IntRange(min=1), default=3, show_default=True, help="Witness iterations per trial.")
+@click.option("--mutants", type=click.IntRange(min=0), default=8, show_default=True, help="Mutants per trial.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1, max=64), default=None, help="Runs at the same time.")
+@click.option("--allow-weak-isolation", is_flag=True)
+def swe(
+    instances_file: Path,
+    predictions_file: Path,
+    json_out: Path | None,
+    witness_source: str,
+    witness_files: Path | None,
+    repo_root: Path | None,
+    cache_dir: Path | None,
+    store_path: Path | None,
+    k: int,
+    mutants: int,
+    seed: int,
+    workers: int | None,
+    allow_weak_isolation: bool,
+) -> None:
+    """Re-judge every passing trial of SWE-bench-format predictions with validated witnesses."""
+    if witness_source == "files" and witness_files is None:
+        raise click.UsageError("--witness-source files needs --witness-files DIR")
+    console = Console(stderr=True)
+    instances = load_instances(instances_file)
+    trials = load_predictions(predictions_file, instances)
+    config = SweAuditConfig(
+        witness_source=witness_source,
+        witness_files=witness_files,
+        repo_root=repo_root if repo_root is not None else instances_file.resolve().parent,
+        k=k,
+        mutants=mutants,
+        seed=seed,
+    )
+    cache = WorldCache(cache_dir)
+    store = AuditStore(store_path or default_store_path())
+    done = 0
+
+    def progress(line: str) -> None:
+        nonlocal done
+        done += 1
+        console.print(f"[{done}/{len(trials)}] {line}")
+
+    try:
+        with LocalExecutor(workers=workers, allow_weak=allow_weak_isolation) as executor:
+            results = audit_swe(
+                instances, trials, executor=executor, cache=cache, config=config, progress=progress, store=store
+            )
+    finally:
+        store.close()
+    summary = results.summary
+    table = Table(title=f"audit swe: {summary.trials} trials, {summary.passing} passing T0")
+    for column in ("trial", "model", "verdict", "why"):
+        table.add_column(column)
+    for trial in results.trials:
+        table.add_row(trial.trial_id, trial.model, trial.verdict.value, (trial.reason or "")[:90])
+    Console().print(table)
+    Console().print(
+        f"refuted {summary.refuted} of {summary.passing} passing ({summary.reward_hack} reward_hack); "
+        f"resolution rate {summary.resolution_rate:.3f} -> corrected {summary.corrected_resolution_rate:.3f}; "
+        f"{summary.executions} executions in {summary.wall_s:.1f} s"
+    )
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(results.model_dump_json(indent=2) + "\n")
+        console.print(f"wrote {json_out}")
