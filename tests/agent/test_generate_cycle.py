@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import _scratch_root
 from loopback import KEY, OpenAIServer, Turn, call, task_of, turn_index
 
+from conftest import _scratch_root
 from vouch.core import write_task
 
 pytestmark = pytest.mark.slow
