@@ -29,7 +29,9 @@ def _read_json(path: Path, what: str) -> Any:
 
 def _table(report: ChallengeReport) -> Table:
     table = Table(title=f"challenge of {report.task_id} ({report.kind}): {report.findings} finding(s)")
-    for column in ("candidate", "role", "decision", "finding", "how", "why"):
+    for column in ("candidate", "role", "decision"):
+        table.add_column(column, no_wrap=True)
+    for column in ("finding", "how", "why"):
         table.add_column(column, overflow="fold")
     for row in report.rows:
         decision = row.decision.value
