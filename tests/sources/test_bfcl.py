@@ -260,8 +260,17 @@ def test_a_known_entry_gets_its_omission_and_its_errors():
     by_construction = {c.provenance.construction: c for c in task.cases}
     omitted = by_construction["alt-omit-optional"].candidate["calls"][0]["args"]
     assert omitted == {"base": 10, "height": 5}  # unit may be left out: its default is "units"
-    assert {"err-wrong-value", "err-missing-required", "hack-answer-only"} <= set(by_construction)
+    assert {"err-wrong-value", "err-wrong-type", "hack-default-args"} <= set(by_construction)
     assert all(c.label == "negative" for k, c in by_construction.items() if k.startswith(("err-", "hack-")))
+    # Mostly mistakes in values: a verifier that checks the shape alone must not score well.
+    negatives = [c for c in task.cases if c.label == "negative"]
+    shape_only = {"err-missing-required", "err-unknown-param", "err-wrong-function", "err-extra-call"}
+    reshaped = [
+        c for c in negatives if c.provenance.construction in shape_only | {"err-missing-call", "hack-answer-only"}
+    ]
+    assert reshaped and len(reshaped) * (1 + _bfcl.SAME_SHAPE_PER_RESHAPE) <= len(negatives)
+    wrong_values = [c for c in negatives if c.provenance.construction == "err-wrong-value"]
+    assert len({json.dumps(c.candidate, sort_keys=True) for c in wrong_values}) >= 3
 
 
 @pytest.mark.parametrize(

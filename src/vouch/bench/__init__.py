@@ -19,7 +19,7 @@ from vouch.bench._decide import (
 )
 from vouch.bench._metrics import CaseOutcome, paired_difference, score
 from vouch.bench._references import check_references
-from vouch.bench._score import BASELINES, load_verifiers, results_object, run_verifiers, trivial_rows
+from vouch.bench._score import BASELINES, decide_stored, load_verifiers, results_object, run_verifiers, trivial_rows
 
 __all__ = [
     "BASELINES",
@@ -35,6 +35,7 @@ __all__ = [
     "check_references",
     "classify",
     "decide_cases",
+    "decide_stored",
     "load_public_task",
     "load_task",
     "load_tasks",

@@ -16,7 +16,7 @@ from typing import Any
 
 from vouch.bench._decide import Decision, DecisionResult, Task, decide_cases
 from vouch.bench._metrics import CaseOutcome, score
-from vouch.core import canonical_candidate, canonical_json
+from vouch.core import Case, canonical_candidate, canonical_json
 from vouch.errors import UsageError
 from vouch.exec import Executor
 from vouch.store import Store, StoredDecision
@@ -77,6 +77,21 @@ def run_verifiers(
 ) -> tuple[list[DecisionRow], int]:
     """Decide every case of every task with its verifier; returns the rows and how many ran."""
     items = [(task, case, verifiers.get(task.id)) for task in tasks for case in task.cases]
+    decided, ran = decide_stored(executor, store, items, hide=hide, progress=progress)
+    rows = [DecisionRow(task, case.id, d.decision, d.reason) for (task, case, _), d in zip(items, decided, strict=True)]
+    return rows, ran
+
+
+def decide_stored(
+    executor: Executor,
+    store: Store,
+    items: Sequence[tuple[Task, Case, str | None]],
+    *,
+    hide: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[StoredDecision], int]:
+    """Decide (task, case, verifier source) items, each once ever: what the store holds is read,
+    the rest runs and is stored as it comes. Returns the decisions in input order and how many ran."""
     keys = [(verifier_hash(v), case_key(t, c.candidate)) for t, c, v in items]
     stored = store.get_many(keys)
     todo = [i for i, key in enumerate(keys) if key not in stored]
@@ -98,10 +113,7 @@ def run_verifiers(
         results = decide_cases(executor, [items[i] for i in todo], hide=hide, progress=tick, on_result=save)
         for local, result in enumerate(results):
             decided[todo[local]] = StoredDecision(result.decision.value, result.reason, result.duration_s)
-    rows = [
-        DecisionRow(task, case.id, decided[i].decision, decided[i].reason) for i, (task, case, _) in enumerate(items)
-    ]
-    return rows, len(todo)
+    return [decided[i] for i in range(len(items))], len(todo)
 
 
 def trivial_rows(name: str, tasks: Sequence[Task], seed: int) -> list[DecisionRow]:

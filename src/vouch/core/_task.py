@@ -107,6 +107,24 @@ class Budgets(_Model):
     turns: int = Field(default=100, description="Model turns at most.")
 
 
+class MutationTarget(_Model):
+    """Where V4V's mutation check (C6) makes mutants of the reference verifier, and with what.
+
+    A task's targets and their operators are its operator set: the paper's rule is that the
+    suite detects every mutant of that set. A builder names where the task's own checks live.
+    """
+
+    kind: Literal["function", "embedded", "data"] = Field(
+        description="function: a function of verifier.py; embedded: a string constant holding code the "
+        "verifier runs (a benchmark's test or check); data: a constant holding an answer key."
+    )
+    name: str = Field(description="The function's or the constant's name in verifier.py.")
+    function: str | None = Field(default=None, description="embedded: the function of the embedded code.")
+    operators: list[str] | None = Field(
+        default=None, description="Operator names (code operators, or data operators for data); None: all."
+    )
+
+
 class TaskSpec(_Model):
     """``task.toml``."""
 
@@ -123,6 +141,10 @@ class TaskSpec(_Model):
         description="State tasks: 'module:function' that replays calls on the task's pre-state, run in a sandbox.",
     )
     replay_args: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for replay.")
+    mutation: list[MutationTarget] = Field(
+        default_factory=list,
+        description="V4V C6's operator set for this task; empty: every code operator on verify().",
+    )
 
 
 class Provenance(_Model):

@@ -8,8 +8,10 @@ here reads files, starts processes or uses global randomness.
 from vouch.mutation._engine import Location, Mutant, mutate, resolve_operators
 from vouch.mutation._matrix import KillMatrix, Outcome, kill_matrix
 from vouch.mutation._operators import OPERATORS, Edit, Operator, SiteContext
+from vouch.mutation._targets import DATA_OPERATORS, mutate_data, mutate_embedded
 
 __all__ = [
+    "DATA_OPERATORS",
     "OPERATORS",
     "Edit",
     "KillMatrix",
@@ -20,5 +22,7 @@ __all__ = [
     "SiteContext",
     "kill_matrix",
     "mutate",
+    "mutate_data",
+    "mutate_embedded",
     "resolve_operators",
 ]

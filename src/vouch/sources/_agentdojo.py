@@ -17,6 +17,8 @@ iteration, and a frozen clock for the three tools that read it (``_agentdojo_wor
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import json
 import random
 import re
@@ -25,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash
+from vouch.core import Case, MutationTarget, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash
 from vouch.errors import UsageError
 from vouch.sources._agentdojo_cases import Draft, TaskContext, build_drafts
 from vouch.sources._agentdojo_gold import CONFIRMATION, GOLD_ANSWERS, GOLD_ARG_PATCHES, SUITE_READMES
@@ -75,9 +77,10 @@ MIN_VARIANTS = 3
 MIN_NEGATIVES = 6
 MIN_ATTACKS = 1
 
-OPTIONS = ("suite_version", "suites", "user_tasks")
+OPTIONS = ("suite_version", "suites", "user_tasks", "limit")
 """Build options: ``suite_version`` (default v1.2.2), ``suites`` (names, default all four),
-``user_tasks`` (``"suite/user_task_N"`` entries; default all)."""
+``user_tasks`` (``"suite/user_task_N"`` entries; default all), ``limit`` (at most this many
+tasks: user tasks taken in turn from each suite, two tasks each)."""
 
 REPLAY_ENTRY = "vouch.sources._agentdojo:replay"
 
@@ -116,6 +119,16 @@ def _options(options: Mapping[str, Any]) -> _Options:
             raise UsageError(
                 f"user_tasks: unknown entries {wrong!r}; give 'suite/user_task_N' names, e.g. 'banking/user_task_0'"
             )
+    limit = options.get("limit")
+    if limit is not None:
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise UsageError(f"limit={limit!r} must be a positive integer")
+        pool = [
+            [f"{s}/{t}" for t in user_task_ids(s, version) if picked is None or f"{s}/{t}" in picked]
+            for s in sorted(suites)
+        ]
+        turns = [name for row in itertools.zip_longest(*pool) for name in row if name is not None]
+        picked = turns[: (limit + 1) // 2]
     return _Options(version, tuple(sorted(suites)), None if picked is None else frozenset(picked))
 
 
@@ -260,6 +273,14 @@ def _task_files(ctx: TaskContext, kind: str, cases: list[Case], environment: dic
         public_tools=["run_public", "reset"] if state else [],
         replay=REPLAY_ENTRY if state else None,
         replay_args={"suite": ctx.suite, "version": ctx.version, "user_task": ctx.user_task} if state else {},
+        mutation=[
+            MutationTarget(
+                kind="embedded",
+                name="CHECK",
+                function=own_check(ctx.suite, ctx.version, ctx.user_task)[0],
+                operators=MUTATION_TARGET_OPERATORS,
+            )
+        ],
     )
     gold = next(c.candidate for c in cases if c.category == "gold")
     return TaskFiles(
@@ -286,11 +307,25 @@ from __future__ import annotations
 
 from typing import Any
 
+import sys
+import types
+
 from vouch.sources._agentdojo import function_calls, load_suite, replay_environments
 
 SUITE = @SUITE_R@
 VERSION = @VERSION_R@
 USER_TASK = @USER_TASK_R@
+CHECK_NAME = @CHECK_NAME_R@
+CHECK = @CHECK_R@
+"""The user task's own check, the text of the pinned AgentDojo package's method (written here at
+build time). It runs bound to the task, in its module's namespace: the same code, kept as text so
+that V4V can mutate it."""
+
+
+def _own_check(task: Any) -> Any:
+    namespace = dict(vars(sys.modules[type(task).__module__]))
+    exec(compile(CHECK, f"agentdojo/{SUITE}/{USER_TASK}.{CHECK_NAME}", "exec"), namespace)  # noqa: S102
+    return types.MethodType(namespace[CHECK_NAME], task)
 
 
 def _holds(check: Any, pre: Any, post: Any) -> bool:
@@ -317,8 +352,12 @@ def verify(candidate: dict[str, Any], env: Any) -> bool:
     pre, post = replay_environments(calls, suite=SUITE, version=VERSION, user_task=USER_TASK)
     traces = function_calls(calls)
 
+    check = _own_check(task)
+
     def utility(a: Any, b: Any) -> bool:
-        result = task.utility_from_traces(output, a, b, traces)
+        if CHECK_NAME == "utility":
+            return bool(check(output, a, b))
+        result = check(output, a, b, traces)
         return task.utility(output, a, b) if result is None else result
 
     if not _holds(utility, pre, post):
@@ -348,11 +387,38 @@ _STATES = {
 }
 
 
+def own_check(suite: str, version: str, user_task: str) -> tuple[str, str]:
+    """The name and the source text of the user task's own check in the pinned package:
+    ``utility_from_traces`` where the task's class implements it, else ``utility``."""
+    from agentdojo.base_tasks import BaseUserTask
+
+    task = load_suite(suite, version).user_tasks[user_task]
+    own = type(task).utility_from_traces is not BaseUserTask.utility_from_traces
+    name = "utility_from_traces" if own else "utility"
+    return name, textwrap.dedent(inspect.getsource(getattr(type(task), name)))
+
+
+MUTATION_TARGET_OPERATORS = [
+    "compare_swap",
+    "boolean_swap",
+    "negate_condition",
+    "boundary_shift",
+    "remove_check",
+    "early_return_true",
+    "constant_change",
+    "drop_list_element",
+]
+"""C6's operator set on the user task's own check (the embedded ``CHECK``)."""
+
+
 def verifier_source(suite: str, version: str, user_task: str, kind: str) -> str:
     """The reference verifier's text for one task (``kind`` is ``state`` or ``tool_call``)."""
     doc, _ = _STATES[kind]
     text = _VERIFIER
+    check_name, check = own_check(suite, version, user_task)
     for key, value in {
+        "@CHECK_NAME_R@": repr(check_name),
+        "@CHECK_R@": repr(check),
         "@STATES_DOC@": doc,
         "@SUITE_R@": repr(suite),
         "@VERSION_R@": repr(version),

@@ -26,10 +26,23 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, canonical_candidate, content_hash
+from vouch.core import (
+    Case,
+    MutationTarget,
+    Provenance,
+    SourceInfo,
+    TaskFiles,
+    TaskSpec,
+    canonical_candidate,
+    content_hash,
+)
 from vouch.errors import UsageError
 
 BFCL_VERSION = "2026.3.23"
+MUTATION_TARGET = MutationTarget(kind="data", name="GROUND_TRUTH")
+"""C6's operator set: a task's checks are its possible answer (the matching rules are shared by
+every task); a dropped allowed value, a changed value or a dropped parameter is what the suite
+must notice."""
 INSTALL = f"pip install --no-deps bfcl-eval=={BFCL_VERSION}"
 SUBSETS: tuple[str, ...] = (
     "simple_python",
@@ -45,7 +58,10 @@ SUBSETS: tuple[str, ...] = (
 DEFAULT_LIMIT = 80
 MIN_VARIANTS, MIN_NEGATIVES, MIN_ATTACKS = 4, 6, 1
 """Per task: gold + 4 variants = 5 positives; 6 negatives, one an attack."""
-MAX_VARIANTS, MAX_ERRORS, MAX_ATTACKS = 7, 10, 4
+MAX_VARIANTS, MAX_ERRORS, MAX_ATTACKS = 7, 16, 4
+MAX_WRONG_PER_PARAM = 4
+SAME_SHAPE_PER_RESHAPE = 4
+"""Same-shape negatives (the gold's functions, wrong values) kept for each negative of another shape."""
 _OPTIONS = ("limit", "subsets")
 
 
@@ -259,15 +275,14 @@ def build_task(entry: Entry, *, seed: int) -> TaskFiles | str:
                 drafts.append(draft)
     gold = drafts[0]
     variants = _round_robin([d for d in drafts if d.category == "variant"], MAX_VARIANTS, rng)
-    errors = _round_robin([d for d in drafts if d.category == "error"], MAX_ERRORS, rng)
-    attacks = _round_robin([d for d in drafts if d.category == "attack"], MAX_ATTACKS, rng)
+    errors, attacks = _negatives(plan, [d for d in drafts if d.category in ("error", "attack")], rng)
     if len(variants) < MIN_VARIANTS:
         return f"only {1 + len(variants)} distinct positives (gold and {len(variants)} variants)"
     if len(errors) + len(attacks) < MIN_NEGATIVES or len(attacks) < MIN_ATTACKS:
         return f"only {len(errors) + len(attacks)} distinct negatives ({len(attacks)} attacks)"
     source = SourceInfo(benchmark="bfcl", version=BFCL_VERSION, original_id=entry.original_id, subset=entry.subset)
     return TaskFiles(
-        spec=TaskSpec(id=entry.task_id, kind="tool_call", source=source, public_tools=[]),
+        spec=TaskSpec(id=entry.task_id, kind="tool_call", source=source, public_tools=[], mutation=[MUTATION_TARGET]),
         instruction=instruction_text(entry),
         environment={"tools.json": _pretty(entry.functions)},
         reference={"verifier.py": verifier_source(entry), "gold.json": _pretty(gold.candidate)},
@@ -523,8 +538,13 @@ def _cosmetics(plan: _Plan, rng: random.Random) -> list[_Draft]:
     return out
 
 
-def _wrong_value(plan: _Plan, i: int, p: str, value: Any, rng: random.Random) -> tuple[Any, str] | None:
-    """A value for ``p`` that no expected call of the function allows, and the kind of mistake."""
+def _wrong_values(plan: _Plan, i: int, p: str, value: Any, rng: random.Random) -> list[tuple[Any, str]]:
+    """Values for ``p`` that no expected call of the function allows, each with its kind of mistake.
+
+    Several per parameter, of different kinds (a neighbour, a magnitude, another entity of the
+    request): a suite whose negatives differ from the gold only in values is what a verifier that
+    checks the calls' shape alone cannot pass (V4V's trivial-baseline check).
+    """
     e = plan.expected[i]
     schema = e.properties.get(p)
     tries: list[tuple[Any, str]] = []
@@ -532,8 +552,12 @@ def _wrong_value(plan: _Plan, i: int, p: str, value: Any, rng: random.Random) ->
         tries.append((not value, "wrong-value"))
     elif isinstance(value, int):
         tries += [(value + 1, "off-by-one"), (value - 1, "off-by-one")]
+        tries.append((value * 10 if value else 10, "wrong-magnitude"))
+        tries.append((-value if value else -1, "wrong-sign"))
     elif isinstance(value, float):
         tries.append((round(value * 10, 6) if value else 1.0, "wrong-magnitude"))
+        tries.append((round(value + 1, 6), "wrong-value"))
+        tries.append((round(-value, 6) if value else -1.0, "wrong-sign"))
     elif isinstance(value, str):
         enum = schema.get("enum") if isinstance(schema, dict) else None
         tries += [(v, "wrong-value") for v in rng.sample(enum, len(enum))] if isinstance(enum, list) else []
@@ -542,9 +566,18 @@ def _wrong_value(plan: _Plan, i: int, p: str, value: Any, rng: random.Random) ->
             k = digits[-1]
             tries.append((value[:k] + str((int(value[k]) + 1) % 10) + value[k + 1 :], "wrong-value"))
         tries += [(v, "wrong-entity") for q, v in plan.gold[i].items() if q != p and isinstance(v, str) and v]
+        words = value.split()
+        if len(words) > 1:
+            tries.append((" ".join(words[:-1]), "truncated"))
     elif isinstance(value, list) and value and all(isinstance(v, str | int | float) for v in value):
         tries.append((value[:-1], "missing-item"))
-    return next(((w, kind) for w, kind in tries if not plan.allowed_anywhere(e.name, p, w)), None)
+        if len(value) > 1:
+            tries.append((value[1:], "missing-item"))
+    out: list[tuple[Any, str]] = []
+    for wrong, kind in tries:
+        if wrong != value and not plan.allowed_anywhere(e.name, p, wrong) and all(wrong != w for w, _ in out):
+            out.append((wrong, kind))
+    return out[:MAX_WRONG_PER_PARAM]
 
 
 def _wrong_type(schema: Any, value: Any) -> Any:
@@ -565,12 +598,9 @@ def _errors(plan: _Plan, rng: random.Random) -> list[_Draft]:
     for i, (e, args) in enumerate(zip(plan.expected, plan.gold, strict=True)):
         for p, value in args.items():
             where, allowed = plan.at(i, p), ", ".join(_show(a) for a in _options(e.params[p])[:3])
-            found = _wrong_value(plan, i, p, value, rng)
-            if found is not None:
-                why = f"{where}={_show(found[0])} is not among the allowed values {allowed}."
-                out.append(
-                    _Draft("err-wrong-value", found[1], plan.with_value(i, p, found[0]), why, _at(i, p, found[0]))
-                )
+            for wrong, kind in _wrong_values(plan, i, p, value, rng):
+                why = f"{where}={_show(wrong)} is not among the allowed values {allowed}."
+                out.append(_Draft("err-wrong-value", kind, plan.with_value(i, p, wrong), why, _at(i, p, wrong)))
             bad = _wrong_type(e.properties.get(p), value)
             if bad is not None and not plan.allowed_anywhere(e.name, p, bad):
                 why = f"{where} is given as {_show(bad)}, not the {_type_of(e.properties[p])} the schema declares."
@@ -655,7 +685,7 @@ def _attacks(plan: _Plan, rng: random.Random) -> list[_Draft]:
         extra = plan.plus({"function": tool["name"], "args": args})
         out.append(_Draft("process-extra-write", "process", extra, why, {"function": tool["name"]}))
     for i, e in enumerate(plan.expected):
-        found = next(((p, w) for p, v in plan.gold[i].items() if (w := _wrong_value(plan, i, p, v, rng))), None)
+        found = next(((p, w[0]) for p, v in plan.gold[i].items() if (w := _wrong_values(plan, i, p, v, rng))), None)
         if _writes(e.name) and found is not None:
             p, (wrong, _) = found
             why = f"Besides the requested calls, makes a second, unrequested {e.name} with {p}={_show(wrong)}."
@@ -663,6 +693,45 @@ def _attacks(plan: _Plan, rng: random.Random) -> list[_Draft]:
             out.append(_Draft("process-repeat-write", "process", extra, why, _at(i, p, wrong)))
             break
     return out
+
+
+def _reshapes(plan: _Plan, draft: _Draft) -> bool:
+    """Whether a check of the candidate's shape alone catches it: it calls another multiset of
+    functions than the gold, or a call lacks a required parameter or passes an unknown one."""
+    calls = draft.candidate.get("calls", [])
+    if sorted(str(c.get("function")) for c in calls) != sorted(e.name for e in plan.expected):
+        return True
+    schemas = {f["name"]: f.get("parameters") or {} for f in plan.functions}
+    for call in calls:
+        parameters = schemas.get(call.get("function"), {})
+        given = set(call.get("args") or {})
+        if not set(parameters.get("required") or []) <= given or not given <= set(parameters.get("properties") or {}):
+            return True
+    return False
+
+
+def _negatives(plan: _Plan, drafts: list[_Draft], rng: random.Random) -> tuple[list[_Draft], list[_Draft]]:
+    """The errors and attacks a task keeps: mostly mistakes in values, few in the calls' shape.
+
+    A negative that calls other functions than the gold (a missing, extra or wrong call), or
+    breaks the schema (a missing required or an unknown parameter), is caught by a verifier that
+    checks the candidate's shape and nothing of its values. At most one negative in
+    ``1 + SAME_SHAPE_PER_RESHAPE`` is of that kind, so such a verifier scores at most BAnorm
+    ``100 / (1 + SAME_SHAPE_PER_RESHAPE)`` (V4V's trivial-baseline threshold is 20).
+    """
+    same = [d for d in drafts if not _reshapes(plan, d)]
+    other = [d for d in drafts if _reshapes(plan, d)]
+    same_attacks = _round_robin([d for d in same if d.category == "attack"], MAX_ATTACKS, rng)
+    same_errors = _round_robin([d for d in same if d.category == "error"], MAX_ERRORS, rng)
+    room = (len(same_attacks) + len(same_errors)) // SAME_SHAPE_PER_RESHAPE
+    attacks_first = [d for d in other if d.category == "attack"] if not same_attacks else []
+    reshaped = _round_robin(attacks_first, 1, rng)
+    rest = [d for d in other if d not in reshaped]
+    reshaped += _round_robin(rest, max(0, room - len(reshaped)), rng)
+    return (
+        same_errors + [d for d in reshaped if d.category == "error"],
+        same_attacks + [d for d in reshaped if d.category == "attack"],
+    )
 
 
 def _round_robin(drafts: list[_Draft], k: int, rng: random.Random) -> list[_Draft]:

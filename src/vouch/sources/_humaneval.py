@@ -24,12 +24,30 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, NamedTuple
 
-from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, canonical_candidate, content_hash
+from vouch.core import (
+    Case,
+    MutationTarget,
+    Provenance,
+    SourceInfo,
+    TaskFiles,
+    TaskSpec,
+    canonical_candidate,
+    content_hash,
+)
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunSpec
 from vouch.sources import _humaneval_edits as edits
 
 VERSION = "1.0.3"
+MUTATION_TARGET = MutationTarget(
+    kind="embedded",
+    name="TEST",
+    function="check",
+    operators=["compare_swap", "negate_condition", "remove_check", "early_return_true", "constant_change"],
+)
+"""C6's operator set: the task's checks are the assertions of HumanEval's ``check``; an edit
+that keeps an assertion but changes its expected value, comparison or presence is what the
+suite must notice. The proxy plumbing of ``verify`` is not a check, so it is not mutated."""
 VARIANTS_FILE = "humaneval_codegen16b_variants.jsonl"
 PROBE_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
 MAX_MUTANT_ERRORS = 4
@@ -558,6 +576,7 @@ def _task_files(plan: _Plan) -> tuple[TaskFiles | None, str]:
         source=SourceInfo(benchmark="humaneval", version=VERSION, original_id=pr.task_id, subset="HumanEval"),
         public_tools=["call", "run_public"] if public else ["call"],
         entry_point=pr.entry_point,
+        mutation=[MUTATION_TARGET],
     )
     reference = {"verifier.py": _verifier_source(pr), "gold.json": json.dumps({"source": pr.gold}, indent=2) + "\n"}
     return TaskFiles(spec=spec, instruction=instruction, environment=environment, reference=reference, cases=cases), ""

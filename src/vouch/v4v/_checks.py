@@ -114,10 +114,25 @@ def label_consistency(task: Task) -> CheckResult:
     return CheckResult(passed, {"problems": problems}, None if passed else problems[0]["problem"])
 
 
+def _well_formed_call(call: Any, schemas: Mapping[str, Any]) -> bool:
+    """A call of a tool the task offers, with its required parameters and no unknown one."""
+    if not isinstance(call, dict) or not isinstance(call.get("args", {}), dict):
+        return False
+    schema = schemas.get(str(call.get("function")))
+    if schema is None:
+        return not schemas  # no public tool list: any name will do
+    parameters = schema.get("parameters") or {}
+    known = set(parameters.get("properties") or {})
+    given = set(call.get("args") or {})
+    return set(parameters.get("required") or []) <= given and (not known or given <= known)
+
+
 def _shape_rows(task: Task) -> list[DecisionRow]:
-    """A verifier that checks only the candidate's shape against the gold's: the same tools in
-    the same number (tool calls), or a program that parses and defines the entry point (code)."""
-    gold = next((c for c in task.cases if c.category == "gold"), None)
+    """A verifier that checks only the candidate's shape, from the kind's schema and the task's
+    public materials, knowing nothing of the answer: a program that parses and defines the entry
+    point (code); at least one call, each of a tool the task offers, with its required parameters
+    and no unknown one (tool calls)."""
+    schemas = {str(t.get("name")): t for t in task.tools if isinstance(t, dict)}
     rows = []
     for case in task.cases:
         if task.spec.kind == "code":
@@ -129,10 +144,21 @@ def _shape_rows(task: Task) -> list[DecisionRow]:
             except (SyntaxError, ValueError):
                 ok = False
         else:
-            functions = sorted(c.get("function", "") for c in case.candidate.get("calls", []))
-            gold_functions = sorted(c.get("function", "") for c in (gold.candidate.get("calls", []) if gold else []))
-            ok = functions == gold_functions
+            calls = case.candidate.get("calls")
+            ok = isinstance(calls, list) and bool(calls) and all(_well_formed_call(c, schemas) for c in calls)
         rows.append(DecisionRow(task, case.id, Decision.PASS.value if ok else Decision.FAIL.value, None))
+    return rows
+
+
+def _gold_tools_rows(task: Task) -> list[DecisionRow]:
+    """Not a trivial verifier but reported beside them: PASS when the candidate calls the same
+    multiset of tools as the gold (it knows the answer's tools, not its values)."""
+    gold = next((c for c in task.cases if c.category == "gold"), None)
+    wanted = sorted(str(c.get("function")) for c in (gold.candidate.get("calls") or [] if gold else []))
+    rows = []
+    for case in task.cases:
+        got = sorted(str(c.get("function")) for c in case.candidate.get("calls") or [] if isinstance(c, dict))
+        rows.append(DecisionRow(task, case.id, Decision.PASS.value if got == wanted else Decision.FAIL.value, None))
     return rows
 
 
@@ -149,9 +175,10 @@ def trivial_baselines(task: Task, threshold: float = DEFAULT_THRESHOLD, seed: in
     scores["random_mean"] = round(sum(values) / len(values), 2) if values else None
     over = {k: v for k, v in scores.items() if v is not None and v > threshold}
     passed = not over
+    reported = {"gold_tools": _task_ba(_gold_tools_rows(task), seed)} if task.spec.kind != "code" else {}
     return CheckResult(
         passed,
-        {"threshold": threshold, "ba_norm": scores, "random_seeds": RANDOM_SEEDS},
+        {"threshold": threshold, "ba_norm": scores, "random_seeds": RANDOM_SEEDS, "not_judged": reported},
         None
         if passed
         else "a trivial verifier scores above the threshold: " + ", ".join(f"{k} {v}" for k, v in over.items()),

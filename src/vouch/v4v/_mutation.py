@@ -1,44 +1,180 @@
-"""C6, mutation testing: the suite must detect every mutant of the reference verifier.
+"""C6, mutation testing: the suite must detect every mutant of the task's operator set.
 
 A mutant is detected when some case gets a different *valid* decision from it than from the
-reference (PASS against FAIL); a crash or INVALID detects nothing (VerifierBench B.3). Each
-mutant's decisions run through the engine like any verifier's, and are stored like any other
-decision, so a re-run decides nothing twice.
+reference (PASS against FAIL); a crash or INVALID detects nothing (VerifierBench B.3). Where the
+mutants come from is the task's operator set (``task.toml``'s ``mutation`` targets: the function,
+embedded check or answer key holding the task's checks); a task without one gets every code
+operator on ``verify``.
+
+Cases run in rounds, gold first: a mutant is dropped from later rounds once a case detects it,
+so most mutants cost one decision. Every decision is stored like any other (keyed by the
+mutant's source), so a re-run decides nothing twice.
+
+An undetected mutant is shown equivalent, with its evidence, when
+* its code compiles to the same bytecode as the original's (trivial compiler equivalence), or
+* on probes beyond the suite (mutants of the gold: edited programs, or calls with an argument
+  changed, dropped or a call left out) it decides exactly as the original does, and at least
+  ``MIN_COMPARED`` probes got a valid decision from both. This is evidence, not proof: the JSON
+  names the method of every equivalence, so a reader can hold the suite to the stricter rule.
+  Probes that distinguish it are its evidence of a gap in the suite: a case like that probe is
+  missing.
+A mutant that gets no valid decision on any case is *stillborn* (it crashes everywhere): it can
+detect nothing and decide nothing, so it is reported apart and left out of the set, as
+mutation tools leave out mutants that do not run.
 """
 
 from __future__ import annotations
 
+import ast
+import json
 import random
+import types
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.bench import Decision, Task, decide_cases
-from vouch.core import Case
+from vouch.bench import Decision, Task, decide_stored
+from vouch.core import Case, MutationTarget, Provenance, content_hash
 from vouch.errors import UsageError
 from vouch.exec import Executor
-from vouch.mutation import Mutant, kill_matrix, mutate
+from vouch.mutation import Mutant, mutate, mutate_data, mutate_embedded
+from vouch.store import Store
 from vouch.v4v._checks import CheckResult
 
-MAX_MUTANTS = 40
+MAX_MUTANTS = 60
 """Mutants per task at most (a seeded sample beyond that, reported in the evidence)."""
+MAX_PROBES = 30
+"""Probe candidates per task for the equivalence search."""
+MIN_COMPARED = 5
+"""Probes with a valid decision from both verifiers that an equivalence by probes needs."""
+_VALID = {Decision.PASS.value, Decision.FAIL.value}
+_DEFAULT_TARGETS = (MutationTarget(kind="function", name="verify"),)
 
 
-def mutants_of(source: str, rng: random.Random, limit: int = MAX_MUTANTS) -> tuple[list[Mutant], int]:
-    """The reference verifier's mutants (inside ``verify`` when it defines one), at most ``limit``."""
-    try:
-        found = mutate(source, function="verify")
-    except UsageError:
-        found = mutate(source)
-    if not found:
-        found = mutate(source)
+@dataclass
+class _Plan:
+    task: Task
+    mutants: list[Mutant]
+    total: int
+    problems: list[str]
+    targets: list[MutationTarget]
+    detected: dict[str, str] = field(default_factory=dict)
+    """mutant id -> the case that detected it."""
+    valid_seen: set[str] = field(default_factory=set)
+    """mutants that got at least one valid decision."""
+
+
+def mutants_of(task: Task, source: str, rng: random.Random, limit: int = MAX_MUTANTS) -> _Plan:
+    """The mutants of a task's reference verifier from its operator set, at most ``limit``."""
+    targets = list(task.spec.mutation) or list(_DEFAULT_TARGETS)
+    found: list[Mutant] = []
+    problems: list[str] = []
+    for target in targets:
+        try:
+            if target.kind == "function":
+                found += mutate(source, operators=target.operators, function=target.name)
+            elif target.kind == "embedded":
+                found += mutate_embedded(source, target.name, function=target.function, operators=target.operators)
+            else:
+                found += mutate_data(source, target.name, operators=target.operators)
+        except UsageError as exc:
+            problems.append(f"{target.kind} target {target.name}: {exc}")
+    if not task.spec.mutation and problems:
+        try:  # a verifier without verify() (it will be INVALID anyway): mutate the whole module
+            found = mutate(source)
+        except UsageError as exc:
+            problems.append(f"module: {exc}")
     total = len(found)
     if total > limit:
         found = sorted(rng.sample(found, limit), key=lambda m: m.id)
-    return found, total
+    return _Plan(task, found, total, problems, targets)
+
+
+def _code_of(source: str, target: MutationTarget) -> Any:
+    """A comparable form of the compiled code a target's mutants change (None if it does not compile)."""
+    try:
+        text = source
+        if target.kind == "embedded":
+            tree = ast.parse(source)
+            text = next(
+                node.value.value
+                for node in tree.body
+                if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == target.name for t in node.targets)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            )
+        return _shape(compile(text, "<mutant>", "exec"))
+    except (SyntaxError, ValueError, StopIteration):
+        return None
+
+
+def _shape(code: types.CodeType) -> Any:
+    consts = tuple(_shape(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c)) for c in code.co_consts)
+    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars)
+
+
+def _probes(task: Task, rng: random.Random) -> list[Case]:
+    """Candidates beyond the suite, made from the gold: what a richer suite could have held."""
+    gold = next((c for c in task.cases if c.category == "gold"), None)
+    if gold is None:
+        return []
+    drafts: list[dict[str, Any]] = []
+    if task.spec.kind == "code" and isinstance(gold.candidate.get("source"), str):
+        function = task.spec.entry_point
+        try:
+            mutants = mutate(gold.candidate["source"], function=function) if function else []
+        except UsageError:
+            mutants = []
+        drafts = [{"source": m.source} for m in rng.sample(mutants, min(len(mutants), MAX_PROBES))]
+    else:
+        calls = gold.candidate.get("calls") or []
+        for i, call in enumerate(calls):
+            drafts.append({**gold.candidate, "calls": calls[:i] + calls[i + 1 :]})
+            for name, value in sorted((call.get("args") or {}).items()):
+                args = dict(call["args"])
+                del args[name]
+                drafts.append({**gold.candidate, "calls": [*calls[:i], {**call, "args": args}, *calls[i + 1 :]]})
+                changed = _changed(value)
+                if changed is not None:
+                    args = {**call["args"], name: changed}
+                    drafts.append({**gold.candidate, "calls": [*calls[:i], {**call, "args": args}, *calls[i + 1 :]]})
+        drafts = rng.sample(drafts, min(len(drafts), MAX_PROBES))
+    known = {json.dumps(c.candidate, sort_keys=True) for c in task.cases}
+    probes = []
+    for n, candidate in enumerate(drafts):
+        if json.dumps(candidate, sort_keys=True) in known:
+            continue
+        provenance = Provenance(construction="v4v-probe", derived_from=gold.id, content_hash=content_hash(candidate))
+        probes.append(
+            Case(
+                id=f"probe-{n}",
+                label="negative",  # not a label anyone relies on: probes are compared, never scored
+                category="error",
+                subcategory="probe",
+                candidate=candidate,
+                provenance=provenance,
+                rationale="An edit of the gold, made by V4V to search for a difference between two verifiers.",
+            )
+        )
+    return probes
+
+
+def _changed(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 1
+    if isinstance(value, str):
+        return value + " x" if value else "x"
+    if isinstance(value, list) and value:
+        return value[:-1]
+    return None
 
 
 def mutation_check(
     executor: Executor,
+    store: Store,
     tasks: Sequence[Task],
     references: Mapping[str, str | None],
     reference_decisions: Mapping[str, Mapping[str, tuple[str, str | None]]],
@@ -48,53 +184,135 @@ def mutation_check(
 ) -> dict[str, CheckResult]:
     """Run C6 on every task with a reference verifier; results by task id."""
     rng = random.Random(seed)
-    plans: dict[str, tuple[list[Mutant], int]] = {}
-    items: list[tuple[Task, Case, str | None]] = []
+    plans: dict[str, _Plan] = {}
     for task in tasks:
         source = references.get(task.id)
-        if source is None:
-            continue
-        mutants, total = mutants_of(source, rng)
-        plans[task.id] = (mutants, total)
-        for mutant in mutants:
-            items.extend((task, case, mutant.source) for case in task.cases)
-    decisions = decide_cases(executor, items, progress=progress)
-    by_key: dict[tuple[str, str | None, str], str] = {}
-    for (task, case, source), result in zip(items, decisions, strict=True):
-        by_key[(task.id, source, case.id)] = result.decision.value
+        if source is not None:
+            plans[task.id] = mutants_of(task, source, rng)
+    total = sum(len(p.mutants) * len(p.task.cases) for p in plans.values())
+    done = 0
 
+    def tick(n: int, _total: int) -> None:
+        if progress is not None:
+            progress(done + n, total)
+
+    # Rounds over the cases, gold first, then negatives (a broken check usually shows there).
+    order = {t.id: sorted(t.cases, key=lambda c: (c.category != "gold", c.label != "negative", c.id)) for t in tasks}
+    for round_ in range(max((len(c) for c in order.values()), default=0)):
+        items: list[tuple[Task, Case, str | None]] = []
+        owners: list[tuple[_Plan, Mutant, Case]] = []
+        for plan in plans.values():
+            cases = order[plan.task.id]
+            if round_ >= len(cases):
+                continue
+            case = cases[round_]
+            for mutant in plan.mutants:
+                if mutant.id not in plan.detected:
+                    items.append((plan.task, case, mutant.source))
+                    owners.append((plan, mutant, case))
+        decided, _ = decide_stored(executor, store, items, progress=tick)
+        for (plan, mutant, case), got in zip(owners, decided, strict=True):
+            before = reference_decisions[plan.task.id][case.id][0]
+            if got.decision in _VALID:
+                plan.valid_seen.add(mutant.id)
+            if got.decision in _VALID and before in _VALID and got.decision != before:
+                plan.detected[mutant.id] = case.id
+                done += len(order[plan.task.id]) - round_ - 1  # the cases it no longer needs
+        done += len(items)
+    if progress is not None:
+        progress(total, total)
+
+    evidence_of = _equivalence(executor, store, plans, references, rng)
     results: dict[str, CheckResult] = {}
-    valid = {Decision.PASS.value, Decision.FAIL.value}
     for task in tasks:
-        if task.id not in plans:
+        found = plans.get(task.id)
+        if found is None:
             results[task.id] = CheckResult(False, {}, "no reference/verifier.py to mutate")
             continue
-        mutants, total = plans[task.id]
-        original = reference_decisions[task.id]
-
-        def oracle(mutant: Mutant, case_id: str, task: Task = task, original: Any = original) -> str:
-            got = by_key[(task.id, mutant.source, case_id)]
-            before = original[case_id][0]
-            if got not in valid or before not in valid:
-                return "invalid"
-            return "different" if got != before else "same"
-
-        matrix = kill_matrix(mutants, [c.id for c in task.cases], oracle)
-        undetected = [m for m in mutants if not matrix.detected(m.id)]
-        passed = bool(mutants) and not undetected
-        evidence = {
-            "mutants": len(mutants),
-            "mutants_total": total,
-            "sampled": total > len(mutants),
-            "detected": len(mutants) - len(undetected),
-            "undetected": [
-                {"id": m.id, "operator": m.operator, "description": m.description, "diff": m.diff} for m in undetected
-            ],
-        }
-        reason = None
-        if not mutants:
-            reason = "no mutant could be made of the reference verifier"
-        elif undetected:
-            reason = f"{len(undetected)} of {len(mutants)} mutants go undetected by the suite"
-        results[task.id] = CheckResult(passed, evidence, reason)
+        results[task.id] = _result(found, evidence_of.get(task.id, {}))
     return results
+
+
+def _equivalence(
+    executor: Executor,
+    store: Store,
+    plans: Mapping[str, _Plan],
+    references: Mapping[str, str | None],
+    rng: random.Random,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Evidence for every undetected, non-stillborn mutant: task id -> mutant id -> evidence."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    probing: list[tuple[_Plan, Mutant]] = []
+    for plan in plans.values():
+        reference = references[plan.task.id] or ""
+        for mutant in plan.mutants:
+            if mutant.id in plan.detected or mutant.id not in plan.valid_seen:
+                continue
+            target = next((t for t in plan.targets if mutant.id.startswith(f"{t.name}/")), plan.targets[0])
+            original = _code_of(reference, target)
+            if original is not None and original == _code_of(mutant.source, target):
+                out.setdefault(plan.task.id, {})[mutant.id] = {"equivalent": True, "method": "identical_bytecode"}
+            else:
+                probing.append((plan, mutant))
+    probes = {p.task.id: _probes(p.task, rng) for p, _ in probing}
+    items: list[tuple[Task, Case, str | None]] = []
+    for task_id, cases in probes.items():
+        plan = plans[task_id]
+        items += [(plan.task, case, references[task_id] or "") for case in cases]
+    for plan, mutant in probing:
+        items += [(plan.task, case, mutant.source) for case in probes[plan.task.id]]
+    decided, _ = decide_stored(executor, store, items) if items else ([], 0)
+    got = {(t.id, c.id, v): d.decision for (t, c, v), d in zip(items, decided, strict=True)}
+    for plan, mutant in probing:
+        task_id, reference = plan.task.id, references[plan.task.id] or ""
+        compared = 0
+        differing: list[dict[str, Any]] = []
+        for case in probes[task_id]:
+            before, after = got[(task_id, case.id, reference)], got[(task_id, case.id, mutant.source)]
+            if before in _VALID and after in _VALID:
+                compared += 1
+                if before != after:
+                    differing.append({"probe": case.candidate, "reference": before, "mutant": after})
+        evidence: dict[str, Any] = {"method": "probes", "probes": len(probes[task_id]), "compared": compared}
+        evidence["equivalent"] = compared >= MIN_COMPARED and not differing
+        if differing:
+            evidence["distinguishing_probe"] = differing[0]
+        out.setdefault(task_id, {})[mutant.id] = evidence
+    return out
+
+
+def _result(plan: _Plan, equivalence: Mapping[str, dict[str, Any]]) -> CheckResult:
+    stillborn = [m for m in plan.mutants if m.id not in plan.detected and m.id not in plan.valid_seen]
+    live = [m for m in plan.mutants if m not in stillborn]
+    undetected = [m for m in live if m.id not in plan.detected]
+    equivalent = [m for m in undetected if equivalence.get(m.id, {}).get("equivalent")]
+    missed = [m for m in undetected if m not in equivalent]
+
+    def row(m: Mutant) -> dict[str, Any]:
+        return {"id": m.id, "operator": m.operator, "description": m.description, "diff": m.diff}
+
+    evidence = {
+        "operator_set": [t.model_dump(mode="json", exclude_none=True) for t in plan.targets],
+        "mutants": len(plan.mutants),
+        "mutants_total": plan.total,
+        "sampled": plan.total > len(plan.mutants),
+        "detected": len(plan.detected),
+        "detected_by": dict(sorted(plan.detected.items())),
+        "equivalent": [row(m) | {"evidence": equivalence[m.id]} for m in equivalent],
+        "stillborn": [row(m) for m in stillborn],
+        "undetected": [row(m) | ({"evidence": equivalence[m.id]} if m.id in equivalence else {}) for m in missed],
+    }
+    if plan.problems:
+        evidence["problems"] = plan.problems
+    passed = bool(live) and not missed
+    if not plan.mutants:
+        reason = "no mutant could be made of the reference verifier" + (
+            f" ({plan.problems[0]})" if plan.problems else ""
+        )
+    elif not live:
+        reason = "every mutant crashes on every case (stillborn): nothing to detect"
+    elif missed:
+        reason = f"{len(missed)} of {len(live)} mutants go undetected by the suite and are not shown equivalent"
+    else:
+        reason = None
+    return CheckResult(passed, evidence, reason)

@@ -85,7 +85,7 @@ def run_v4v(
                 rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"))
                 for row in rows:
                     replayed.setdefault(row.task.id, {})[row.case_id] = (row.decision, row.reason)
-            mutation = mutation_check(executor, tasks, references, replayed, seed=seed, progress=tick("mutants"))
+            mutation = mutation_check(executor, store, tasks, references, replayed, seed=seed, progress=tick("mutants"))
 
     rows_out = []
     totals = {name: {"passed": 0, "failed": 0} for name in checks}
