@@ -22,7 +22,15 @@ from vouch.agent import (
     write_results,
 )
 from vouch.bench import load_tasks, preload_for
+from vouch.errors import VouchError
 from vouch.exec import LocalExecutor
+
+
+class Interrupted(VouchError):
+    """Ctrl-C during generation: exit 130, as for any command (click alone would say "aborted", 3)."""
+
+    exit_code = 130
+
 
 _COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
 
@@ -74,6 +82,7 @@ def generate_command(
         "tasks_selected": len(tasks),
     }
     runs: list[TaskRun] = []
+    interrupted = False
     with (
         LocalExecutor(
             preload=[*preload_for(tasks), "vouch.agent._runside"], allow_weak=allow_weak_isolation
@@ -103,8 +112,9 @@ def generate_command(
                 on_done=done,
             )
         except KeyboardInterrupt:
-            console.print(f"interrupted: finished tasks are kept in {out_dir}; run the same command to resume")
-            raise
+            interrupted = True
+    if interrupted:
+        raise Interrupted(f"interrupted: finished tasks are kept in {out_dir}; run the same command to resume")
     result = results_object(runs, tasks=tasks, model=model, config=config, run_config=run_config)
     _print_summary(result, Console())
     if json_out is not None:
