@@ -173,3 +173,28 @@ def test_execution_budget_refuses_and_verifier_checks(root: Path, executor) -> N
     assert toolbox.call("submit", {}).status == "error"  # nothing written yet
     assert toolbox.call("nope", {}).status == "malformed"
     assert toolbox.call("read_file", {"wrong": 1}).status == "malformed"
+
+
+def test_the_challenge_tool_runs_the_challenger_with_every_hidden_path(root: Path, executor) -> None:
+    task = load_task(root / "code-add")
+    hidden = hidden_paths([task], root, root.parent / "out")
+    toolbox = Toolbox(task, executor, CONFIGS["with-challenger"], executions=20, hidden=hidden)
+    assert "challenge" in toolbox.specs
+    assert toolbox.call("write_verifier", {"source": "def verify(candidate, env):\n    return False\n"}).status == "ok"
+    outcome = toolbox.call("challenge", {"candidate": {"source": GOOD}})
+    assert outcome.status == "ok" and outcome.counted, outcome.text
+    assert "REJECTS the candidate you hold valid" in outcome.text
+    # A file elsewhere under the tasks root: the challenger alone hides only the task's own
+    # withheld directories; the tool adds the rest, so the verifier cannot read this either.
+    other = root / "other-secret.txt"
+    other.write_text("x")
+    snooper = f"def verify(candidate, env):\n    return open({str(other)!r}).read() == 'x'\n"
+    assert toolbox.call("write_verifier", {"source": snooper}).status == "ok"
+    outcome = toolbox.call("challenge", {"candidate": {"source": GOOD}})
+    assert "accepts the original" not in outcome.text, outcome.text
+    assert outcome.data["counts"]["findings"] >= 1
+    # The control: the challenger on the bare executor lets the same verifier read the file.
+    from vouch.bench._challenge import run_challenge
+
+    bare = run_challenge(task, snooper, {"source": GOOD}, executor)
+    assert bare.original.decision.value == "PASS"

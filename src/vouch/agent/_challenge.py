@@ -1,8 +1,12 @@
 """The ``challenge`` tool: the variant challenger (``vouch.bench._challenge``), imported lazily.
 
 The challenger derives permitted variants and violations of a candidate from the task's public
-materials and runs the verifier on each; the tool hands the agent the findings: permitted
-variants its verifier rejects (unjustified checks) and violations it accepts.
+materials and runs the verifier on each; the tool hands the agent its summary: permitted
+variants the verifier rejects (unjustified checks) and violations it accepts.
+
+The challenger hides the task's own withheld directories from its runs; the agent's verifier
+must not read the rest of the tasks root or the output root either, so every run the
+challenger starts goes through ``HidingExecutor``, which adds the agent's hidden paths.
 """
 
 from __future__ import annotations
@@ -10,13 +14,31 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
-import json
+from concurrent.futures import Future
 from typing import Any
 
 from vouch.bench import Task
-from vouch.exec import Executor
+from vouch.errors import UsageError
+from vouch.exec import Executor, RunResult, RunSpec
 
 MODULE = "vouch.bench._challenge"
+
+
+class HidingExecutor(Executor):
+    """Delegates to another executor, adding hidden paths to every run (nested ones included)."""
+
+    name = "hiding"
+
+    def __init__(self, inner: Executor, hidden: tuple[str, ...]) -> None:
+        self.inner = inner
+        self.hidden = hidden
+
+    def submit(self, spec: RunSpec, service: Any = None) -> Future[RunResult]:
+        merged = tuple(sorted({*spec.hidden, *self.hidden}))
+        return self.inner.submit(dataclasses.replace(spec, hidden=merged), service)
+
+    def close(self) -> None:
+        """The inner executor belongs to the caller: nothing to close here."""
 
 
 def available() -> bool:
@@ -24,28 +46,16 @@ def available() -> bool:
     return importlib.util.find_spec(MODULE) is not None
 
 
-def _data(value: Any) -> Any:
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    return value
-
-
 def run_challenge(
     executor: Executor, task: Task, verifier: str, candidate: dict[str, Any], hidden: tuple[str, ...]
-) -> tuple[str, dict[str, Any]]:
-    """Run the challenger; returns (text for the model, data for the trace)."""
+) -> tuple[str | None, str, dict[str, Any]]:
+    """Run the challenger; returns (error or None, text for the model, data for the trace)."""
     if not available():
-        return "error: the challenger is not available in this installation", {"unavailable": True}
+        return "the challenger is not available in this installation", "", {}
     module = importlib.import_module(MODULE)
-    result = _data(module.challenge(executor, task, verifier, candidate, hide=hidden))
-    findings = {
-        "rejected_permitted": result.get("rejected_permitted", []),
-        "accepted_violations": result.get("accepted_violations", []),
-    }
-    text = json.dumps(findings, default=str)
-    return text, {
-        "rejected_permitted": len(findings["rejected_permitted"]),
-        "accepted_violations": len(findings["accepted_violations"]),
-    }
+    try:
+        report = module.run_challenge(task, verifier, candidate, HidingExecutor(executor, hidden))
+    except UsageError as exc:
+        return str(exc), "", {}
+    counts: dict[str, Any] = report.to_json()["counts"]
+    return None, report.summary(), {"counts": counts}

@@ -26,7 +26,7 @@ def _docstrings(prompt: str) -> list[str]:
 def examples_of(prompt: str) -> list[tuple[str, str]]:
     """(source, expected output) of each ``>>>`` example in the docstrings of ``prompt``."""
     parser = doctest.DocTestParser()
-    out = []
+    out: list[tuple[str, str]] = []
     for text in _docstrings(prompt):
         try:
             found = parser.get_examples(text)

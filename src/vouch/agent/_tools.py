@@ -335,9 +335,10 @@ class Toolbox:
         problem = self._candidate_error(candidate)
         if problem is not None:
             return ToolOutcome("error", problem)
-        text, data = run_challenge(self.executor, self.task, self.state.verifier, candidate, self.hidden)
-        if data.get("unavailable"):
-            return ToolOutcome("error", text, data)
+        error, text, data = run_challenge(self.executor, self.task, self.state.verifier, candidate, self.hidden)
+        if error is not None:
+            return ToolOutcome("error", f"error: {error}")
+        data["verifier_hash"] = verifier_hash(self.state.verifier)
         return ToolOutcome("ok", f"{self._budget_note()}\n{text}", data, counted=True)
 
     def _tool_submit(self) -> ToolOutcome:
