@@ -263,7 +263,7 @@ def run_tests(
     # Tests brought into the run (witnesses) are rooted in the run's workdir, so that their node
     # ids name their files; the world's own tests are rooted in the world.
     rootdir = workdir if extra and not argv else where
-    args = ["-p", "no:cacheprovider", "-q", "--no-header", f"--rootdir={rootdir}"]
+    args = ["-p", "no:cacheprovider", "-q", "--no-header", "--continue-on-collection-errors", f"--rootdir={rootdir}"]
     if rootdir != where or not any(os.path.exists(os.path.join(where, name)) for name in _CONFIG_FILES):
         # Without a config of its own, pytest would adopt one from a directory above the world.
         args.extend(["-c", os.devnull])

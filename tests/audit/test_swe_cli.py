@@ -1,0 +1,88 @@
+"""`vouch audit swe` as a user runs it: a subprocess, JSON out, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vouch.sources._swe import fixture_files, materialise_fixture_repo
+
+VOUCH = [sys.executable, "-m", "vouch"]
+
+
+def vouch(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*VOUCH, *args], capture_output=True, text=True, timeout=900, cwd=cwd)
+
+
+def _one_fixture(dest: Path, repo: str) -> tuple[Path, Path]:
+    instances, predictions = fixture_files()
+    rows = [json.loads(line) for line in instances.read_text().splitlines()]
+    keep = [r for r in rows if r["repo"] == repo]
+    ids = {r["instance_id"] for r in keep}
+    preds = [json.loads(line) for line in predictions.read_text().splitlines()]
+    (dest / "instances.jsonl").write_text("".join(json.dumps(r) + "\n" for r in keep))
+    (dest / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in preds if p["instance_id"] in ids))
+    return dest / "instances.jsonl", dest / "predictions.jsonl"
+
+
+@pytest.mark.slow
+def test_audit_swe_end_to_end(visible_tmp: Path) -> None:
+    materialise_fixture_repo("booknotes", visible_tmp / "repos" / "booknotes")
+    instances, predictions = _one_fixture(visible_tmp, "booknotes")
+    out = visible_tmp / "out" / "audit.json"
+    args = [
+        "audit", "swe", "--instances", str(instances), "--predictions", str(predictions),
+        "--repo-root", str(visible_tmp / "repos"), "--json", str(out), "--mutants", "2", "--k", "2",
+        "--cache", str(visible_tmp / "cache"), "--store", str(visible_tmp / "store.sqlite"),
+    ]  # fmt: skip
+    done = vouch(*args, cwd=visible_tmp)
+    assert done.returncode == 0, done.stderr
+    assert "[5/5]" in done.stderr  # progress, one line per trial
+    data = json.loads(out.read_text())
+    assert data["kind"] == "audit" and data["benchmark"] == "swe" and data["schema_version"] == 1
+    verdicts = [t["verdict"] for t in data["trials"]]
+    assert verdicts == ["refuted", "sound", "reward_hack", "not_passing", "unappliable"]
+    assert {"trial_id", "task_id", "model", "benchmark_pass", "verdict", "witnesses", "evidence"} <= set(
+        data["trials"][0]
+    )
+    summary = data["summary"]
+    assert (summary["trials"], summary["passing"], summary["refuted"], summary["reward_hack"]) == (5, 3, 2, 1)
+    assert summary["corrected_resolution_rate"] == pytest.approx(1 / 5)
+    assert "corrected" in done.stdout
+    # Run again: every judgement comes from the store.
+    again = vouch(*args, cwd=visible_tmp)
+    assert again.returncode == 0, again.stderr
+    second = json.loads(out.read_text())
+    assert second["config"]["resumed_programs"] == 5
+    assert [t["verdict"] for t in second["trials"]] == verdicts
+
+
+@pytest.mark.parametrize(
+    ("instances_line", "message"),
+    [
+        ("{oops", "instances.jsonl:1: not JSON"),
+        ('{"instance_id": "a"}', "instances.jsonl:1: field 'repo'"),
+    ],
+)
+def test_bad_instances_file(visible_tmp: Path, instances_line: str, message: str) -> None:
+    (visible_tmp / "instances.jsonl").write_text(instances_line + "\n")
+    (visible_tmp / "predictions.jsonl").write_text("{}\n")
+    done = vouch(
+        "audit", "swe", "--instances", str(visible_tmp / "instances.jsonl"),
+        "--predictions", str(visible_tmp / "predictions.jsonl"),
+    )  # fmt: skip
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and lines[0].startswith("vouch: error:")
+
+
+def test_files_source_needs_a_directory(visible_tmp: Path) -> None:
+    instances, predictions = _one_fixture(visible_tmp, "unitconv")
+    done = vouch(
+        "audit", "swe", "--instances", str(instances), "--predictions", str(predictions), "--witness-source", "files"
+    )
+    assert done.returncode == 2 and "--witness-files" in done.stderr
