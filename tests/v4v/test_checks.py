@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from vouch.bench import load_task
-from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash, write_task
+from vouch.core import Case, MutationTarget, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash, write_task
 from vouch.store import Store
 from vouch.v4v import _checks as checks
 from vouch.v4v import run_v4v
@@ -118,3 +120,59 @@ def test_mutation_check_lists_undetected_mutants(tmp_path):
     undetected = check["evidence"]["undetected"]
     assert not check["passed"] and undetected  # no case has two calls: the length check is unpinned
     assert all(u["diff"].startswith("---") for u in undetected)
+
+
+def test_mutation_uses_the_task_operator_set_and_shows_equivalence(tmp_path):
+    # The checks live in an answer key; the suite pins Paris but has no case with "paris, fr",
+    # so dropping that allowed value goes undetected, and a probe cannot tell it apart either
+    # (the gold uses "Paris"): no evidence of a difference. Dropping "Paris" breaks the gold.
+    reference = (
+        "import json as _json\n"
+        'ANSWER = _json.loads(\'["Paris", "paris, fr"]\')\n'
+        "def verify(c, env):\n"
+        "    calls = c['calls']\n"
+        "    return len(calls) == 1 and calls[0]['args'].get('city') in ANSWER\n"
+    )
+    task = _task(tmp_path, SOUND, reference=reference)
+    spec = task.spec.model_copy(update={"mutation": [MutationTarget(kind="data", name="ANSWER")]})
+    task = dataclasses.replace(task, spec=spec)
+    body = run_v4v([task], store=Store(tmp_path / "s.sqlite"), checks=["replay", "mutation"])
+    evidence = body["tasks"][0]["checks"]["mutation"]["evidence"]
+    assert evidence["operator_set"] == [{"kind": "data", "name": "ANSWER"}]
+    ids = {m["id"] for m in evidence["equivalent"]} | {m["id"] for m in evidence["undetected"]}
+    assert evidence["detected_by"]  # dropping "Paris" or changing it: the gold case detects it
+    assert all(i.startswith("ANSWER/") for i in [*ids, *evidence["detected_by"]])
+    for row in evidence["equivalent"]:
+        assert row["evidence"]["method"] in ("identical_bytecode", "probes")
+
+
+def test_stillborn_mutants_are_reported_apart(tmp_path):
+    # Every mutant of this constant makes the verifier crash on every case: nothing to detect.
+    reference = (
+        "KEY = {'a': 1, 'b': 2}\n"
+        "def verify(c, env):\n"
+        "    assert KEY == {'a': 1, 'b': 2}\n"
+        "    return c['calls'][0]['args'].get('city') == 'Paris'\n"
+    )
+    task = _task(tmp_path, SOUND, reference=reference)
+    spec = task.spec.model_copy(update={"mutation": [MutationTarget(kind="data", name="KEY")]})
+    task = dataclasses.replace(task, spec=spec)
+    body = run_v4v([task], store=Store(tmp_path / "s.sqlite"), checks=["replay", "mutation"])
+    check = body["tasks"][0]["checks"]["mutation"]
+    assert check["evidence"]["stillborn"] and not check["evidence"]["undetected"]
+    assert not check["passed"] and "stillborn" in check["reason"]
+
+
+def test_shape_only_baseline_knows_the_schema_not_the_answer(tmp_path):
+    # Every negative is well-formed and calls the same tool: checking the shape catches none.
+    task = _task(tmp_path, SOUND)
+    evidence = checks.trivial_baselines(task).evidence
+    assert evidence["ba_norm"]["shape_only"] == 0.0
+    missing_arg = Case.model_validate(
+        SOUND[2].model_dump() | {"id": "noarg", "candidate": {"calls": [{"function": "get_weather", "args": {}}]}}
+    )
+    with_tools = dataclasses.replace(
+        _task(tmp_path / "b", [*SOUND, missing_arg]),
+        tools=[{"name": "get_weather", "parameters": {"properties": {"city": {}}, "required": ["city"]}}],
+    )
+    assert checks.trivial_baselines(with_tools).evidence["ba_norm"]["shape_only"] > 0
