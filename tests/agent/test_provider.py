@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -190,3 +191,19 @@ def test_anthropic_refused_key_and_client_error() -> None:
             get_provider("anthropic/m", base_url=server.url, api_key="wrong").check()
         with pytest.raises(InfrastructureError, match="HTTP 400"):
             _anthropic(server).complete(CONVERSATION, TOOLS, max_output_tokens=10)
+
+
+def test_openai_echoes_a_malformed_call_as_valid_json() -> None:
+    turns = iter([Turn(calls=[("read_file", "{oops")]), call("submit")])
+    with OpenAIServer(lambda body: next(turns)) as server:
+        provider = _openai(server)
+        first = provider.complete(CONVERSATION, TOOLS, max_output_tokens=10)
+        [bad] = first.tool_calls
+        history = [
+            *CONVERSATION,
+            Message("assistant", "", first.tool_calls),
+            Message("tool", "error", tool_call_id=bad.id),
+        ]
+        provider.complete(history, TOOLS, max_output_tokens=10)
+    echoed = server.requests[1]["messages"][2]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(echoed) == {"unparsed_arguments": "{oops"}

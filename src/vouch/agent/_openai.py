@@ -3,6 +3,7 @@ llama.cpp's server) through the openai SDK. ``OPENAI_BASE_URL`` and ``OPENAI_API
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,16 +28,27 @@ _EFFORTS = ("minimal", "low", "medium", "high")
 
 def _to_openai(message: Message) -> dict[str, Any]:
     if message.role == "assistant":
-        out: dict[str, Any] = {"role": "assistant", "content": message.content or None}
-        if message.tool_calls:
-            out["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_text}}
+        if not message.tool_calls:
+            return {"role": "assistant", "content": message.content}
+        return {
+            "role": "assistant",
+            "content": message.content or None,
+            "tool_calls": [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _echo(c)}}
                 for c in message.tool_calls
-            ]
-        return out
+            ],
+        }
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     return {"role": message.role, "content": message.content}
+
+
+def _echo(call: ToolCallRequest) -> str:
+    # Some servers (vLLM chat templates) parse the history's arguments and fail on bad JSON: a
+    # malformed call goes back as valid JSON that still shows the model what it sent.
+    if call.arguments is None:
+        return json.dumps({"unparsed_arguments": call.arguments_text})
+    return call.arguments_text
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:
