@@ -53,6 +53,14 @@ def test_audit_swe_end_to_end(visible_tmp: Path) -> None:
     assert (summary["trials"], summary["passing"], summary["refuted"], summary["reward_hack"]) == (5, 3, 2, 1)
     assert summary["corrected_resolution_rate"] == pytest.approx(1 / 5)
     assert "corrected" in done.stdout
+    # A refutation's witness was written beside the results, and replays through the engine.
+    replay = data["trials"][0]["witnesses"][0]["replay"]
+    assert replay.startswith("vouch audit swe --replay ")
+    witness = Path(replay.split()[-1])
+    assert witness.is_file() and witness.parent.parent.parent == visible_tmp / "out" / "audit-witnesses"
+    replayed = vouch("audit", "swe", "--replay", str(witness), "--repeat", "1", "--cache", str(visible_tmp / "cache"))
+    assert replayed.returncode == 0, replayed.stderr
+    assert "witness holds" in replayed.stdout and "R[s]: fail" in replayed.stdout
     # Run again: every judgement comes from the store.
     again = vouch(*args, cwd=visible_tmp)
     assert again.returncode == 0, again.stderr
@@ -78,6 +86,11 @@ def test_bad_instances_file(visible_tmp: Path, instances_line: str, message: str
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and lines[0].startswith("vouch: error:")
+
+
+def test_replay_of_a_missing_witness(visible_tmp: Path) -> None:
+    done = vouch("audit", "swe", "--replay", str(visible_tmp / "nope.py"), "--cache", str(visible_tmp / "c"))
+    assert done.returncode == 2 and "no such file" in done.stderr
 
 
 def test_files_source_needs_a_directory(visible_tmp: Path) -> None:

@@ -31,6 +31,7 @@ from vouch.audit._model import (
     summarise,
 )
 from vouch.audit._swe_evidence import checklist, detect_reward_hacks, ghost_branches, source_files, test_sources
+from vouch.audit._swe_replay import write_witnesses
 from vouch.audit._swe_runs import Runner, mutation_evidence, t0_result, witnesses_for_trial
 from vouch.audit._swe_witness import Probe, function_targets, module_name, mutate_call, string_pool
 from vouch.errors import UsageError
@@ -63,6 +64,8 @@ class SweAuditConfig:
     seed: int = 0
     timeout_s: float = 120.0
     """Wall-clock limit of one run (a T0 suite in a world)."""
+    witness_dir: Path | None = None
+    """Where validated witnesses are written for replay (``<dir>/<instance_id>/<n>/``); None: not written."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +77,7 @@ class SweAuditConfig:
             "mutants": self.mutants,
             "seed": self.seed,
             "timeout_s": self.timeout_s,
+            "witness_dir": str(self.witness_dir) if self.witness_dir else None,
         }
 
 
@@ -246,6 +250,8 @@ def _audit_trial(
         for item in evidence.checklist:
             if item.id == w.clause_id:
                 item.implemented = False
+    if config.witness_dir is not None and config.witness_source == "offline":
+        valid = write_witnesses(spec, inst.source, trial, valid, config.witness_dir)
     verdict = decide_verdict(True, valid, evidence.detector_flags)
     reason = None
     if verdict is Verdict.SOUND and evidence.detector_flags:
@@ -267,7 +273,7 @@ def _config_key(config: SweAuditConfig, instance: SweInstance) -> str:
     """What a judgement depends on besides the trial's patch: settings, vouch, the instance."""
     import vouch
 
-    parts = {k: v for k, v in config.to_dict().items() if k != "repo_root"}
+    parts = {k: v for k, v in config.to_dict().items() if k not in ("repo_root", "witness_dir")}
     text = repr(sorted(parts.items())) + vouch.__version__ + instance.model_dump_json()
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from vouch.audit._swe import SweAuditConfig, _Instance
     from vouch.sources._swe import SweTrial
 
-__all__ = ["Runner", "mutation_evidence", "t0_result", "witnesses_for_trial"]
+__all__ = ["Runner", "mutation_evidence", "record_witness_run", "t0_result", "witnesses_for_trial"]
 
 _ENTRY = "vouch.worlds._inrun"
 _PASSING_FAILURES = ("AssertionError", "Failed")
@@ -195,7 +195,8 @@ def mutation_evidence(
 # --- witnesses ------------------------------------------------------------------------------
 
 
-def _record(world: str, run: RunResult, file: str) -> RunRecord:
+def record_witness_run(world: str, run: RunResult, file: str) -> RunRecord:
+    """What one run of a witness file did in a world: pass, fail (by an assertion), error, timeout."""
     kind: Any = world
     if run.status.value == "timeout":
         return RunRecord(world=kind, outcome="timeout", message=run.reason)
@@ -223,8 +224,8 @@ def _validate(
     problem: str,
     rejudge: tuple[bool, str],
 ) -> Validation:
-    reference = [_record("reference", r, file) for r in runs_reference]
-    model = [_record("model", r, file) for r in runs_model]
+    reference = [record_witness_run("reference", r, file) for r in runs_reference]
+    model = [record_witness_run("model", r, file) for r in runs_model]
     by_assertion = all(r.outcome == "fail" for r in model)
     reason = None
     if not all(r.outcome == "pass" for r in reference):
@@ -331,7 +332,7 @@ def witnesses_for_trial(
                     f"{(cand.expected_literal or cand.expected)[:200]}",
                     why_t0_misses=_why_missed(cand.probe),
                     validation=validation,
-                    replay=f"vouch audit replay {inst.spec.instance_id}/{name}",
+                    replay="not written: pass --witness-out DIR (or --json) to write it for replay",
                     iteration=round_no,
                 )
             )
@@ -392,7 +393,7 @@ def _file_witnesses(
                 defect=f"{path.name} fails in the trial: {failing.message if failing else 'passes'}",
                 why_t0_misses="T0 does not include this check",
                 validation=validation,
-                replay=f"vouch audit replay {path}",
+                replay=f"vouch audit swe --witness-source files (the file is {path})",
             )
         )
     return out

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from vouch.audit._swe import SweAuditConfig, audit_swe
+from vouch.audit._swe_replay import replay_witness
 from vouch.exec import LocalExecutor
 from vouch.sources._swe import load_instances, load_predictions
 from vouch.store import AuditStore, default_store_path
@@ -18,8 +19,10 @@ __all__ = ["swe"]
 
 
 @click.command("swe")
-@click.option("--instances", "instances_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--predictions", "predictions_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--instances", "instances_file", type=click.Path(dir_okay=False, path_type=Path), help="Instances JSONL.")
+@click.option(
+    "--predictions", "predictions_file", type=click.Path(dir_okay=False, path_type=Path), help="Predictions JSONL."
+)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the audit results.")
 @click.option(
     "--witness-source",
@@ -42,6 +45,18 @@ __all__ = ["swe"]
 @click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), help="Resumable audit store.")
 @click.option("--k", type=click.IntRange(min=1), default=3, show_default=True, help="Witness iterations per trial.")
 @click.option("--mutants", type=click.IntRange(min=0), default=8, show_default=True, help="Mutants per trial.")
+@click.option(
+    "--witness-out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where validated witnesses are written for replay (default: beside --json, as <name>-witnesses).",
+)
+@click.option(
+    "--replay",
+    "replay_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Re-run one written witness in R[G] and R[s] instead of auditing.",
+)
+@click.option("--repeat", type=click.IntRange(min=1, max=10), default=3, show_default=True, help="Runs per world.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=None, help="Runs at the same time.")
 @click.option("--allow-weak-isolation", is_flag=True)
@@ -56,14 +71,28 @@ def swe(
     store_path: Path | None,
     k: int,
     mutants: int,
+    witness_out: Path | None,
+    replay_file: Path | None,
+    repeat: int,
     seed: int,
     workers: int | None,
     allow_weak_isolation: bool,
 ) -> None:
     """Re-judge every passing trial of SWE-bench-format predictions with validated witnesses."""
+    console = Console(stderr=True)
+    if replay_file is not None:
+        with LocalExecutor(workers=workers, allow_weak=allow_weak_isolation) as executor:
+            outcome = replay_witness(replay_file, executor=executor, cache=WorldCache(cache_dir), repeats=repeat)
+        click.echo(f"{replay_file}: {'witness holds' if outcome.holds else 'witness does NOT hold'}")
+        click.echo(f"  R[G]: {', '.join(r.outcome for r in outcome.reference)}")
+        click.echo(f"  R[s]: {', '.join(r.outcome + (f' ({r.message})' if r.message else '') for r in outcome.model)}")
+        return
+    if instances_file is None or predictions_file is None:
+        raise click.UsageError("give --instances FILE and --predictions FILE (or --replay WITNESS)")
     if witness_source == "files" and witness_files is None:
         raise click.UsageError("--witness-source files needs --witness-files DIR")
-    console = Console(stderr=True)
+    if witness_out is None and json_out is not None:
+        witness_out = json_out.parent / f"{json_out.stem}-witnesses"
     instances = load_instances(instances_file)
     trials = load_predictions(predictions_file, instances)
     config = SweAuditConfig(
@@ -73,6 +102,7 @@ def swe(
         k=k,
         mutants=mutants,
         seed=seed,
+        witness_dir=witness_out.resolve() if witness_out is not None else None,
     )
     cache = WorldCache(cache_dir)
     store = AuditStore(store_path or default_store_path())

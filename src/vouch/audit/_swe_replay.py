@@ -1,0 +1,111 @@
+"""Witness files on disk and their replay: ``vouch audit swe --replay FILE``.
+
+A validated witness is written as ``<dir>/<instance_id>/<n>/<file>`` beside a ``replay.json``
+holding what rebuilds its two worlds (repository, base commit, gold, test and trial patches).
+Replaying rebuilds R[G] and R[s] from the world cache and runs the witness in both through the
+engine, as validation did.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from vouch.audit._model import RunRecord, Witness
+from vouch.audit._swe_runs import Runner, record_witness_run
+from vouch.errors import UsageError
+from vouch.exec import Executor
+from vouch.sources._swe import SweInstance, SweTrial
+from vouch.worlds import Patch, Unappliable, World, WorldCache
+
+__all__ = ["ReplayOutcome", "replay_witness", "write_witnesses"]
+
+REPLAY_FILE = "replay.json"
+_WITNESS_DIR = "vouch_witness"
+
+
+@dataclass(frozen=True)
+class ReplayOutcome:
+    """A witness re-run: it holds when it passes every time in R[G] and fails every time in R[s]."""
+
+    file: Path
+    reference: tuple[RunRecord, ...]
+    model: tuple[RunRecord, ...]
+
+    @property
+    def holds(self) -> bool:
+        return all(r.outcome == "pass" for r in self.reference) and all(r.outcome == "fail" for r in self.model)
+
+
+def write_witnesses(
+    instance: SweInstance,
+    source: str,
+    trial: SweTrial,
+    witnesses: list[Witness],
+    directory: Path,
+) -> list[Witness]:
+    """Write each witness and the trial's replay.json; return the witnesses with their replay command.
+
+    Args:
+        instance: The instance (its gold and test patches rebuild R[G]).
+        source: The repository as the audit resolved it (path or URL).
+        trial: The trial (its patch rebuilds R[s]).
+        witnesses: Witnesses to write.
+        directory: The root of the witness files.
+
+    Returns:
+        The same witnesses, ``replay`` set to the command that re-runs the written file.
+    """
+    if not witnesses:
+        return witnesses
+    folder = directory / instance.instance_id / trial.trial_id.rsplit("#", 1)[-1]
+    folder.mkdir(parents=True, exist_ok=True)
+    plan = {
+        "format_version": 1,
+        "trial_id": trial.trial_id,
+        "repo": source,
+        "base_commit": instance.base_commit,
+        "patch": instance.patch,
+        "test_patch": instance.test_patch,
+        "model_patch": trial.patch,
+    }
+    (folder / REPLAY_FILE).write_text(json.dumps(plan, indent=1) + "\n")
+    out = []
+    for witness in witnesses:
+        path = folder / witness.file
+        path.write_text(witness.source)
+        out.append(witness.model_copy(update={"replay": f"vouch audit swe --replay {path}"}))
+    return out
+
+
+def replay_witness(path: Path, *, executor: Executor, cache: WorldCache, repeats: int = 3) -> ReplayOutcome:
+    """Re-run a written witness in R[G] and R[s], ``repeats`` times each, through the engine.
+
+    Raises:
+        UsageError: The file or its replay.json is missing or malformed, or a world cannot be built.
+    """
+    if not path.is_file():
+        raise UsageError(f"witness {path}: no such file")
+    plan_file = path.parent / REPLAY_FILE
+    try:
+        plan = json.loads(plan_file.read_text())
+        repo, commit = str(plan["repo"]), str(plan["base_commit"])
+        gold, tests, model = str(plan["patch"]), str(plan["test_patch"]), str(plan["model_patch"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"witness {path}: {plan_file} is missing or malformed ({exc}); re-run the audit") from None
+    test_patch = Patch("test_patch", tests, reset=True)
+    worlds: list[World] = []
+    for name, patch in (("patch", gold), ("model_patch", model)):
+        world = cache.materialise(repo, commit, [Patch(name, patch), test_patch])
+        if isinstance(world, Unappliable):
+            raise UsageError(f"witness {path}: {world.reason}")
+        worlds.append(world)
+    runner = Runner(executor)
+    files = {f"{_WITNESS_DIR}/{path.name}": path.read_text()}
+    ref_runs, model_runs = runner.witness_runs(worlds, files, repeats, noconftest=True)
+    return ReplayOutcome(
+        file=path,
+        reference=tuple(record_witness_run("reference", r, path.name) for r in ref_runs),
+        model=tuple(record_witness_run("model", r, path.name) for r in model_runs),
+    )
