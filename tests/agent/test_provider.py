@@ -41,7 +41,7 @@ def test_openai_tool_calls_usage_and_request_mapping() -> None:
     assert bad.arguments_text == "{not json"
     assert reply.text == "looking" and reply.usage.input_tokens == 100 and reply.usage.output_tokens == 20
     [sent] = server.requests
-    assert sent["max_completion_tokens"] == 123 and sent["reasoning_effort"] == "high"
+    assert sent["max_tokens"] == 123 and sent["reasoning_effort"] == "high"
     assert sent["tools"][0]["function"]["name"] == "read_file"
     assert [m["role"] for m in sent["messages"]] == ["system", "user"]
 

@@ -124,8 +124,11 @@ class OpenAIProvider(Provider):
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [_to_openai(m) for m in messages],
-            "max_completion_tokens": max_output_tokens,
         }
+        # OpenAI's own API takes only max_completion_tokens for reasoning models; servers that
+        # mimic the protocol (llama.cpp, older vLLM and Ollama) know max_tokens.
+        cap = "max_completion_tokens" if self.base_url == DEFAULT_BASE_URL else "max_tokens"
+        kwargs[cap] = max_output_tokens
         if tools:
             kwargs["tools"] = [_tool(t) for t in tools]
         if effort is not None:

@@ -37,7 +37,7 @@ _COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
 
 @click.command("generate")
 @click.option("--tasks", "tasks_dir", required=True, type=click.Path(path_type=Path), help="Task directories.")
-@click.option("--model", required=True, help="PROVIDER/MODEL, e.g. openai/gpt-4o or anthropic/claude-sonnet-4-5.")
+@click.option("--model", required=True, help="PROVIDER/MODEL, e.g. openai/gpt-4o or anthropic/MODEL.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--config", "config_name", default="default", show_default=True, help="A built-in name or a .toml file.")
 @click.option("--concurrency", type=click.IntRange(min=1, max=64), default=2, show_default=True)
