@@ -275,7 +275,7 @@ def audit_humaneval(
     jobs: list[ProgramJob] = []
     for g in pending:
         unparsable = _parses(g.program)
-        jobs.append(ProgramJob(g.task_id, g.hash, g.program, g.trials[0].trial_id, unparsable))
+        jobs.append(ProgramJob(g.task_id, g.hash, g.program, g.trials[0].trial_id, unparsable, weight=len(g.trials)))
     judge_programs(
         engine,
         contexts,
@@ -358,6 +358,8 @@ def _task_reports(contexts: dict[str, TaskContext], results: Sequence[TrialResul
                 "trials": len(mine),
                 "passing": sum(r.benchmark_pass for r in mine),
                 "refuted": sum(r.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK) for r in mine),
+                "ambiguous_inputs": sorted(ctx.contested)[:20],
+                "note": ctx.pool_note,
             }
         )
         reports.append(report)

@@ -203,6 +203,12 @@ class TaskReport(_Model):
     trials: int = Field(default=0, description="Trials of the task.")
     passing: int = Field(default=0, description="Trials passing T0.")
     refuted: int = Field(default=0, description="Passing trials refuted (reward_hack included).")
+    ambiguous_inputs: list[str] = Field(
+        default_factory=list,
+        description="Inputs (JSON) where most passing trials disagree with G: a defect of P or G (TestJack A.2), "
+        "reported, never a refutation.",
+    )
+    note: str | None = Field(default=None, description="Why the witness source could not work on the task, if so.")
 
 
 class AuditSummary(_Model):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,6 +119,20 @@ def _balanced(text: str) -> bool:
     return not stack
 
 
+def shape(text: str) -> str:
+    """A string's format: each digit is d, a run of letters is one a, anything else is itself."""
+    out: list[str] = []
+    for ch in text:
+        if ch.isdigit():
+            out.append("d")
+        elif ch.isalpha():
+            if not out or out[-1] != "a":
+                out.append("a")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _is_sorted(items: list[Any]) -> bool:
     try:
         return all(a <= b for a, b in itertools.pairwise(items))
@@ -146,6 +161,8 @@ class ArgRule:
     distinct_lists: bool = False
     whole_floats: bool = False
     """Every float seed is a whole number: keep it so."""
+    shapes: frozenset[str] | None = None
+    """For strings with digits: the seeds' shapes (digits exact, letter runs collapsed), e.g. dd-dd-dddd."""
 
 
 @dataclass(frozen=True)
@@ -182,6 +199,8 @@ def _holds(relation: str, a: Any, b: Any) -> bool:
             return len(a) == len(b)
         if relation == "le":
             return bool(a <= b)
+        if relation == "le_len":
+            return bool(a <= len(b))
     except TypeError:
         return False
     return True
@@ -208,6 +227,11 @@ def _relations(seeds: Sequence[Sequence[Any]], count: int) -> tuple[tuple[str, i
             )
             if numeric and all(a <= b for a, b in pairs) and any(a < b for a, b in pairs):
                 found.append(("le", i, j))
+            counted = all(
+                isinstance(a, int) and not isinstance(a, bool) and isinstance(b, (str, list, tuple)) for a, b in pairs
+            )
+            if counted and all(a <= len(b) for a, b in pairs):
+                found.append(("le_len", i, j))
     return tuple(found)
 
 
@@ -235,6 +259,8 @@ def _check(rule: ArgRule, value: Any) -> str | None:
             return "empty string"
         if rule.balanced and not _balanced(text):
             return f"{text!r} is not balanced"
+        if rule.shapes is not None and isinstance(value, str) and shape(text) not in rule.shapes:
+            return f"{text!r} has the shape {shape(text)!r}, which no example or T0 input has"
     if isinstance(value, (list, str, dict, tuple)):
         if len(value) < rule.min_len:
             return f"length {len(value)} is below {rule.min_len}"
@@ -309,6 +335,16 @@ def infer(
     return Preconditions(tuple(rules), frozenset(signature(o) for o in outputs), relations, tuple(notes))
 
 
+def _widened(alphabet: frozenset[str]) -> frozenset[str]:
+    """The seeds' characters, with a whole class added when the seeds already use much of it
+    (4 digits, 8 lowercase or 8 uppercase letters): a class seen that widely is not a restriction."""
+    out = set(alphabet)
+    for pool, enough in ((string.digits, 4), (string.ascii_lowercase, 8), (string.ascii_uppercase, 8)):
+        if len(alphabet & set(pool)) >= enough:
+            out |= set(pool)
+    return frozenset(out)
+
+
 def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float, float]]) -> ArgRule:
     numbers = [n for v in values for n in _numbers(v)]
     low = high = None
@@ -326,10 +362,12 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
     if name in ranges:
         low, high = ranges[name]
     strings = [s for v in values for s in _strings(v)]
-    alphabet = frozenset("".join(strings)) if strings and any(strings) else None
+    alphabet = _widened(frozenset("".join(strings))) if strings and any(strings) else None
     strip = bool(strings) and all(s == s.strip() and "  " not in s for s in strings)
     nonempty_str = bool(strings) and all(strings) and any(isinstance(v, str) for v in values)
     balanced = bool(strings) and "balanced" in text and all(_balanced(s) for s in strings)
+    direct = [v for v in values if isinstance(v, str)]
+    shapes = frozenset(shape(v) for v in direct) if direct and any(ch.isdigit() for v in direct for ch in v) else None
     lengths = [len(v) for v in values if isinstance(v, (list, str, tuple, dict))]
     min_len = min(lengths) if lengths and min(lengths) > 0 else 0
     if "non-empty" in text or "nonempty" in text or "not empty" in text:
@@ -369,4 +407,5 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         sorted_lists=sorted_lists,
         distinct_lists=distinct_lists,
         whole_floats=whole,
+        shapes=shapes,
     )

@@ -53,6 +53,8 @@ class TaskContext:
     """T0 compares outputs with values, so G's output is the required one."""
     pool: _offline.Pool | None = None
     pool_note: str | None = None
+    contested: set[str] = field(default_factory=set)
+    """Keys of inputs most passing trials answer differently from G (never a refutation)."""
 
 
 @dataclass
@@ -64,6 +66,8 @@ class ProgramJob:
     program: str
     first_trial: str
     unparsable: str | None
+    weight: int = 1
+    """Trials sharing this program (they vote with this weight in the ambiguity rule)."""
     t0: T0Result | None = None
     mutants: list[Mutant] = field(default_factory=list)
     stage2: dict[str, Any] = field(default_factory=dict)
@@ -74,6 +78,9 @@ class ProgramJob:
     tried: int = 0
     judgement: dict[str, Any] | None = None
 
+
+MIN_VOTERS = 3
+"""Passing trials a task needs before the ambiguity rule can speak."""
 
 OnJudged = Callable[[ProgramJob, dict[str, Any]], None]
 
@@ -115,7 +122,8 @@ def judge_programs(
         active = [j for j in audited if not j.witnesses and (j.diffs or config.witness_source == "files")]
         if not active:
             break
-        _iteration(engine, contexts, active, config, iteration, witness_dir)
+        voters = [j for j in audited if j.t0 is not None and j.t0.passed]
+        _iteration(engine, contexts, active, voters, config, iteration, witness_dir)
     for job in audited:
         assert job.t0 is not None
         _finish(job, contexts[job.task_id], None, None, on_judged)
@@ -227,12 +235,80 @@ def _differential_stage(
         pool = contexts[job.task_id].pool
         assert pool is not None
         job.diffs = _offline.differences(pool, _offline.decoded(result, len(pool.inputs)))
+    for task_id in {j.task_id for j in chosen}:
+        mine = [j for j in chosen if j.task_id == task_id]
+        voters = [j for j in mine if j.t0 is not None and j.t0.passed]
+        contested = _contested(voters, [{_inputs.key(d.args) for d in j.diffs} for j in voters])
+        ctx = contexts[task_id]
+        ctx.contested |= contested
+        for job in mine:
+            job.diffs = [d for d in job.diffs if _inputs.key(d.args) not in contested]
+
+
+def _contest_finals(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    jobs: Sequence[ProgramJob],
+    voters: Sequence[ProgramJob],
+    current: dict[int, _offline.Difference],
+    config: AuditConfig,
+) -> set[str]:
+    """Run every passing trial of a task on its minimised witness inputs; the contested keys."""
+    finals: dict[str, dict[str, _offline.Difference]] = {}
+    for job in jobs:
+        diff = current.get(id(job))
+        if diff is not None:
+            finals.setdefault(job.task_id, {})[_inputs.key(diff.args)] = diff
+    plans = []
+    for task_id, by_key in finals.items():
+        mine = [v for v in voters if v.task_id == task_id]
+        if sum(v.weight for v in mine) < MIN_VOTERS:
+            continue
+        diffs = list(by_key.values())
+        entry = contexts[task_id].problem.entry_point
+        for voter in mine:
+            spec = _offline.outputs_spec(voter.program, entry, [d.args for d in diffs], "voter", config.per_call_s)
+            plans.append((task_id, voter, diffs, spec))
+    results = engine.run([p[3] for p in plans], "ambiguity check")
+    differing: dict[str, list[tuple[ProgramJob, set[str]]]] = {}
+    for (task_id, voter, diffs, _spec), result in zip(plans, results, strict=True):
+        rows = _offline.decoded(result, len(diffs))
+        keys = set()
+        for diff, row in zip(diffs, rows, strict=True):
+            ok = row.get("ok") and "value" in row and _offline.close(row["value"], diff.expected)
+            if not ok and row.get("error") != "skipped":
+                keys.add(_inputs.key(diff.args))
+        differing.setdefault(task_id, []).append((voter, keys))
+    contested: set[str] = set()
+    for pairs in differing.values():
+        contested |= _contested([p[0] for p in pairs], [p[1] for p in pairs])
+    return contested
+
+
+def _contested(voters: Sequence[ProgramJob], differing: Sequence[set[str]]) -> set[str]:
+    """Inputs where most passing trials disagree with G (TestJack A.2: rho > 1/2 is ambiguous).
+
+    Offline there is one model per samples file, so rho is taken over passing trials rather
+    than models: when more than half of them (weighted by duplicates, at least
+    ``MIN_VOTERS``) give another output than G, the input is more likely to show G's
+    incidental behaviour or an underspecified prompt than a defect of the trial. Such inputs
+    never back a refutation.
+    """
+    total = sum(j.weight for j in voters)
+    if total < MIN_VOTERS:
+        return set()
+    votes: dict[str, int] = {}
+    for job, keys in zip(voters, differing, strict=True):
+        for k in keys:
+            votes[k] = votes.get(k, 0) + job.weight
+    return {k for k, v in votes.items() if v * 2 > total}
 
 
 def _iteration(
     engine: Engine,
     contexts: dict[str, TaskContext],
     jobs: Sequence[ProgramJob],
+    voters: Sequence[ProgramJob],
     config: AuditConfig,
     iteration: int,
     witness_dir: Path,
@@ -253,9 +329,13 @@ def _iteration(
                 job.diffs.remove(pending[0])
         for _ in range(config.shrink_rounds):
             _shrink_round(engine, contexts, jobs, current, config)
+        contested = _contest_finals(engine, contexts, jobs, voters, current, config)
         for job in jobs:
             diff = current.get(id(job))
             if diff is None:
+                continue
+            if _inputs.key(diff.args) in contested:
+                contexts[job.task_id].contested.add(_inputs.key(diff.args))
                 continue
             ctx = contexts[job.task_id]
             clause = main_clause(ctx.checklist)

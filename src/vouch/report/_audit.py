@@ -1,0 +1,269 @@
+"""The trial-audit page: ``vouch audit ... --json`` as one self-contained HTML page.
+
+A view model first (plain dataclasses read from the results), then the page. The page shows
+the summary (resolution rate before and after the audit), verdict counts as an inline SVG
+bar, per-task facts (well-formedness, null-world assertions, ambiguous inputs), every
+refutation with its witness (defect, clause of P, why T0 misses it, the replay command and
+the test's source), and a table of the passing trials with their evidence counts. Every
+piece of text from the results is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import vouch
+from vouch.errors import UsageError
+
+VERDICT_COLOURS = {
+    "sound": "#1a7f37",
+    "refuted": "#cf222e",
+    "reward_hack": "#8250df",
+    "not_passing": "#afb8c1",
+    "unappliable": "#bf8700",
+    "error": "#6e7781",
+}
+_MAX_ROWS = 3000
+"""Passing-trial rows shown; beyond that the page says how many were left out."""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+@dataclass(frozen=True)
+class Refutation:
+    trial_id: str
+    verdict: str
+    model: str
+    defect: str
+    clause: str
+    why: str
+    replay: str
+    source: str
+    flags: list[str]
+    shared_by: int
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    trial_id: str
+    task_id: str
+    model: str
+    verdict: str
+    branch_coverage: float | None
+    ghosts: int
+    surviving: int
+    mutants: int
+    flags: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class AuditView:
+    benchmark: str
+    summary: dict[str, Any]
+    counts: dict[str, int]
+    tasks: list[dict[str, Any]]
+    refutations: list[Refutation]
+    rows: list[TrialRow]
+    left_out: int
+    config: dict[str, Any]
+
+
+def _get(mapping: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
+    value = mapping.get(key, default)
+    if not isinstance(value, kind):
+        raise UsageError(f"audit results: field {key!r} should be {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def build_view(results: Mapping[str, Any]) -> AuditView:
+    """Read an ``audit`` results dict into the page's view model.
+
+    Raises:
+        UsageError: The results are not of kind ``audit`` or a field has the wrong type.
+    """
+    if results.get("kind") != "audit":
+        raise UsageError(f"render_audit takes results of kind 'audit', not {results.get('kind')!r}")
+    trials: Sequence[Mapping[str, Any]] = _get(results, "trials", list, [])
+    summary: dict[str, Any] = _get(results, "summary", dict, {})
+    counts = {v: 0 for v in VERDICT_COLOURS}
+    shared: dict[str, int] = {}
+    for t in trials:
+        counts[str(t.get("verdict"))] = counts.get(str(t.get("verdict")), 0) + 1
+        if t.get("shared_from"):
+            shared[str(t["shared_from"])] = shared.get(str(t["shared_from"]), 0) + 1
+    refutations = []
+    rows: list[TrialRow] = []
+    for t in trials:
+        verdict = str(t.get("verdict"))
+        evidence = t.get("evidence") or {}
+        flags = [f"{f.get('detector')}: {f.get('detail')}" for f in evidence.get("detector_flags") or []]
+        if verdict in ("refuted", "reward_hack") and not t.get("shared_from"):
+            for w in (t.get("witnesses") or [])[:1]:
+                refutations.append(
+                    Refutation(
+                        trial_id=str(t.get("trial_id")),
+                        verdict=verdict,
+                        model=str(t.get("model")),
+                        defect=str(w.get("defect")),
+                        clause=str(w.get("clause")),
+                        why=str(w.get("why_t0_misses")),
+                        replay=str(w.get("replay")),
+                        source=str(w.get("source")),
+                        flags=flags,
+                        shared_by=shared.get(str(t.get("trial_id")), 0),
+                    )
+                )
+        if t.get("benchmark_pass") and len(rows) < _MAX_ROWS:
+            rows.append(
+                TrialRow(
+                    trial_id=str(t.get("trial_id")),
+                    task_id=str(t.get("task_id")),
+                    model=str(t.get("model")),
+                    verdict=verdict,
+                    branch_coverage=evidence.get("branch_coverage"),
+                    ghosts=len(evidence.get("ghost_branches") or []),
+                    surviving=len(evidence.get("surviving_mutants") or []),
+                    mutants=int(evidence.get("mutants_run") or 0),
+                    flags=len(flags),
+                    reason=str(t.get("reason") or ""),
+                )
+            )
+    passing = sum(1 for t in trials if t.get("benchmark_pass"))
+    return AuditView(
+        benchmark=str(results.get("benchmark", "")),
+        summary=summary,
+        counts=counts,
+        tasks=list(results.get("tasks") or []),
+        refutations=refutations,
+        rows=rows,
+        left_out=max(0, passing - len(rows)),
+        config=dict(results.get("config") or {}),
+    )
+
+
+def _bar(counts: Mapping[str, int]) -> str:
+    total = sum(counts.values()) or 1
+    x = 0.0
+    parts = []
+    for verdict, n in counts.items():
+        if not n:
+            continue
+        width = 600 * n / total
+        colour = VERDICT_COLOURS.get(verdict, "#999")
+        parts.append(
+            f'<rect x="{x:.1f}" y="0" width="{width:.1f}" height="24" fill="{colour}">'
+            f"<title>{_e(verdict)}: {n}</title></rect>"
+        )
+        x += width
+    legend = " ".join(
+        f'<span class="chip" style="background:{VERDICT_COLOURS.get(v, "#999")}">{_e(v)} {n}</span>'
+        for v, n in counts.items()
+        if n
+    )
+    return f'<svg width="600" height="24" role="img" aria-label="verdicts">{"".join(parts)}</svg><p>{legend}</p>'
+
+
+def _pct(value: Any) -> str:
+    return f"{100 * float(value):.1f}%" if isinstance(value, (int, float)) else "-"
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2rem;color:#1f2328;max-width:1200px}
+h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem}
+.cards{display:flex;gap:1rem;flex-wrap:wrap}.card{border:1px solid #d0d7de;border-radius:6px;padding:.6rem 1rem}
+.card b{display:block;font-size:1.4rem}
+.chip{color:#fff;border-radius:10px;padding:1px 8px;margin-right:4px;font-size:.85rem}
+table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #d0d7de;padding:3px 6px;text-align:left}
+pre{background:#f6f8fa;padding:.6rem;overflow:auto;font-size:.8rem}details{margin:.4rem 0}
+.refutation{border-left:4px solid #cf222e;padding-left:.8rem;margin:1rem 0}.reward_hack{border-color:#8250df}
+input{margin:.5rem 0;padding:3px}footer{margin-top:2rem;color:#6e7781;font-size:.8rem}
+"""
+
+_JS = """
+function filterRows(q){q=q.toLowerCase();for(const r of document.querySelectorAll('#trials tbody tr')){
+r.style.display=r.textContent.toLowerCase().includes(q)?'':'none'}}
+"""
+
+
+def render_audit(results: Mapping[str, Any], *, generated_at: datetime | None = None) -> str:
+    """Render ``audit`` results as one self-contained HTML page (inline CSS, SVG and script).
+
+    Args:
+        results: What ``vouch audit ... --json`` wrote.
+        generated_at: The time stamped in the footer; now (UTC) when not given.
+
+    Returns:
+        The page.
+
+    Raises:
+        UsageError: The results are not of kind ``audit`` or a field has the wrong type.
+    """
+    view = build_view(results)
+    when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    s = view.summary
+    cards = [
+        ("trials", s.get("trials")),
+        ("passing T0", s.get("passing")),
+        ("refuted", s.get("refuted")),
+        ("reward hack", s.get("reward_hack")),
+        ("resolution rate", _pct(s.get("resolution_rate"))),
+        ("corrected rate", _pct(s.get("corrected_resolution_rate"))),
+        ("refuted of passing", _pct(s.get("refuted_rate"))),
+        ("executions", s.get("executions")),
+        ("wall time", f"{float(s.get('wall_s') or 0):.1f} s"),
+    ]
+    out = [
+        "<!doctype html><html lang=en><head><meta charset=utf-8>",
+        f"<title>vouch audit {_e(view.benchmark)}</title><style>{_CSS}</style><script>{_JS}</script></head><body>",
+        f"<h1>vouch audit {_e(view.benchmark)}: per-trial audit (TestJack)</h1>",
+        '<div class="cards">' + "".join(f'<div class="card">{_e(k)}<b>{_e(v)}</b></div>' for k, v in cards) + "</div>",
+        "<h2>Verdicts</h2>",
+        _bar(view.counts),
+        f"<h2>Refutations ({len(view.refutations)} distinct programs)</h2>",
+    ]
+    if not view.refutations:
+        out.append("<p>No passing trial was refuted.</p>")
+    for r in view.refutations:
+        extra = f" (and {r.shared_by} duplicate trials)" if r.shared_by else ""
+        flags = f"<p>detector flags: {_e('; '.join(r.flags))}</p>" if r.flags else ""
+        out.append(
+            f'<div class="refutation {_e(r.verdict)}"><b>{_e(r.verdict)}</b> {_e(r.trial_id)}{_e(extra)} '
+            f"<small>{_e(r.model)}</small><p>{_e(r.defect)}</p><p>clause of P: <i>{_e(r.clause)}</i></p>"
+            f"<p>why T0 misses it: {_e(r.why)}</p>{flags}<p>replay: <code>{_e(r.replay)}</code></p>"
+            f"<details><summary>witness test</summary><pre>{_e(r.source)}</pre></details></div>"
+        )
+    out.append("<h2>Tasks</h2><table><tr><th>task</th><th>well-formed</th><th>T0 tests</th>")
+    out.append("<th>pass in null world</th><th>trials</th><th>passing</th><th>refuted</th><th>ambiguous inputs</th>")
+    out.append("<th>note</th></tr>")
+    for t in view.tasks:
+        out.append(
+            f"<tr><td>{_e(t.get('task_id'))}</td><td>{'yes' if t.get('well_formed') else _e(t.get('reason'))}</td>"
+            f"<td>{_e(t.get('t0_tests'))}</td><td>{_e(len(t.get('null_passing') or []))}</td>"
+            f"<td>{_e(t.get('trials'))}</td><td>{_e(t.get('passing'))}</td><td>{_e(t.get('refuted'))}</td>"
+            f"<td>{_e(len(t.get('ambiguous_inputs') or []))}</td><td>{_e(t.get('note') or '')}</td></tr>"
+        )
+    out.append("</table>")
+    out.append(f"<h2>Passing trials ({len(view.rows)} shown)</h2>")
+    out.append('<input placeholder="filter" oninput="filterRows(this.value)">')
+    out.append('<table id="trials"><thead><tr><th>trial</th><th>model</th><th>verdict</th><th>branch coverage</th>')
+    out.append("<th>ghost branches</th><th>surviving mutants</th><th>flags</th><th>reason</th></tr></thead><tbody>")
+    for row in view.rows:
+        colour = VERDICT_COLOURS.get(row.verdict, "#999")
+        out.append(
+            f"<tr><td>{_e(row.trial_id)}</td><td>{_e(row.model)}</td>"
+            f'<td><span class="chip" style="background:{colour}">{_e(row.verdict)}</span></td>'
+            f"<td>{_pct(row.branch_coverage)}</td><td>{row.ghosts}</td><td>{row.surviving} of {row.mutants}</td>"
+            f"<td>{row.flags}</td><td>{_e(row.reason)}</td></tr>"
+        )
+    out.append("</tbody></table>")
+    if view.left_out:
+        out.append(f"<p>{view.left_out} more passing trials are in the JSON results.</p>")
+    out.append(f"<footer>vouch {_e(vouch.__version__)}; generated {_e(when)}</footer></body></html>")
+    return "\n".join(out)
