@@ -6,39 +6,20 @@ variants the verifier rejects (unjustified checks) and violations it accepts.
 
 The challenger hides the task's own withheld directories from its runs; the agent's verifier
 must not read the rest of the tasks root or the output root either, so every run the
-challenger starts goes through ``HidingExecutor``, which adds the agent's hidden paths.
+challenger starts goes through the toolbox's ``HidingExecutor``, which adds the agent's hidden paths.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import importlib.util
-from concurrent.futures import Future
 from typing import Any
 
 from vouch.bench import Task
 from vouch.errors import UsageError
-from vouch.exec import Executor, RunResult, RunSpec
+from vouch.exec import Executor
 
 MODULE = "vouch.bench._challenge"
-
-
-class HidingExecutor(Executor):
-    """Delegates to another executor, adding hidden paths to every run (nested ones included)."""
-
-    name = "hiding"
-
-    def __init__(self, inner: Executor, hidden: tuple[str, ...]) -> None:
-        self.inner = inner
-        self.hidden = hidden
-
-    def submit(self, spec: RunSpec, service: Any = None) -> Future[RunResult]:
-        merged = tuple(sorted({*spec.hidden, *self.hidden}))
-        return self.inner.submit(dataclasses.replace(spec, hidden=merged), service)
-
-    def close(self) -> None:
-        """The inner executor belongs to the caller: nothing to close here."""
 
 
 def available() -> bool:
@@ -47,14 +28,17 @@ def available() -> bool:
 
 
 def run_challenge(
-    executor: Executor, task: Task, verifier: str, candidate: dict[str, Any], hidden: tuple[str, ...]
+    executor: Executor, task: Task, verifier: str, candidate: dict[str, Any]
 ) -> tuple[str | None, str, dict[str, Any]]:
-    """Run the challenger; returns (error or None, text for the model, data for the trace)."""
+    """Run the challenger; returns (error or None, text for the model, data for the trace).
+
+    ``executor`` must add the agent's hidden paths to every run (the toolbox's does).
+    """
     if not available():
         return "the challenger is not available in this installation", "", {}
     module = importlib.import_module(MODULE)
     try:
-        report = module.run_challenge(task, verifier, candidate, HidingExecutor(executor, hidden))
+        report = module.run_challenge(task, verifier, candidate, executor)
     except UsageError as exc:
         return str(exc), "", {}
     counts: dict[str, Any] = report.to_json()["counts"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from vouch.agent._config import EXECUTION_TOOLS, HarnessConfig
 from vouch.agent._provider import ToolSpec
-from vouch.agent._workspace import Workspace
+from vouch.agent._workspace import HidingExecutor, Workspace
 from vouch.bench import Decision, Task, decide_cases, replay_calls
 from vouch.bench._decide import public_tests
 from vouch.core import Case, Provenance, content_hash, parse_candidate
@@ -146,7 +146,7 @@ class Toolbox:
     ) -> None:
         self.task = task
         self.workspace = Workspace(task)
-        self.executor = executor
+        self.executor: Executor = HidingExecutor(executor, hidden)  # replays and nested runs too
         self.config = config
         self.executions = executions
         self.hidden = hidden
@@ -335,7 +335,7 @@ class Toolbox:
         problem = self._candidate_error(candidate)
         if problem is not None:
             return ToolOutcome("error", problem)
-        error, text, data = run_challenge(self.executor, self.task, self.state.verifier, candidate, self.hidden)
+        error, text, data = run_challenge(self.executor, self.task, self.state.verifier, candidate)
         if error is not None:
             return ToolOutcome("error", f"error: {error}")
         data["verifier_hash"] = verifier_hash(self.state.verifier)

@@ -4,20 +4,27 @@ The public set is ``task.toml`` without the harness's replay fields, ``instructi
 regular files below ``environment/``. Every path the agent names is looked up in that set; a
 path that is absolute, climbs with ``..``, is a symlink, or resolves outside ``environment/``
 is not in it. ``reference/``, ``cases/`` and the rest of the tasks root never are.
+
+``HidingExecutor`` does the same for runs: every run a tool starts (a replay, a self-test, the
+candidate runs a verifier's ``env.call`` asks for, the challenger's) gets the agent's hidden paths.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import tomllib
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import tomli_w
 
 from vouch.bench import Task
 from vouch.core import dump_task_spec
+from vouch.exec import Executor, RunResult, RunSpec
 
 MAX_FILE_BYTES = 2_000_000
 _HARNESS_FIELDS = ("replay", "replay_args")
@@ -98,3 +105,20 @@ class Workspace:
             if text is not None:
                 out[f"task/{name}"] = text
         return out
+
+
+class HidingExecutor(Executor):
+    """Delegates to another executor, adding hidden paths to every run (nested ones included)."""
+
+    name = "hiding"
+
+    def __init__(self, inner: Executor, hidden: tuple[str, ...]) -> None:
+        self.inner = inner
+        self.hidden = hidden
+
+    def submit(self, spec: RunSpec, service: Any = None) -> Future[RunResult]:
+        merged = tuple(sorted({*spec.hidden, *self.hidden}))
+        return self.inner.submit(dataclasses.replace(spec, hidden=merged), service)
+
+    def close(self) -> None:
+        """The inner executor belongs to the caller: nothing to close here."""
