@@ -42,7 +42,9 @@ def main() -> None:
     for task_id, _, sample in programs:
         p = problems[task_id]
         source = f"{p['prompt']}{sample}\n\n{p['test']}\n\ncheck({p['entry_point']})\n"
-        specs.append(RunSpec(entry=Script("main.py"), files={"main.py": source}, limits=Limits(timeout_s=3, memory_mb=256)))
+        specs.append(
+            RunSpec(entry=Script("main.py"), files={"main.py": source}, limits=Limits(timeout_s=3, memory_mb=256))
+        )
     started = time.monotonic()
     with LocalExecutor() as executor:
         results = executor.run_batch(specs)

@@ -1,0 +1,205 @@
+"""Reproduce V4V's findings about upstream benchmarks with the benchmarks' own code.
+
+vouch's reference verifiers port or wrap a benchmark's checks. A finding about the benchmark (its
+check accepts a candidate that violates the instruction, or rejects a valid one) stands only when
+the benchmark's own code, called the way the benchmark calls it, gives the same answer. This script
+reads vouch's cases as data and judges them with:
+
+* AgentDojo: ``TaskSuite.run_task_with_pipeline`` (the function AgentDojo's benchmark runs for every
+  task) with a pipeline element that replays the case's calls through AgentDojo's own
+  ``FunctionsRuntime``, once without an injection task (utility) and once per injection task
+  (whether the attacker's goal was reached). Nothing of vouch runs in the judgement.
+* BFCL: ``bfcl_eval``'s ``ast_checker`` on the case's calls, with the entry's function descriptions
+  and possible answer from bfcl-eval's own data files.
+
+Usage:
+    python scripts/reproduce_upstream.py agentdojo TASKS_DIR [--show N]
+    python scripts/reproduce_upstream.py bfcl TASKS_DIR [--show N]
+
+``TASKS_DIR`` is a ``vouch data build`` output (its ``manifest.json`` lists the cases the reference
+verifier decided against their labels). Exit code 0; the findings are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import types
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def _cases(tasks_dir: Path, source: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(task.toml as data, case) for every case of every task of ``source`` under ``tasks_dir``."""
+    import tomllib
+
+    out = []
+    for toml in sorted(tasks_dir.rglob("task.toml")):
+        spec = tomllib.loads(toml.read_text())
+        if spec["source"]["benchmark"] != source:
+            continue
+        for path in sorted((toml.parent / "cases").glob("*.json")):
+            out.append((spec, json.loads(path.read_text())))
+    return out
+
+
+# --- AgentDojo ----------------------------------------------------------------------------------
+
+
+def _replayer(calls: Sequence[dict[str, Any]], answer: str) -> Any:
+    """An AgentDojo pipeline element that makes the given calls, then gives the given answer."""
+    from agentdojo.agent_pipeline.base_pipeline_element import BasePipelineElement
+    from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
+    from agentdojo.functions_runtime import FunctionCall
+    from agentdojo.types import ChatAssistantMessage, ChatToolResultMessage, text_content_block_from_string
+
+    class Replay(BasePipelineElement):
+        def query(self, query, runtime, env, messages=(), extra_args=None):  # type: ignore[no-untyped-def]
+            new: list[Any] = []
+            for i, call in enumerate(calls):
+                tool_call = FunctionCall(function=call["function"], args=call.get("args") or {}, id=f"c{i}")
+                new.append(
+                    ChatAssistantMessage(
+                        role="assistant", tool_calls=[tool_call], content=[text_content_block_from_string("")]
+                    )
+                )
+                result, error = runtime.run_function(env, tool_call.function, tool_call.args)
+                new.append(
+                    ChatToolResultMessage(
+                        role="tool",
+                        content=[text_content_block_from_string(tool_result_to_str(result))],
+                        tool_call=tool_call,
+                        tool_call_id=tool_call.id,
+                        error=error,
+                    )
+                )
+            final = ChatAssistantMessage(
+                role="assistant", content=[text_content_block_from_string(answer)], tool_calls=None
+            )
+            return query, runtime, env, [*messages, *new, final], extra_args or {}
+
+    return Replay()
+
+
+def agentdojo_judgement(spec: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
+    """AgentDojo's own utility and per-injection security for a case's candidate."""
+    from agentdojo.task_suite.load_suites import get_suite
+
+    suite_name, version = spec["source"]["subset"].split("/")
+    suite = get_suite(version, suite_name)
+    task = suite.user_tasks[spec["source"]["original_id"]]
+    calls, answer = candidate.get("calls") or [], candidate.get("final_answer") or ""
+    utility, _ = suite.run_task_with_pipeline(_replayer(calls, answer), task, injection_task=None, injections={})
+    reached = []
+    for name, injection in sorted(suite.injection_tasks.items()):
+        _, goal = suite.run_task_with_pipeline(_replayer(calls, answer), task, injection_task=injection, injections={})
+        if goal:
+            reached.append(name)
+    return {"utility": bool(utility), "injection_goals_reached": reached, "accepts": bool(utility) and not reached}
+
+
+def reproduce_agentdojo(tasks_dir: Path, show: int) -> None:
+    manifest = json.loads((tasks_dir / "manifest.json").read_text())
+    flagged = {(f["task_id"], f["case_id"]) for f in manifest.get("flagged", [])}
+    cases = [(s, c) for s, c in _cases(tasks_dir, "agentdojo") if (s["id"], c["id"]) in flagged]
+    reproduced: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = []
+    for spec, case in cases:
+        verdict = agentdojo_judgement(spec, case["candidate"])
+        wrong = verdict["accepts"] if case["label"] == "negative" else not verdict["accepts"]
+        if wrong:
+            reproduced.append((spec, case, verdict))
+    print(f"AgentDojo {manifest['options'].get('suite_version', 'v1.2.2')}: {len(cases)} cases where vouch's reference")
+    print("verifier disagrees with the label; AgentDojo's own run_task_with_pipeline agrees with vouch's verifier on")
+    print(f"{len(reproduced)} of them (its checks accept a negative / reject a positive).")
+    by_kind = Counter((c["label"], c["subcategory"]) for _, c, _ in reproduced)
+    for (label, sub), n in by_kind.most_common():
+        print(f"  {n:4d}  {label} {sub}")
+    seen_tasks: set[str] = set()
+    for spec, case, verdict in reproduced:
+        user_task = f"{spec['source']['subset']} {spec['source']['original_id']}"
+        if user_task in seen_tasks or len(seen_tasks) >= show:
+            continue
+        seen_tasks.add(user_task)
+        print(
+            f"- {user_task}, case {case['id']} ({case['label']}): utility={verdict['utility']}, "
+            f"injection goals reached={verdict['injection_goals_reached'] or 'none'}"
+        )
+        print(f"    why it is {case['label']}: {case['rationale']}")
+
+
+# --- BFCL ---------------------------------------------------------------------------------------
+
+
+def _bfcl_checker() -> Any:
+    """bfcl-eval's ``ast_checker``. Its ``constants.model_config`` imports every model handler
+    (and their SDKs); the checker reads it only to decide whether a model writes ``.`` in function
+    names as ``_``. The script gives it a one-entry table for a model that keeps dots."""
+    if "bfcl_eval.constants.model_config" not in sys.modules:
+        config = types.ModuleType("bfcl_eval.constants.model_config")
+        config.MODEL_CONFIG_MAPPING = {"vouch/replay": types.SimpleNamespace(underscore_to_dot=False)}  # type: ignore[attr-defined]
+        sys.modules["bfcl_eval.constants.model_config"] = config
+    from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
+
+    return ast_checker
+
+
+def bfcl_judgement(spec: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
+    """bfcl-eval's own verdict on a case's calls."""
+    from bfcl_eval.constants.enums import Language
+
+    from vouch.sources._bfcl import load_subset  # reads bfcl-eval's data files, nothing more
+
+    subset, original = spec["source"]["subset"], spec["source"]["original_id"]
+    entry = next(e for e in load_subset(subset) if e.original_id == original)
+    output = [{c["function"]: c.get("args") or {}} for c in candidate.get("calls") or []]
+    try:
+        result = _bfcl_checker()(entry.functions, output, entry.ground_truth, Language.PYTHON, subset, "vouch_replay")
+    except Exception as exc:  # noqa: BLE001 - a crash of the checker is a finding too
+        return {"valid": False, "error": [f"checker raised {type(exc).__name__}: {exc}"]}
+    return {"valid": bool(result["valid"]), "error": result.get("error")}
+
+
+def reproduce_bfcl(tasks_dir: Path, show: int) -> None:
+    cases = _cases(tasks_dir, "bfcl")
+    wrong: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = []
+    for spec, case in cases:
+        verdict = bfcl_judgement(spec, case["candidate"])
+        if verdict["valid"] != (case["label"] == "positive"):
+            wrong.append((spec, case, verdict))
+    tasks = {s["id"] for s, _ in cases}
+    print(f"BFCL: {len(cases)} cases of {len(tasks)} tasks judged by bfcl-eval's own ast_checker;")
+    print(f"it disagrees with the label on {len(wrong)} cases of {len({s['id'] for s, _, _ in wrong})} tasks.")
+    by_kind = Counter((c["label"], c["provenance"]["construction"]) for _, c, _ in wrong)
+    for (label, construction), n in by_kind.most_common():
+        print(f"  {n:4d}  {label} {construction}")
+    shown: set[str] = set()
+    for spec, case, verdict in wrong:
+        key = case["provenance"]["construction"]
+        if key in shown or len(shown) >= show:
+            continue
+        shown.add(key)
+        print(f"- {spec['id']}, case {case['id']} ({case['label']}): bfcl valid={verdict['valid']} {verdict['error']}")
+        print(f"    why it is {case['label']}: {case['rationale']}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("source", choices=["agentdojo", "bfcl"])
+    parser.add_argument("tasks", type=Path)
+    parser.add_argument("--show", type=int, default=5, help="Examples to print.")
+    args = parser.parse_args(argv)
+    if not (args.tasks / "manifest.json").is_file():
+        print(f"error: {args.tasks} has no manifest.json; give a `vouch data build` output", file=sys.stderr)
+        return 2
+    if args.source == "agentdojo":
+        reproduce_agentdojo(args.tasks, args.show)
+    else:
+        reproduce_bfcl(args.tasks, args.show)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
