@@ -28,9 +28,9 @@ EXAMPLE_LIMITS = Limits(timeout_s=10.0, memory_mb=512)
 _OPERATORS = ("compare_swap", "constant_change", "negate_condition", "boundary_shift", "arithmetic_swap")
 _MUTANTS_TRIED = 16
 _ARROW = re.compile(
-    r"^[*\-\s]*(?P<call>[A-Za-z_]\w*\(.*\))\s*(?:==>|=>|➞|->|==|should return|returns?)\s*(?P<want>.+?)\s*$"
+    r"^[*\-\s]*(?P<call>[A-Za-z_]\w*\(.*\))\s*#?\s*(?:==>|=>|➞|->|==|=|should return|returns?)\s*(?P<want>.+?)\s*$"
 )
-_FOR = re.compile(r"^For \w+ = (?P<value>.+?),? the output should be (?P<want>.+?)\s*$")
+_FOR = re.compile(r"^For \w+ = (?P<value>[^,]+?),?\s.*?the output should be (?P<want>.+?)\s*$")
 _INPUT = re.compile(r"^Input: (?P<value>.+?)\s*$")
 
 
@@ -82,17 +82,29 @@ def examples_of(prompt: str, entry_point: str) -> list[Example]:
             continue
         match = _ARROW.match(line)
         if match and entry_point in match.group("call"):
-            found.append(Example(match.group("call"), match.group("want").rstrip(".")))
+            found.append(Example(match.group("call"), _want(match.group("want"))))
             continue
         match = _FOR.match(line)
         if match:
-            found.append(Example(f"{entry_point}({match.group('value')})", match.group("want").rstrip(".")))
+            found.append(Example(f"{entry_point}({match.group('value')})", _want(match.group("want"))))
             continue
         match = _INPUT.match(line)
         output = next((x for x in lines[i + 1 : i + 3] if x.startswith("Output:")), None)
         if match and output:
             found.append(Example(f"{entry_point}({match.group('value')})", output[len("Output:") :].strip()))
     return [e for e in found if _parses(e.call) and _parses(e.want)]
+
+
+def _want(text: str) -> str:
+    """The expected value of an example line, without a trailing remark or worked arithmetic.
+
+    ``'No' (the name should ...)`` -> ``'No'``; ``19 - 5 - 6 = 8`` -> ``8``.
+    """
+    text = text.strip().rstrip(".")
+    for option in (text, text.split(" (")[0], text.rpartition("=")[2].strip()):
+        if option and _parses(option):
+            return option
+    return text
 
 
 def _parses(text: str) -> bool:
