@@ -1,0 +1,77 @@
+"""Preconditions and input generation (pure): what P allows, and proposals that stay inside it."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from vouch.audit._inputs import boundary_inputs, neighbours, shrink_candidates
+from vouch.audit._preconditions import infer, shape
+
+DATES = [["03-11-2000"], ["04-0-2040"], ["15-01-2012"], ["06-04-2020"], [""]]
+MAXK = [[[-3, -4, 5], 3], [[4, -4, 4], 2], [[-3, 2, 1, 2, -1, -2, 1], 1], [[1, 2, 3], 0]]
+XOR = [["010", "110"], ["111000", "101010"], ["1", "1"], ["0101", "0000"]]
+GRID = [[[[0, 0, 1, 0], [0, 1, 0, 0], [1, 1, 1, 1]], 1], [[[0, 0, 0], [0, 0, 0]], 5], [[[1, 1, 1, 1]], 2]]
+SORTED = [[[1, 2, 3, 4]], [[-5, 0, 2, 9]], [[0, 1, 1, 2, 7]], [[3, 8, 10]]]
+BRACKETS = [["(()())"], ["((()))"], ["()"], ["(()(())((())))"]]
+
+OUTSIDE: list[tuple[str, list[list[Any]], list[str], list[Any], str]] = [
+    ("date in another shape", DATES, ["date"], ["5-1-12"], "shape"),
+    ("k above len(arr)", MAXK, ["arr", "k"], [[0, 5], 3], "le_len"),
+    ("strings of unequal length", XOR, ["a", "b"], ["11", "1"], "same_len"),
+    ("a character no seed uses", XOR, ["a", "b"], ["012", "110"], "alphabet"),
+    ("a grid cell outside 0/1", GRID, ["grid", "capacity"], [[[0, 2], [1, 1]], 1], "not one of"),
+    ("a list that is not sorted", SORTED, ["xs"], [[3, 1, 2]], "not sorted"),
+    ("unbalanced brackets", BRACKETS, ["s"], ["(()"], "balanced"),
+    ("a wrong type", SORTED, ["xs"], [["a", "b"]], "type"),
+    ("wrong number of arguments", SORTED, ["xs"], [[1], 2], "arguments"),
+]
+
+
+@pytest.mark.parametrize(("what", "seeds", "names", "args", "why"), OUTSIDE, ids=[o[0] for o in OUTSIDE])
+def test_inputs_outside_preconditions_are_rejected(
+    what: str, seeds: list[list[Any]], names: list[str], args: list[Any], why: str
+) -> None:
+    prompt = (
+        "def f(): ...\n    balanced brackets, sorted list\n" if what in ("unbalanced brackets",) else "def f(): ..."
+    )
+    rules = infer(prompt, names, seeds)
+    problem = rules.admits(args)
+    assert problem is not None, f"{what}: {args!r} was admitted"
+    assert why.split()[0] in problem or why in str(rules.relations), problem
+    for seed in seeds:
+        assert rules.admits(seed) is None, f"seed {seed!r} rejected: {rules.admits(seed)}"
+
+
+@pytest.mark.parametrize("seeds", [DATES, MAXK, XOR, GRID, SORTED, BRACKETS])
+def test_generated_inputs_hold_every_precondition(seeds: list[list[Any]]) -> None:
+    names = [f"a{i}" for i in range(len(seeds[0]))]
+    rules = infer("def f(): ... balanced", names, seeds)
+    rng = random.Random(7)
+    proposed = neighbours(seeds, rules, rng, per_seed=30, limit=500) + boundary_inputs(seeds, rules)
+    assert proposed, "no input was proposed"
+    for args in proposed:
+        assert rules.admits(args) is None, args
+        for smaller in shrink_candidates(args, rules):
+            assert rules.admits(smaller) is None, smaller
+
+
+def test_text_ranges_bound_arguments() -> None:
+    rules = infer("def f(n):\n    Note: 1 <= n <= 10\n", ["n"], [[3], [4], [5]])
+    assert rules.admits([11]) is not None
+    assert rules.admits([0]) is not None
+    assert rules.admits([10]) is None
+
+
+def test_shape_keeps_digits_and_collapses_words() -> None:
+    assert shape("03-11-2000") == "dd-dd-dddd"
+    assert shape("5 apples and 6 oranges") == "d a a d a"
+
+
+def test_generation_is_reproducible_from_the_seed() -> None:
+    rules = infer("def f(): ...", ["xs"], SORTED)
+    a = neighbours(SORTED, rules, random.Random(3), per_seed=10, limit=50)
+    b = neighbours(SORTED, rules, random.Random(3), per_seed=10, limit=50)
+    assert a == b
