@@ -40,7 +40,10 @@ from vouch.sources._swe import SweInstance, SweTrial
 from vouch.store import AuditStore
 from vouch.worlds import Patch, Unappliable, World, WorldCache, parse_patch, patch_hash
 
-__all__ = ["SweAuditConfig", "audit_fixture", "audit_swe"]
+__all__ = ["SWE_PRELOAD", "SweAuditConfig", "audit_fixture", "audit_swe"]
+
+SWE_PRELOAD = ("vouch.worlds._inrun", "coverage", "coverage.control", "pytest")
+"""Modules a pool for the SWE audit should pre-import (``LocalExecutor(preload=SWE_PRELOAD)``)."""
 
 ProgressLine = Callable[[str], None]
 

@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vouch.audit._swe import SweAuditConfig, audit_swe
+from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
 from vouch.audit._swe_replay import replay_witness
 from vouch.exec import LocalExecutor
 from vouch.sources._swe import load_instances, load_predictions
@@ -81,7 +81,7 @@ def swe(
     """Re-judge every passing trial of SWE-bench-format predictions with validated witnesses."""
     console = Console(stderr=True)
     if replay_file is not None:
-        with LocalExecutor(workers=workers, allow_weak=allow_weak_isolation) as executor:
+        with LocalExecutor(workers=workers, preload=SWE_PRELOAD, allow_weak=allow_weak_isolation) as executor:
             outcome = replay_witness(replay_file, executor=executor, cache=WorldCache(cache_dir), repeats=repeat)
         click.echo(f"{replay_file}: {'witness holds' if outcome.holds else 'witness does NOT hold'}")
         click.echo(f"  R[G]: {', '.join(r.outcome for r in outcome.reference)}")
@@ -114,7 +114,7 @@ def swe(
         console.print(f"[{done}/{len(trials)}] {line}")
 
     try:
-        with LocalExecutor(workers=workers, allow_weak=allow_weak_isolation) as executor:
+        with LocalExecutor(workers=workers, preload=SWE_PRELOAD, allow_weak=allow_weak_isolation) as executor:
             results = audit_swe(
                 instances, trials, executor=executor, cache=cache, config=config, progress=progress, store=store
             )
