@@ -207,3 +207,15 @@ def test_openai_echoes_a_malformed_call_as_valid_json() -> None:
         provider.complete(history, TOOLS, max_output_tokens=10)
     echoed = server.requests[1]["messages"][2]["tool_calls"][0]["function"]["arguments"]
     assert json.loads(echoed) == {"unparsed_arguments": "{oops"}
+
+
+def test_openai_arguments_sent_as_an_object_are_accepted() -> None:
+    class Lenient(OpenAIServer):
+        def reply(self, body, turn):
+            out = super().reply(body, turn)
+            out["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = {"path": "x"}
+            return out
+
+    with Lenient(lambda body: call("read_file", {"path": "x"})) as server:
+        reply = _openai(server).complete(CONVERSATION, TOOLS, max_output_tokens=10)
+    assert reply.tool_calls[0].arguments == {"path": "x"}

@@ -198,3 +198,31 @@ def test_the_challenge_tool_runs_the_challenger_with_every_hidden_path(root: Pat
 
     bare = run_challenge(task, snooper, {"source": GOOD}, executor)
     assert bare.original.decision.value == "PASS"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "status"),
+    [
+        ("read_file", {"path": 5}, "error"),
+        ("read_file", {"path": "instruction.md", "offset": "x"}, "ok"),
+        ("read_file", {"path": "instruction.md", "offset": -3}, "ok"),
+        ("list_files", {"directory": None}, "ok"),
+        ("run_public", {"source": 5}, "error"),
+        ("run_public", {"calls": []}, "error"),
+        ("self_test", {"candidate": "x", "expect": "valid"}, "error"),
+        ("self_test", {"candidate": {"source": GOOD}, "expect": ["valid"]}, "error"),
+        ("self_test", {"candidate": {"source": GOOD, "patch": "x"}, "expect": "valid"}, "error"),
+        ("write_verifier", {"source": None}, "error"),
+        ("write_verifier", {"source": "x = (", "extra": 1}, "malformed"),
+        ("submit", {"now": True}, "malformed"),
+        ("reset", {}, "malformed"),  # a code task has no reset
+    ],
+)
+def test_odd_arguments_get_an_answer_never_a_crash(
+    root: Path, executor, name: str, arguments: dict, status: str
+) -> None:
+    toolbox = _toolbox(root, executor)
+    toolbox.call("write_verifier", {"source": "def verify(candidate, env):\n    return True\n"})
+    outcome = toolbox.call(name, arguments)
+    assert outcome.status == status, outcome.text
+    assert outcome.text and not outcome.counted

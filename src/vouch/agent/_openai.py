@@ -65,7 +65,9 @@ def reply_from_openai(data: Any) -> ModelReply:
     for index, call in enumerate(choice.message.tool_calls or []):
         function = getattr(call, "function", None)
         name = getattr(function, "name", None) or ""
-        text = getattr(function, "arguments", None) or ""
+        raw = getattr(function, "arguments", None) or ""
+        # Some servers send the arguments as an object rather than the protocol's JSON text.
+        text = raw if isinstance(raw, str) else json.dumps(raw)
         arguments, error = parse_arguments(text)
         calls.append(ToolCallRequest(call.id or f"call_{index}", name, text, arguments, error))
     usage = data.usage

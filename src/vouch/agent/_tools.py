@@ -19,6 +19,7 @@ from vouch.agent._workspace import HidingExecutor, Workspace
 from vouch.bench import Decision, Task, decide_cases, replay_calls
 from vouch.bench._decide import public_tests
 from vouch.core import Case, Provenance, content_hash, parse_candidate
+from vouch.errors import VouchError
 from vouch.exec import Call, Executor, Limits, RunSpec, Script
 
 _OBJ = {"type": "object"}
@@ -170,6 +171,10 @@ class Toolbox:
             outcome: ToolOutcome = method(**arguments)
         except TypeError as exc:
             return ToolOutcome("malformed", f"error: bad arguments for {name}: {exc}")
+        except VouchError:
+            raise  # the engine or the store is broken: not the model's doing
+        except Exception as exc:  # noqa: BLE001 - whatever the model sent, it gets an answer, not a crash
+            return ToolOutcome("error", f"error: {name} failed: {type(exc).__name__}: {exc}"[:1000])
         if outcome.counted:
             self.state.executions_used += 1
         return outcome
