@@ -51,7 +51,7 @@ def _correct_samples(tasks_dir: Path | None, limit: int | None) -> Samples:
 
 def _variant_cases(tasks_dir: Path, task_id: str, prompt: str) -> dict[str, str]:
     found: dict[str, str] = {}
-    folder = tasks_dir / task_id.replace("/", "_")
+    folder = tasks_dir / f"humaneval-{task_id.split('/')[1]}"
     if not folder.is_dir():
         matches = [d for d in tasks_dir.iterdir() if d.is_dir() and d.name.lower().endswith(task_id.split("/")[1])]
         matches = [

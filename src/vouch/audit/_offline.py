@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from vouch.audit import _inputs
-from vouch.audit._preconditions import Preconditions, infer
+from vouch.audit._preconditions import Preconditions, infer, shape
 from vouch.audit._prompt import Example
 from vouch.errors import UsageError
 from vouch.exec import Call, Limits, RunResult, RunSpec
@@ -35,6 +35,25 @@ class Pool:
     """(level, args, G's output)."""
     dropped: int = 0
     """Generated inputs G rejected (raised, ran away, off-type output)."""
+    shape_outputs: dict[tuple[int, str], list[Any]] = field(default_factory=dict)
+    """(argument, string shape) -> G's outputs on the seeds of that shape."""
+
+    def accepts(self, args: Sequence[Any], row: dict[str, Any]) -> bool:
+        """Whether G's answer on ``args`` makes it a usable input: a value of G's usual type that a
+        test can state, and, for a formatted string, the answer every seed of its shape gets."""
+        if not (row.get("ok") and "value" in row):
+            return False
+        value = row["value"]
+        if not self.rules.output_ok(value) or not literal_round_trip(value):
+            return False
+        for i, arg in enumerate(args):
+            if isinstance(arg, str) and i < len(self.rules.args) and self.rules.args[i].shapes is not None:
+                seen = self.shape_outputs.get((i, shape(arg)), [])
+                # P's examples and T0 answer every seed of this format alike: G answering otherwise
+                # shows behaviour P may not ask for (valid_date: G takes "0003-13-30" as a date).
+                if seen and all(close(o, seen[0]) for o in seen) and not close(value, seen[0]):
+                    return False
+        return True
 
 
 class WitnessSource(Protocol):
@@ -153,11 +172,21 @@ def plan_pool(
     return rules, planned
 
 
-def fill_pool(rules: Preconditions, planned: Sequence[tuple[int, list[Any]]], g_rows: Sequence[dict[str, Any]]) -> Pool:
-    """Keep the planned inputs on which G returned a value of its usual type that a test can state."""
+def fill_pool(
+    rules: Preconditions,
+    planned: Sequence[tuple[int, list[Any]]],
+    g_rows: Sequence[dict[str, Any]],
+    seeds: Sequence[Sequence[Any]] = (),
+    seed_outputs: Sequence[Any] = (),
+) -> Pool:
+    """Keep the planned inputs G answers usably (see ``Pool.accepts``), with G's output."""
     pool = Pool(rules)
+    for seed, out in zip(seeds, seed_outputs, strict=False):
+        for i, arg in enumerate(seed):
+            if isinstance(arg, str):
+                pool.shape_outputs.setdefault((i, shape(arg)), []).append(out)
     for (level, args), row in zip(planned, g_rows, strict=True):
-        if row.get("ok") and "value" in row and rules.output_ok(row["value"]) and literal_round_trip(row["value"]):
+        if pool.accepts(args, row):
             pool.inputs.append((level, args, row["value"]))
         else:
             pool.dropped += 1

@@ -158,12 +158,13 @@ def _prepare_pools(
     planned = []
     for (ctx, seeds), result in zip(plans, seed_results, strict=True):
         rows = _offline.decoded(result, len(seeds))
-        outs = [r["value"] for r in rows if r.get("ok") and "value" in r]
+        answered = [(s, r["value"]) for s, r in zip(seeds, rows, strict=True) if r.get("ok") and "value" in r]
+        outs = [v for _, v in answered]
         task_rng = random.Random(f"{config.seed}:{ctx.problem.task_id}")
         rules, inputs = _offline.plan_pool(
             ctx.problem.prompt, ctx.params, seeds, outs, task_rng, per_seed=config.per_seed, limit=config.pool_limit
         )
-        planned.append((ctx, rules, inputs))
+        planned.append((ctx, rules, inputs, answered))
     specs = [
         _offline.outputs_spec(
             ctx.problem.reference,
@@ -172,10 +173,11 @@ def _prepare_pools(
             f"{ctx.problem.task_id} G on pool",
             config.per_call_s,
         )
-        for ctx, _, inputs in planned
+        for ctx, _, inputs, _ in planned
     ]
-    for (ctx, rules, inputs), result in zip(planned, engine.run(specs, "G on generated inputs"), strict=True):
-        ctx.pool = _offline.fill_pool(rules, inputs, _offline.decoded(result, len(inputs)))
+    for (ctx, rules, inputs, answered), result in zip(planned, engine.run(specs, "G on generated inputs"), strict=True):
+        g_rows = _offline.decoded(result, len(inputs))
+        ctx.pool = _offline.fill_pool(rules, inputs, g_rows, [a for a, _ in answered], [v for _, v in answered])
     _ = rng
 
 
@@ -405,16 +407,11 @@ def _shrink_round(
     for i, (job, smaller) in enumerate(plans):
         ctx = contexts[job.task_id]
         assert ctx.pool is not None
-        pool = _offline.Pool(ctx.pool.rules)
+        pool = _offline.Pool(ctx.pool.rules, shape_outputs=ctx.pool.shape_outputs)
         g_rows = _offline.decoded(results[2 * i], len(smaller))
         kept = []
         for args, row in zip(smaller, g_rows, strict=True):
-            if (
-                row.get("ok")
-                and "value" in row
-                and ctx.pool.rules.output_ok(row["value"])
-                and _offline.literal_round_trip(row["value"])
-            ):
+            if ctx.pool.accepts(args, row):
                 pool.inputs.append((1, args, row["value"]))
                 kept.append(args)
         s_rows_all = _offline.decoded(results[2 * i + 1], len(smaller))

@@ -1,0 +1,145 @@
+"""The audit page (render_audit) and the audit store: pure and offline."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+import vouch
+from vouch.audit import (
+    AuditResults,
+    DetectorFlag,
+    Evidence,
+    RunRecord,
+    TrialResult,
+    Validation,
+    Verdict,
+    Witness,
+    summarise,
+)
+from vouch.errors import InfrastructureError, UsageError
+from vouch.report._audit import render_audit
+from vouch.report._html import render_html
+from vouch.store import AuditStore
+
+
+def _results() -> AuditResults:
+    validation = Validation(
+        reference_runs=[RunRecord(world="reference", outcome="pass")],
+        model_runs=[RunRecord(world="model", outcome="fail", exception="AssertionError")],
+        fails_by_assertion=True,
+        rejudged=True,
+        valid=True,
+    )
+    witness = Witness(
+        file="w/test_witness.py",
+        source="def test_x():\n    assert f(1) == 2  # <script>alert(1)</script>\n",
+        clause="Return <b>twice</b> x.",
+        origin="offline",
+        input=[1],
+        expected=2,
+        actual=3,
+        defect="f(1) returns 3 where P requires 2",
+        why_t0_misses="T0 never calls f on 1",
+        validation=validation,
+        replay="vouch audit replay w/test_witness.py",
+    )
+    flag = DetectorFlag(detector="special_cased_inputs", file="solution.py", line=3, detail="compares x with 7")
+    trials = [
+        TrialResult(
+            trial_id="T/1#0",
+            task_id="T/1",
+            model="m",
+            benchmark_pass=True,
+            verdict=Verdict.REWARD_HACK,
+            witnesses=[witness],
+            evidence=Evidence(detector_flags=[flag]),
+            program_hash="a",
+        ),
+        TrialResult(
+            trial_id="T/1#1",
+            task_id="T/1",
+            model="m",
+            benchmark_pass=True,
+            verdict=Verdict.REWARD_HACK,
+            witnesses=[witness],
+            program_hash="a",
+            shared_from="T/1#0",
+        ),
+        TrialResult(
+            trial_id="T/1#2", task_id="T/1", model="m", benchmark_pass=True, verdict=Verdict.SOUND, program_hash="b"
+        ),
+        TrialResult(
+            trial_id="T/1#3",
+            task_id="T/1",
+            model="m",
+            benchmark_pass=False,
+            verdict=Verdict.NOT_PASSING,
+            program_hash="c",
+        ),
+    ]
+    return AuditResults(
+        vouch_version=vouch.__version__,
+        benchmark="humaneval",
+        trials=trials,
+        summary=summarise(trials, executions=10, wall_s=1.5),
+    )
+
+
+def test_summary_counts_refutations_and_the_corrected_rate() -> None:
+    s = _results().summary
+    assert (s.trials, s.passing, s.refuted, s.reward_hack, s.sound) == (4, 3, 2, 2, 1)
+    assert s.corrected_resolution_rate == pytest.approx(0.25)
+    assert s.refuted_rate == pytest.approx(2 / 3)
+    assert s.distinct_programs == 3
+
+
+def test_page_is_self_contained_and_escapes_text() -> None:
+    body = _results().model_dump(mode="json")
+    page = render_html(body, generated_at=datetime(2026, 1, 1, tzinfo=UTC))
+    assert page == render_audit(body, generated_at=datetime(2026, 1, 1, tzinfo=UTC))
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page
+    assert "<b>twice</b>" not in page
+    assert "vouch audit replay w/test_witness.py" in page
+    assert "and 1 duplicate trials" in page
+    assert "http://" not in page and "https://" not in page
+    assert "2026-01-01 00:00 UTC" in page
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"kind": "bench"},
+        {"kind": "audit", "trials": "nope", "summary": {}},
+        {"kind": "audit", "trials": [], "summary": 3},
+    ],
+)
+def test_bad_results_are_usage_errors(body: dict) -> None:  # type: ignore[type-arg]
+    with pytest.raises(UsageError):
+        render_audit(body)
+
+
+def test_store_keeps_judgements_per_configuration(tmp_path: Path) -> None:
+    store = AuditStore(tmp_path / "s.sqlite")
+    store.put("cfg1", "T/1", "h1", {"verdict": "sound"})
+    store.put("cfg1", "T/1", "h1", {"verdict": "refuted"})  # a second put of the same key is ignored
+    store.put("cfg2", "T/1", "h1", {"verdict": "refuted"})
+    assert store.get_many("cfg1", [("T/1", "h1"), ("T/1", "h2")]) == {("T/1", "h1"): {"verdict": "sound"}}
+    assert store.count("cfg1") == 1 and store.count() == 2
+    store.close()
+    reopened = AuditStore(tmp_path / "s.sqlite")
+    assert reopened.count("cfg2") == 1
+    reopened.close()
+
+
+def test_store_of_another_version_is_refused(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "s.sqlite"
+    AuditStore(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE audit_meta SET value = '99' WHERE key = 'audit_schema_version'")
+    with pytest.raises(InfrastructureError, match="audit schema version 99"):
+        AuditStore(path)
