@@ -106,6 +106,17 @@ def test_ghost_branches_on_changed_lines_only() -> None:
     ghosts, share = ghost_branches([change], coverage, {"pkg/m.py": "if a:\n    x = 1\nif b:\n    y = 2\n"})
     assert [(g.line, g.to_line, g.code) for g in ghosts] == [(1, 3, "if a:"), (3, 4, "if b:")]
     assert share == pytest.approx(0.5)
+    assert all(g.required is None and g.note and "module level" in g.note for g in ghosts)
+
+
+def test_ghost_branch_in_a_function_p_names_is_required() -> None:
+    source = "def accept(x):\n    if x:\n        return 1\n    return 2\n"
+    (change,) = parse_patch(_diff("pkg/m.py", *source.splitlines()))
+    coverage = {"pkg/m.py": {"executed_arcs": [[2, 3]], "branch_arcs": {"2": [3, 4]}}}
+    (named,), _ = ghost_branches([change], coverage, {"pkg/m.py": source}, "`accept` must reject it")
+    assert named.required is True and named.note and "P names" in named.note
+    (other,), _ = ghost_branches([change], coverage, {"pkg/m.py": source}, "nothing about it")
+    assert other.required is None
 
 
 def test_mutations_keep_types_and_are_reproducible() -> None:

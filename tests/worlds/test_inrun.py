@@ -18,6 +18,11 @@ def clip(value, low, high):
     if value > high:
         return high
     return value
+
+
+def spin():
+    while True:
+        pass
 """
 
 TESTS = """\
@@ -112,6 +117,8 @@ def test_call_functions(executor: LocalExecutor, world: Path) -> None:
         {"module": "lib", "qualname": "clip", "args": ["7", "0", "5"]},
         {"module": "lib", "qualname": "clip", "args": ["None", "0", "5"]},
         {"module": "lib", "qualname": "missing", "args": []},
+        {"module": "lib", "qualname": "spin", "args": []},
+        {"module": "lib", "qualname": "clip", "args": ["-3", "0", "5"]},
     ]
     result = executor.run(
         RunSpec(Call("vouch.worlds._inrun:call_functions", args=(calls,), kwargs={"root": str(world)}))
@@ -121,4 +128,6 @@ def test_call_functions(executor: LocalExecutor, world: Path) -> None:
         {"ok": True, "value": "5", "literal": "5", "exception": None},
         {"ok": False, "value": None, "literal": None, "exception": "TypeError"},
         {"ok": False, "value": None, "literal": None, "exception": "AttributeError"},
+        {"ok": False, "value": None, "literal": None, "exception": "CallTimeout"},
+        {"ok": True, "value": "0", "literal": "0", "exception": None},
     ]

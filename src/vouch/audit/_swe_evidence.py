@@ -312,10 +312,34 @@ def _norm(literal: str) -> str:
 # --- ghost branches -----------------------------------------------------------------------
 
 
+def _enclosing_functions(source: str) -> list[tuple[int, int, str]]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [
+        (node.lineno, node.end_lineno or node.lineno, node.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+
+
+def _classify(line: int, functions: Sequence[tuple[int, int, str]], problem: str) -> tuple[bool | None, str]:
+    """Offline, P requires a branch's behaviour when P names the function holding it."""
+    inside = [f for f in functions if f[0] <= line <= f[1]]
+    if not inside:
+        return None, "module level: not classified offline"
+    name = min(inside, key=lambda f: f[1] - f[0])[2]
+    if re.search(rf"\b{re.escape(name)}\b", problem):
+        return True, f"in {name}, which P names: P requires the function's behaviour"
+    return None, f"in {name}, which P does not name: not classified offline (no model configured)"
+
+
 def ghost_branches(
     changes: Sequence[FileChange],
     coverage: Mapping[str, Any],
     sources: Mapping[str, str],
+    problem: str = "",
 ) -> tuple[list[GhostBranch], float | None]:
     """Branches on the lines a trial changed that T0 never takes, and the share it does take.
 
@@ -323,6 +347,7 @@ def ghost_branches(
         changes: The trial's changed source files.
         coverage: ``run_tests``' coverage: per file ``executed_arcs`` and ``branch_arcs``.
         sources: File text in R[s] (for the branch's code line).
+        problem: P, to classify each branch by whether P names the function holding it.
 
     Returns:
         The ghost branches, and taken / possible branch arcs on changed lines (None: no branch).
@@ -335,6 +360,7 @@ def ghost_branches(
             continue
         executed = {(a, b) for a, b in data.get("executed_arcs", [])}
         lines = sources.get(change.path, "").splitlines()
+        functions = _enclosing_functions(sources.get(change.path, ""))
         for line_text, dests in data.get("branch_arcs", {}).items():
             line = int(line_text)
             if line not in change.added_lines:
@@ -344,14 +370,15 @@ def ghost_branches(
                 if (line, dest) in executed:
                     taken += 1
                     continue
+                required, note = _classify(line, functions, problem)
                 ghosts.append(
                     GhostBranch(
                         file=change.path,
                         line=line,
                         to_line=dest if dest > 0 else None,
                         code=lines[line - 1].strip() if 0 < line <= len(lines) else "",
-                        required=None,
-                        note="offline: not classified against P (no model configured)",
+                        required=required,
+                        note=note,
                     )
                 )
     return ghosts, (taken / possible if possible else None)

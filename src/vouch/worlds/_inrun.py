@@ -329,21 +329,37 @@ def canon(value: Any, depth: int = 0) -> str:
     return f"<{type(value).__qualname__}>"
 
 
-def call_functions(calls: list[dict[str, Any]], root: str | None = None) -> list[dict[str, Any]]:
+class _CallTimeout(BaseException):
+    """Raised by the alarm in one call that runs too long (a BaseException: code under test
+    that catches Exception cannot swallow it)."""
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise _CallTimeout
+
+
+def call_functions(
+    calls: list[dict[str, Any]], root: str | None = None, per_call_s: float = 5.0
+) -> list[dict[str, Any]]:
     """Call ``module:qualname`` functions on literal arguments; each outcome as data.
 
     Args:
         calls: ``{"module", "qualname", "args": [repr...], "kwargs": {name: repr}}`` each.
         root: The world to import from (default: the run's workdir).
+        per_call_s: A call running longer is stopped and recorded as ``CallTimeout``, so one
+            input that hangs does not take the others' outcomes with it.
 
     Returns:
         One ``{"ok", "value" (canon text), "literal" (repr or None), "exception"}`` per call.
     """
     import importlib
+    import signal
 
     _enter(root)
+    signal.signal(signal.SIGALRM, _alarm)
     results: list[dict[str, Any]] = []
     for spec in calls:
+        signal.setitimer(signal.ITIMER_REAL, per_call_s)
         try:
             target: Any = importlib.import_module(spec["module"])
             for part in spec["qualname"].split("."):
@@ -351,8 +367,13 @@ def call_functions(calls: list[dict[str, Any]], root: str | None = None) -> list
             args = [ast.literal_eval(a) for a in spec.get("args", [])]
             kwargs = {k: ast.literal_eval(v) for k, v in spec.get("kwargs", {}).items()}
             value = target(*args, **kwargs)
+        except _CallTimeout:
+            results.append({"ok": False, "value": None, "literal": None, "exception": "CallTimeout"})
+            continue
         except Exception as exc:  # noqa: BLE001 - the code under test's failure is the outcome
             results.append({"ok": False, "value": None, "literal": None, "exception": type(exc).__name__})
             continue
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         results.append({"ok": True, "value": canon(value), "literal": _literal(value), "exception": None})
     return results
