@@ -237,25 +237,52 @@ def _mutants(sources: list[str], entry_point: str, code: Any, per_assert_s: floa
     return results
 
 
-def outputs(entry_point: str, inputs: list[Any], per_call_s: float = 1.0, budget_s: float = 20.0) -> dict[str, Any]:
+def outputs(
+    entry_point: str, inputs: list[Any], per_call_s: float = 1.0, budget_s: float = 20.0, arcs: bool = False
+) -> dict[str, Any]:
     """Call the entry point of ``solution.py`` on each argument list, each under its own timer.
 
     Returns ``{"loaded": bool, "load_error": str | None, "results": [...]}``; each result is
     ``{"ok": True, "value": data}`` (``opaque`` holds a repr when the value is not plain data),
     ``{"ok": False, "error": "Type: message"}``, or ``{"ok": False, "error": "timeout"}``;
-    calls past ``budget_s`` are ``{"ok": False, "error": "skipped"}``.
+    calls past ``budget_s`` are ``{"ok": False, "error": "skipped"}``. With ``arcs``, also the
+    branch arcs of ``solution.py`` the calls took (``"arcs": [[from, to], ...]``).
     """
     from vouch.exec._values import from_data
 
     start = time.monotonic()
     results: list[dict[str, Any]] = []
+    tracer = _coverage_of(os.path.abspath(SOLUTION)) if arcs else None
+    if tracer is not None:
+        tracer.start()
+    try:
+        loaded = _call_all(entry_point, inputs, per_call_s, budget_s, start, results, from_data)
+    finally:
+        if tracer is not None:
+            tracer.stop()
+    out: dict[str, Any] = {"loaded": loaded is None, "load_error": loaded, "results": results}
+    if tracer is not None and loaded is None:
+        data = tracer.get_data()
+        out["arcs"] = sorted({tuple(a) for f in data.measured_files() for a in (data.arcs(f) or [])})
+    return out
+
+
+def _call_all(
+    entry_point: str,
+    inputs: list[Any],
+    per_call_s: float,
+    budget_s: float,
+    start: float,
+    results: list[dict[str, Any]],
+    from_data: Callable[[Any], Any],
+) -> str | None:
     with _quiet():
         try:
             with _timer(per_call_s * 2):
                 module: ModuleType = load_module_file(SOLUTION, "solution")
             fn = getattr(module, entry_point)
         except BaseException as exc:  # noqa: BLE001 - an outcome
-            return {"loaded": False, "load_error": _describe(exc), "results": []}
+            return _describe(exc)
         for data in inputs:
             if time.monotonic() - start > budget_s:
                 results.append({"ok": False, "error": "skipped"})
@@ -267,7 +294,7 @@ def outputs(entry_point: str, inputs: list[Any], per_call_s: float = 1.0, budget
                 results.append(_encode(value))
             except BaseException as exc:  # noqa: BLE001 - an outcome
                 results.append({"ok": False, "error": _describe(exc)})
-    return {"loaded": True, "load_error": None, "results": results}
+    return None
 
 
 class _WitnessCollector:

@@ -63,13 +63,14 @@ class WitnessSource(Protocol):
 
 
 def outputs_spec(
-    program: str, entry_point: str, inputs: Sequence[Sequence[Any]], name: str, per_call_s: float
+    program: str, entry_point: str, inputs: Sequence[Sequence[Any]], name: str, per_call_s: float, *, arcs: bool = False
 ) -> RunSpec:
-    """One run that calls the entry point of ``program`` on every input."""
+    """One run that calls the entry point of ``program`` on every input (and records arcs, if asked)."""
     from vouch.exec._values import to_data
 
+    data = [to_data(list(a)) for a in inputs]
     return RunSpec(
-        Call("vouch.audit._inrun:outputs", (entry_point, [to_data(list(a)) for a in inputs], per_call_s, 40.0)),
+        Call("vouch.audit._inrun:outputs", (entry_point, data, per_call_s, 40.0), {"arcs": arcs}),
         files={"solution.py": program},
         limits=OUTPUT_LIMITS,
         name=name,

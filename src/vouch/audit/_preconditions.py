@@ -255,7 +255,7 @@ def _check(rule: ArgRule, value: Any) -> str | None:
             return f"characters {extra!r} are not in the alphabet of P's examples and T0"
         if rule.strip_spaces and (text != text.strip() or "  " in text):
             return "leading, trailing or doubled whitespace"
-        if rule.nonempty_str and isinstance(value, str) and not text:
+        if rule.nonempty_str and not text:
             return "empty string"
         if rule.balanced and not _balanced(text):
             return f"{text!r} is not balanced"
@@ -297,7 +297,14 @@ def _text_ranges(prompt: str, names: Sequence[str]) -> dict[str, tuple[float, fl
         if op2 == "<":
             hi -= 1
         found[target] = (lo, hi)
-    return {k: v for k, v in found.items() if k in names or any(k == f"len({n})" for n in names)}
+    out: dict[str, tuple[float, float]] = {}
+    for target, bounds in found.items():
+        inner = target[4:-1] if target.startswith("len(") and target.endswith(")") else target
+        # P may shorten a parameter's name ("1 <= num <= 1000" for `number`).
+        matches = [n for n in names if n == inner] or [n for n in names if n.startswith(inner) or inner.startswith(n)]
+        if len(matches) == 1:
+            out[f"len({matches[0]})" if inner != target else matches[0]] = bounds
+    return out
 
 
 def infer(
@@ -364,7 +371,7 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
     strings = [s for v in values for s in _strings(v)]
     alphabet = _widened(frozenset("".join(strings))) if strings and any(strings) else None
     strip = bool(strings) and all(s == s.strip() and "  " not in s for s in strings)
-    nonempty_str = bool(strings) and all(strings) and any(isinstance(v, str) for v in values)
+    nonempty_str = bool(strings) and all(strings)
     balanced = bool(strings) and "balanced" in text and all(_balanced(s) for s in strings)
     direct = [v for v in values if isinstance(v, str)]
     shapes = frozenset(shape(v) for v in direct) if direct and any(ch.isdigit() for v in direct for ch in v) else None
@@ -372,7 +379,13 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
     min_len = min(lengths) if lengths and min(lengths) > 0 else 0
     if "non-empty" in text or "nonempty" in text or "not empty" in text:
         min_len = max(min_len, 1)
-    min_len = min(min_len, 1) if min_len else 0
+    # Stay near the sizes P's examples and T0 use: at least half the shortest seed (a list of
+    # seven numbers shrunk to one element can lose what every seed has, such as a prime).
+    lists_only = [len(v) for v in values if isinstance(v, (list, tuple, dict))]
+    if lists_only and len(lists_only) == len(lengths) and min_len >= 2:
+        min_len = (min_len + 1) // 2
+    else:
+        min_len = min(min_len, 1) if min_len else 0
     max_len = None
     if lengths:
         max_len = max(max(lengths) * 2, max(lengths) + 4)

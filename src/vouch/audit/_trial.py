@@ -66,6 +66,8 @@ class ProgramJob:
     program: str
     first_trial: str
     unparsable: str | None
+    valid_arcs: set[tuple[int, int]] | None = None
+    """Branch arcs the program took on the generated inputs inside P's preconditions."""
     weight: int = 1
     """Trials sharing this program (they vote with this weight in the ambiguity rule)."""
     t0: T0Result | None = None
@@ -231,12 +233,15 @@ def _differential_stage(
                 [a for _, a, _ in pool.inputs],
                 f"{job.first_trial} on generated inputs",
                 config.per_call_s,
+                arcs=job.t0 is not None and job.t0.passed,
             )
         )
     for job, result in zip(chosen, engine.run(specs, "R[s] on generated inputs"), strict=True):
         pool = contexts[job.task_id].pool
         assert pool is not None
         job.diffs = _offline.differences(pool, _offline.decoded(result, len(pool.inputs)))
+        if result.ok and isinstance(result.value, dict):
+            job.valid_arcs = {(int(a), int(b)) for a, b in result.value.get("arcs") or []}
     for task_id in {j.task_id for j in chosen}:
         mine = [j for j in chosen if j.task_id == task_id]
         voters = [j for j in mine if j.t0 is not None and j.t0.passed]
@@ -482,29 +487,36 @@ def _ghosts(job: ProgramJob, ctx: TaskContext) -> tuple[list[GhostBranch], float
         return [], None
     first = ctx.problem.prompt.count("\n") + 1
     lines = job.program.splitlines()
-    reached = bool(ctx.pool and ctx.pool.inputs)
     ghosts = []
     for line_text, targets in sorted(coverage.get("missing_arcs", {}).items(), key=lambda kv: int(kv[0])):
         line = int(line_text)
         if line < first:
             continue
         for target in targets:
+            required, note = _classify(job, line, int(target))
             ghosts.append(
                 GhostBranch(
                     file=FILE,
                     line=line,
                     to_line=int(target) if int(target) > 0 else None,
                     code=lines[line - 1].strip() if 0 < line <= len(lines) else "",
-                    required=None,
-                    note=(
-                        "never taken under T0; whether P requires it is left open offline"
-                        + ("" if not reached else " (the differential inputs exercise the function beyond T0)")
-                    ),
+                    required=required,
+                    note=note,
                 )
             )
     branches = int(coverage.get("branches") or 0)
     missing = int(coverage.get("missing_branches") or 0)
     return ghosts, (branches - missing) / branches if branches else None
+
+
+def _classify(job: ProgramJob, line: int, target: int) -> tuple[bool | None, str]:
+    """Whether P governs a branch T0 never takes: inputs P allows reach it (then its behaviour is
+    P's business and the differential run checked it against G), or none of them did."""
+    if job.valid_arcs is None:
+        return None, "never taken under T0; no generated input was run (left open)"
+    if (line, target) in job.valid_arcs:
+        return True, "never taken under T0, but inputs P allows take it: P requires its behaviour"
+    return False, "never taken under T0 nor by any generated input inside P's preconditions"
 
 
 def _surviving(job: ProgramJob) -> list[SurvivingMutant]:
