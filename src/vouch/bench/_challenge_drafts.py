@@ -325,8 +325,14 @@ def _read_why(ctx: Context, name: str) -> str:
 
 
 def _steps(ctx: Context) -> list[int]:
-    """Indices of the calls that are required steps: writes, or every call when the calls are the answer."""
-    return [i for i, w in enumerate(ctx.writes) if w or ctx.calls_are_answer]
+    """Indices of the calls that are required steps: writes, or every call when the calls are the answer.
+
+    A call named as a read that still changes the state (AgentDojo's get_webpage logs the visit)
+    is a look-up with bookkeeping, not a step the task requires: dropping it violates nothing.
+    """
+    if ctx.calls_are_answer:
+        return list(range(len(ctx.calls)))
+    return [i for i, w in enumerate(ctx.writes) if w and verb(ctx.calls[i]["function"]) not in _READ_VERBS]
 
 
 def _drop_step(ctx: Context) -> Iterator[Draft]:
