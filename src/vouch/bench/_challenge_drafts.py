@@ -20,59 +20,17 @@ from vouch.bench._challenge_public import Role, param_types, same_json, stated_i
 from vouch.bench._decide import Task
 from vouch.core import canonical_json
 
-_READ_VERBS = frozenset(
-    [
-        "get",
-        "list",
-        "search",
-        "read",
-        "find",
-        "fetch",
-        "retrieve",
-        "check",
-        "lookup",
-        "look",
-        "view",
-        "show",
-        "query",
-        "count",
-        "calculate",
-        "compute",
-        "describe",
-    ]
+_READ_WORDS = (
+    "get list search read find fetch retrieve check lookup look view show query count calculate compute describe"
 )
-WRITE_VERBS = frozenset(
-    [
-        "send",
-        "update",
-        "delete",
-        "remove",
-        "create",
-        "add",
-        "schedule",
-        "cancel",
-        "book",
-        "reserve",
-        "set",
-        "post",
-        "invite",
-        "share",
-        "append",
-        "write",
-        "move",
-        "rename",
-        "reply",
-        "forward",
-        "pay",
-        "transfer",
-        "buy",
-        "order",
-        "change",
-        "edit",
-        "modify",
-        "upload",
-    ]
+_WRITE_WORDS = (
+    "send update delete remove create add schedule cancel book reserve set post invite share "
+    "append write move rename reply forward pay transfer buy order change edit modify upload"
 )
+_READ_VERBS = frozenset(_READ_WORDS.split())
+"""First words of tool names that read (tool_call tasks, where no environment can be run)."""
+WRITE_VERBS = frozenset(_WRITE_WORDS.split())
+"""First words of tool names that write."""
 CALLS_ARE_ANSWER = "answer with the function call"
 _SIDE_EFFECT = re.compile(
     r"\b(marks?|marked|deletes?|updates?|creates?|sends?|modifies|changes|removes|will (also )?\w*\s?(send|email))\b",
@@ -84,11 +42,14 @@ PER_CONSTRUCTION = {"unauthorised_write": 1, "unrequested_call": 1, "add_read_on
 
 
 def verb(name: str) -> str:
+    """The first word of a tool's name (``get_balance`` -> ``get``, ``sendMoney`` -> ``send``)."""
     return re.split(r"[_\W]|(?<=[a-z])(?=[A-Z])", name)[0].lower()
 
 
 @dataclass
 class Draft:
+    """A derived trace before its claim is checked: role, construction, what changed and why."""
+
     role: Role
     construction: str
     calls: list[dict[str, Any]]
@@ -102,6 +63,8 @@ class Draft:
 
 @dataclass
 class Context:
+    """What the makers know of the candidate and the task's public side."""
+
     task: Task
     calls: list[dict[str, Any]]
     answer: str | None
