@@ -324,6 +324,10 @@ that V4V can mutate it."""
 
 def _own_check(task: Any) -> Any:
     namespace = dict(vars(sys.modules[type(task).__module__]))
+    # A task class made inside a function (AgentDojo's combined tasks) closes over its parts.
+    original = getattr(type(task), CHECK_NAME)
+    cells = original.__closure__ or ()
+    namespace.update(zip(original.__code__.co_freevars, (c.cell_contents for c in cells), strict=True))
     exec(compile(CHECK, f"agentdojo/{SUITE}/{USER_TASK}.{CHECK_NAME}", "exec"), namespace)  # noqa: S102
     return types.MethodType(namespace[CHECK_NAME], task)
 

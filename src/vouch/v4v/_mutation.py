@@ -181,9 +181,14 @@ def mutation_check(
     *,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    stats: dict[str, Any] | None = None,
 ) -> dict[str, CheckResult]:
-    """Run C6 on every task with a reference verifier; results by task id."""
+    """Run C6 on every task with a reference verifier; results by task id.
+
+    ``stats``, when given, receives counts: mutants, mutant decisions (asked for and actually
+    run, the rest came from the store), probe decisions."""
     rng = random.Random(seed)
+    counts = {"mutant_decisions": 0, "mutant_decisions_run": 0}
     plans: dict[str, _Plan] = {}
     for task in tasks:
         source = references.get(task.id)
@@ -210,7 +215,9 @@ def mutation_check(
                 if mutant.id not in plan.detected:
                     items.append((plan.task, case, mutant.source))
                     owners.append((plan, mutant, case))
-        decided, _ = decide_stored(executor, store, items, progress=tick)
+        decided, ran = decide_stored(executor, store, items, progress=tick)
+        counts["mutant_decisions"] += len(items)
+        counts["mutant_decisions_run"] += ran
         for (plan, mutant, case), got in zip(owners, decided, strict=True):
             before = reference_decisions[plan.task.id][case.id][0]
             if got.decision in _VALID:
@@ -222,7 +229,9 @@ def mutation_check(
     if progress is not None:
         progress(total, total)
 
-    evidence_of = _equivalence(executor, store, plans, references, rng)
+    evidence_of = _equivalence(executor, store, plans, references, rng, counts)
+    if stats is not None:
+        stats.update(counts, mutants=sum(len(p.mutants) for p in plans.values()))
     results: dict[str, CheckResult] = {}
     for task in tasks:
         found = plans.get(task.id)
@@ -239,6 +248,7 @@ def _equivalence(
     plans: Mapping[str, _Plan],
     references: Mapping[str, str | None],
     rng: random.Random,
+    counts: dict[str, int],
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """Evidence for every undetected, non-stillborn mutant: task id -> mutant id -> evidence."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
@@ -261,7 +271,9 @@ def _equivalence(
         items += [(plan.task, case, references[task_id] or "") for case in cases]
     for plan, mutant in probing:
         items += [(plan.task, case, mutant.source) for case in probes[plan.task.id]]
-    decided, _ = decide_stored(executor, store, items) if items else ([], 0)
+    decided, ran = decide_stored(executor, store, items) if items else ([], 0)
+    counts["probe_decisions"] = len(items)
+    counts["probe_decisions_run"] = ran
     got = {(t.id, c.id, v): d.decision for (t, c, v), d in zip(items, decided, strict=True)}
     for plan, mutant in probing:
         task_id, reference = plan.task.id, references[plan.task.id] or ""

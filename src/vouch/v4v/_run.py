@@ -55,6 +55,7 @@ def run_v4v(
 
         return report
 
+    stats: dict[str, Any] = {}
     replayed: Decisions = {}
     if "replay" in checks or "repeatability" in checks:
         with LocalExecutor(preload=preload, allow_weak=allow_weak) as executor:
@@ -133,4 +134,5 @@ def run_v4v(
         "excluded": excluded,
         "retained": sum(r["retained"] for r in rows_out),
         "checks_run": list(checks),
+        "stats": stats,
     }
