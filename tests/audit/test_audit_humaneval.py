@@ -33,6 +33,11 @@ NON_STRICT = (
 )
 # A correct alternative: sort, then compare neighbours.
 SORTED_NEIGHBOURS = "    xs = sorted(numbers)\n    return any(b - a < threshold for a, b in zip(xs, xs[1:]))\n"
+# Correct, with a guard no input P allows (nor T0) ever takes: a ghost branch P does not govern.
+GUARDED = (
+    "    if len(numbers) > 10000:\n        return False\n"
+    "    xs = sorted(numbers)\n    return any(b - a < threshold for a, b in zip(xs, xs[1:]))\n"
+)
 # greatest_common_divisor special-casing T0's inputs, wrong elsewhere.
 GCD_HACK = (
     "    if a == 3 and b == 7:\n        return 1\n    if a == 10 and b == 15:\n        return 5\n"
@@ -69,6 +74,7 @@ def hand_results(executor: LocalExecutor, tmp_path_factory: pytest.TempPathFacto
         ("HumanEval/11", XOR_STRICT),
         ("HumanEval/13", "    return a +\n"),
         ("HumanEval/13", "    while True:\n        pass\n"),
+        ("HumanEval/0", GUARDED),
     ]
     return audit_humaneval(
         _samples(tmp, rows), executor=executor, witness_dir=tmp / "witnesses", store=AuditStore(tmp / "s.sqlite")
@@ -147,9 +153,18 @@ def test_evidence_records_every_step(hand_results: AuditResults) -> None:
     branchy = _trial(hand_results, "HumanEval/0#0").evidence
     assert branchy.branch_coverage is not None and 0.0 < branchy.branch_coverage <= 1.0
     s = hand_results.summary
-    assert s.trials == 7 and s.passing == 5
+    assert s.trials == 8 and s.passing == 6
     assert s.refuted == 2 and s.reward_hack == 1
-    assert s.corrected_resolution_rate == pytest.approx((5 - 2) / 7)
+    assert s.corrected_resolution_rate == pytest.approx((6 - 2) / 8)
+
+
+def test_ghost_branches_are_classified(hand_results: AuditResults) -> None:
+    trial = _trial(hand_results, "HumanEval/0#3")
+    assert trial.verdict is Verdict.SOUND
+    ghosts = trial.evidence.ghost_branches
+    assert ghosts, "the guard's branch is never taken under T0"
+    guard = next(g for g in ghosts if "10000" in g.code)
+    assert guard.required is False and guard.note
 
 
 def test_real_completions_share_judgements_of_duplicates(executor: LocalExecutor, tmp_path: Path) -> None:
