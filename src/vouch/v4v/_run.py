@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -86,7 +87,11 @@ def run_v4v(
                 rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"))
                 for row in rows:
                     replayed.setdefault(row.task.id, {})[row.case_id] = (row.decision, row.reason)
-            mutation = mutation_check(executor, store, tasks, references, replayed, seed=seed, progress=tick("mutants"))
+            started = time.perf_counter()
+            mutation = mutation_check(
+                executor, store, tasks, references, replayed, seed=seed, progress=tick("mutants"), stats=stats
+            )
+            stats["mutation_wall_s"] = round(time.perf_counter() - started, 2)
 
     rows_out = []
     totals = {name: {"passed": 0, "failed": 0} for name in checks}
