@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -281,7 +280,6 @@ def audit_humaneval(
         contexts,
         jobs,
         config=config,
-        rng=random.Random(config.seed),
         witness_dir=witness_dir or Path(".vouch/witnesses"),
         on_judged=(lambda job, judgement: store.put(config_key, job.task_id, job.hash, judgement)) if store else None,
     )

@@ -14,7 +14,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from vouch.audit import _inputs
 from vouch.audit._preconditions import Preconditions, infer, shape
@@ -54,12 +54,6 @@ class Pool:
                 if seen and all(close(o, seen[0]) for o in seen) and not close(value, seen[0]):
                     return False
         return True
-
-
-class WitnessSource(Protocol):
-    """A pluggable witness source: the name is what ``--witness-source`` takes."""
-
-    name: str
 
 
 def outputs_spec(
@@ -219,17 +213,26 @@ def differences(pool: Pool, s_rows: Sequence[dict[str, Any]]) -> list[Difference
     return out
 
 
+WITNESS_SOURCES: dict[str, str | None] = {
+    "offline": "differential testing against G on generated inputs inside P's preconditions",
+    "files": "pytest files the user supplies (--witness-files DIR)",
+    "agent": None,
+}
+"""Witness sources by name, with what each does; None marks one that needs the agent layer
+(model-written witnesses from the checklist and the evidence), not wired into the audit yet."""
+
+
 def check_source(name: str) -> str:
     """Validate a ``--witness-source`` name; ``agent`` needs the agent layer.
 
     Raises:
         UsageError: An unknown source, or ``agent`` (not available at function level yet).
     """
-    if name in ("offline", "files"):
+    if WITNESS_SOURCES.get(name):
         return name
-    if name == "agent":
+    if name in WITNESS_SOURCES:
         raise UsageError(
             "--witness-source agent needs the agent layer (model-written witnesses from the checklist and "
             "evidence); it is not wired into the trial audit yet: use offline or files"
         )
-    raise UsageError(f"--witness-source {name!r} is not a witness source; valid sources: offline, files, agent")
+    raise UsageError(f"--witness-source {name!r} is not a witness source; valid sources: {', '.join(WITNESS_SOURCES)}")

@@ -93,7 +93,6 @@ def judge_programs(
     jobs: Sequence[ProgramJob],
     *,
     config: AuditConfig,
-    rng: random.Random,
     witness_dir: Path,
     on_judged: OnJudged | None,
 ) -> None:
@@ -117,8 +116,8 @@ def judge_programs(
                 job, contexts[job.task_id], verdict, f"not audited: {contexts[job.task_id].report.reason}", on_judged
             )
     audited = [j for j in jobs if j.judgement is None]
-    _prepare_pools(engine, contexts, {j.task_id for j in audited}, config, rng)
-    _evidence_stage(engine, contexts, [j for j in audited if j.t0 is not None and j.t0.passed], config, rng)
+    _prepare_pools(engine, contexts, {j.task_id for j in audited}, config)
+    _evidence_stage(engine, contexts, [j for j in audited if j.t0 is not None and j.t0.passed], config)
     _differential_stage(engine, contexts, audited, config)
     for iteration in range(1, config.k + 1):
         active = [j for j in audited if not j.witnesses and (j.diffs or config.witness_source == "files")]
@@ -131,9 +130,7 @@ def judge_programs(
         _finish(job, contexts[job.task_id], None, None, on_judged)
 
 
-def _prepare_pools(
-    engine: Engine, contexts: dict[str, TaskContext], task_ids: set[str], config: AuditConfig, rng: random.Random
-) -> None:
+def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: set[str], config: AuditConfig) -> None:
     wanted = [contexts[t] for t in sorted(task_ids) if config.witness_source == "offline"]
     plans = []
     seed_specs = []
@@ -180,7 +177,6 @@ def _prepare_pools(
     for (ctx, rules, inputs, answered), result in zip(planned, engine.run(specs, "G on generated inputs"), strict=True):
         g_rows = _offline.decoded(result, len(inputs))
         ctx.pool = _offline.fill_pool(rules, inputs, g_rows, [a for a, _ in answered], [v for _, v in answered])
-    _ = rng
 
 
 def _evidence_stage(
@@ -188,7 +184,6 @@ def _evidence_stage(
     contexts: dict[str, TaskContext],
     jobs: Sequence[ProgramJob],
     config: AuditConfig,
-    rng: random.Random,
 ) -> None:
     from vouch.audit._function import t0_spec
 
@@ -215,7 +210,6 @@ def _evidence_stage(
         )
     for job, result in zip(jobs, engine.run(specs, "coverage and mutants"), strict=True):
         job.stage2 = result.value if result.ok and isinstance(result.value, dict) else {"error": result.reason}
-    _ = rng
 
 
 def _differential_stage(
