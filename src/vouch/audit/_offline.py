@@ -37,6 +37,14 @@ class Pool:
     """Generated inputs G rejected (raised, ran away, off-type output)."""
     shape_outputs: dict[tuple[int, str], list[Any]] = field(default_factory=dict)
     """(argument, string shape) -> G's outputs on the seeds of that shape."""
+    wrapper: str | None = None
+    """``tuple`` or ``list`` when T0 compares ``tuple(candidate(x))``: outputs are compared so too."""
+
+    def normal(self, value: Any) -> Any:
+        """An output as T0 compares it (through T0's ``tuple(...)``/``list(...)``, when it uses one)."""
+        if self.wrapper is not None and isinstance(value, (list, tuple)):
+            return tuple(value) if self.wrapper == "tuple" else list(value)
+        return value
 
     def accepts(self, args: Sequence[Any], row: dict[str, Any]) -> bool:
         """Whether G's answer on ``args`` makes it a usable input: a value of G's usual type that a
@@ -173,16 +181,17 @@ def fill_pool(
     g_rows: Sequence[dict[str, Any]],
     seeds: Sequence[Sequence[Any]] = (),
     seed_outputs: Sequence[Any] = (),
+    wrapper: str | None = None,
 ) -> Pool:
     """Keep the planned inputs G answers usably (see ``Pool.accepts``), with G's output."""
-    pool = Pool(rules)
+    pool = Pool(rules, wrapper=wrapper)
     for seed, out in zip(seeds, seed_outputs, strict=False):
         for i, arg in enumerate(seed):
             if isinstance(arg, str):
                 pool.shape_outputs.setdefault((i, shape(arg)), []).append(out)
     for (level, args), row in zip(planned, g_rows, strict=True):
         if pool.accepts(args, row):
-            pool.inputs.append((level, args, row["value"]))
+            pool.inputs.append((level, args, pool.normal(row["value"])))
         else:
             pool.dropped += 1
     return pool
@@ -207,7 +216,7 @@ def differences(pool: Pool, s_rows: Sequence[dict[str, Any]]) -> list[Difference
             out.append(Difference(level, args, expected, f"raised {row.get('error')}"))
         elif "opaque" in row:
             out.append(Difference(level, args, expected, row["opaque"]))
-        elif not close(row["value"], expected):
+        elif not close(pool.normal(row["value"]), expected):
             out.append(Difference(level, args, expected, row["value"]))
     out.sort(key=lambda d: (d.level, _inputs.size(d.args)))
     return out

@@ -40,6 +40,8 @@ class Assertion:
     has_expected: bool
     compares_value: bool
     """It compares the candidate's output with a value (``==``, ``is``, a tolerance)."""
+    wrapper: str | None = None
+    """``tuple`` or ``list`` when T0 compares ``tuple(candidate(x))`` rather than the output itself."""
 
 
 def parameters(prompt: str, entry_point: str) -> list[str]:
@@ -136,12 +138,16 @@ def assertions(test: str) -> list[Assertion]:
                 except (ValueError, SyntaxError, TypeError):
                     args = None
             expected, has, compares = None, False, False
+            wrapper: str | None = None
             test_node = node.test
             if isinstance(test_node, ast.Compare) and len(test_node.ops) == 1:
                 left, right = test_node.left, test_node.comparators[0]
-                if isinstance(test_node.ops[0], (ast.Eq, ast.Is)) and (left is call or right is call):
+                wrapped = [side for side in (left, right) if _wraps(side, call)]
+                if wrapped:
+                    wrapper = wrapped[0].func.id  # type: ignore[attr-defined]
+                if isinstance(test_node.ops[0], (ast.Eq, ast.Is)) and (left is call or right is call or wrapped):
                     compares = True
-                    other = right if left is call else left
+                    other = right if (left is call or (wrapped and wrapped[0] is left)) else left
                     try:
                         expected, has = ast.literal_eval(other), True
                     except (ValueError, SyntaxError, TypeError):
@@ -153,8 +159,26 @@ def assertions(test: str) -> list[Assertion]:
             elif call is not None and (test_node is call or isinstance(test_node, ast.UnaryOp)):
                 compares = True  # assert candidate(x) / assert not candidate(x): a truth value
                 has, expected = True, isinstance(test_node, ast.UnaryOp) is False
-            out.append(Assertion(f"L{node.lineno}", ast.unparse(node), args, expected, has, compares))
+            out.append(Assertion(f"L{node.lineno}", ast.unparse(node), args, expected, has, compares, wrapper))
     return out
+
+
+def _wraps(node: ast.AST, call: ast.Call | None) -> bool:
+    """``tuple(candidate(x))`` or ``list(candidate(x))``."""
+    return (
+        call is not None
+        and isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("tuple", "list")
+        and len(node.args) == 1
+        and node.args[0] is call
+    )
+
+
+def output_wrapper(asserts: Sequence[Assertion]) -> str | None:
+    """The wrapper T0 applies to every output it compares, when there is one (else None)."""
+    wrappers = {a.wrapper for a in asserts if a.compares_value}
+    return wrappers.pop() if len(wrappers) == 1 else None
 
 
 def _is_tolerance(left: ast.AST, call: ast.Call) -> bool:

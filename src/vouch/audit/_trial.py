@@ -27,7 +27,7 @@ from vouch.audit._model import (
     Witness,
     decide_verdict,
 )
-from vouch.audit._prompt import Assertion, Example, main_clause
+from vouch.audit._prompt import Assertion, Example, main_clause, output_wrapper
 from vouch.audit._samples import Problem
 from vouch.mutation import Mutant, kill_matrix, mutate
 
@@ -176,7 +176,8 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
     ]
     for (ctx, rules, inputs, answered), result in zip(planned, engine.run(specs, "G on generated inputs"), strict=True):
         g_rows = _offline.decoded(result, len(inputs))
-        ctx.pool = _offline.fill_pool(rules, inputs, g_rows, [a for a, _ in answered], [v for _, v in answered])
+        seeds_answered, outputs = [a for a, _ in answered], [v for _, v in answered]
+        ctx.pool = _offline.fill_pool(rules, inputs, g_rows, seeds_answered, outputs, output_wrapper(ctx.asserts))
 
 
 def _evidence_stage(
@@ -276,7 +277,9 @@ def _contest_finals(
         rows = _offline.decoded(result, len(diffs))
         keys = set()
         for diff, row in zip(diffs, rows, strict=True):
-            ok = row.get("ok") and "value" in row and _offline.close(row["value"], diff.expected)
+            pool = contexts[task_id].pool
+            value = pool.normal(row.get("value")) if pool is not None else row.get("value")
+            ok = row.get("ok") and "value" in row and _offline.close(value, diff.expected)
             if not ok and row.get("error") != "skipped":
                 keys.add(_inputs.key(diff.args))
         differing.setdefault(task_id, []).append((voter, keys))
@@ -348,6 +351,7 @@ def _iteration(
                 args=diff.args,
                 expected=diff.expected,
                 index=iteration,
+                wrapper=ctx.pool.wrapper if ctx.pool is not None else None,
             )
             candidates.append((job, wf, diff.args, diff.expected, diff.actual, clause.id if clause else ""))
     specs = []
@@ -406,12 +410,12 @@ def _shrink_round(
     for i, (job, smaller) in enumerate(plans):
         ctx = contexts[job.task_id]
         assert ctx.pool is not None
-        pool = _offline.Pool(ctx.pool.rules, shape_outputs=ctx.pool.shape_outputs)
+        pool = _offline.Pool(ctx.pool.rules, shape_outputs=ctx.pool.shape_outputs, wrapper=ctx.pool.wrapper)
         g_rows = _offline.decoded(results[2 * i], len(smaller))
         kept = []
         for args, row in zip(smaller, g_rows, strict=True):
             if ctx.pool.accepts(args, row):
-                pool.inputs.append((1, args, row["value"]))
+                pool.inputs.append((1, args, pool.normal(row["value"])))
                 kept.append(args)
         s_rows_all = _offline.decoded(results[2 * i + 1], len(smaller))
         s_rows = [row for args, row in zip(smaller, s_rows_all, strict=True) if any(args is k for k in kept)]

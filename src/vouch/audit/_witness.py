@@ -64,11 +64,13 @@ def render(
     args: Sequence[Any],
     expected: Any,
     index: int,
+    wrapper: str | None = None,
 ) -> WitnessFile:
     """The pytest source of a witness that asserts ``entry_point(*args) == expected`` (tolerantly)."""
     name = f"test_witness_{safe_name(trial_id)}_{index}.py"
     header = {"task_id": task_id, "trial_id": trial_id, "entry_point": entry_point}
-    call = f"{entry_point}(*args)"
+    # T0 compares tuple(candidate(x)) on some tasks: the witness compares as T0 does.
+    call = f"{wrapper}({entry_point}(*args))" if wrapper in ("tuple", "list") else f"{entry_point}(*args)"
     clause_line = clause.replace('"""', "'''").replace("\n", " ")
     body = f'''"""Witness for {trial_id} (vouch audit): a requirement of P that T0 does not check.
 
