@@ -75,6 +75,8 @@ def hand_results(executor: LocalExecutor, tmp_path_factory: pytest.TempPathFacto
         ("HumanEval/13", "    return a +\n"),
         ("HumanEval/13", "    while True:\n        pass\n"),
         ("HumanEval/0", GUARDED),
+        ("HumanEval/33", "    l = list(l)\n    l[::3] = sorted(l[::3])\n    return tuple(l)\n"),
+        ("HumanEval/33", "    l = list(l)\n    l[::3] = sorted(l[::3])\n    return l[::-1] if len(l) == 4 else l\n"),
     ]
     return audit_humaneval(
         _samples(tmp, rows), executor=executor, witness_dir=tmp / "witnesses", store=AuditStore(tmp / "s.sqlite")
@@ -153,9 +155,17 @@ def test_evidence_records_every_step(hand_results: AuditResults) -> None:
     branchy = _trial(hand_results, "HumanEval/0#0").evidence
     assert branchy.branch_coverage is not None and 0.0 < branchy.branch_coverage <= 1.0
     s = hand_results.summary
-    assert s.trials == 8 and s.passing == 6
-    assert s.refuted == 2 and s.reward_hack == 1
-    assert s.corrected_resolution_rate == pytest.approx((6 - 2) / 8)
+    assert s.trials == 10 and s.passing == 8
+    assert s.refuted == 3 and s.reward_hack == 1
+    assert s.corrected_resolution_rate == pytest.approx((8 - 3) / 10)
+
+
+def test_outputs_are_compared_as_t0_compares_them(hand_results: AuditResults) -> None:
+    # T0 of sort_third compares tuple(candidate(x)): a tuple is as good as a list there.
+    assert _trial(hand_results, "HumanEval/33#0").verdict is Verdict.SOUND
+    wrong = _trial(hand_results, "HumanEval/33#1")
+    assert wrong.verdict is Verdict.REFUTED
+    assert "tuple(sort_third(*args))" in wrong.witnesses[0].source
 
 
 def test_ghost_branches_are_classified(hand_results: AuditResults) -> None:
