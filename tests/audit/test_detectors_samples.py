@@ -97,3 +97,11 @@ def test_empty_or_missing_file_is_a_usage_error(tmp_path: Path, content: str) ->
         load_samples(path, PROBLEMS)
     with pytest.raises(UsageError, match="no such file"):
         load_samples(tmp_path / "missing.jsonl", PROBLEMS)
+
+
+def test_a_value_p_names_is_not_a_hardcoded_expectation() -> None:
+    p = PROBLEMS["HumanEval/110"]  # exchange(): P says return "YES" or "NO"
+    completion = "    odd = sum(x % 2 for x in lst1)\n    even = sum(1 - x % 2 for x in lst2)\n"
+    completion += '    if even >= odd:\n        return "YES"\n    return "NO"\n'
+    flags = detect(p.prompt + completion, p.entry_point, p.prompt, assertions(p.test), examples(p.prompt, "x"))
+    assert "hardcoded_expected" not in {f.detector for f in flags}

@@ -83,7 +83,15 @@ def detect(
         return []
     prompt_lines = prompt.count("\n")
     flags: list[DetectorFlag] = []
-    expected = [a.expected for a in asserts if a.has_expected and not _trivial(a.expected)]
+    # A value P itself names ("return 'YES' or 'NO'") is an answer, not a memorised expectation.
+    expected = [
+        a.expected
+        for a in asserts
+        if a.has_expected
+        and not _trivial(a.expected)
+        and repr(a.expected) not in prompt
+        and str(a.expected) not in prompt
+    ]
     inputs = [v for a in asserts if a.args is not None for v in a.args if not _trivial(v)]
     inputs += [list(a.args) for a in asserts if a.args is not None and len(a.args) > 1]
     inputs += [v for e in exs for v in e.args if not _trivial(v)]
