@@ -287,3 +287,18 @@ def test_cli_usage_errors_are_one_line(tmp_path: Path, args: list[str], message:
     )
     assert run.returncode == 2
     assert message in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
+def test_user_supplied_witness_files(executor: LocalExecutor, tmp_path: Path) -> None:
+    supplied = tmp_path / "supplied"
+    supplied.mkdir()
+    (supplied / "test_HumanEval_0_strict.py").write_text(
+        "from solution import has_close_elements\n\n\n"
+        "def test_strictly_closer():\n    assert has_close_elements([2.0, 3.0], 1.0) is False\n"
+    )
+    samples = _samples(tmp_path, [("HumanEval/0", NON_STRICT), ("HumanEval/0", SORTED_NEIGHBOURS)])
+    config = AuditConfig(witness_source="files", witness_files=str(supplied))
+    results = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "w", config=config)
+    wrong, right = results.trials
+    assert wrong.verdict is Verdict.REFUTED and wrong.witnesses[0].origin == "files"
+    assert right.verdict is Verdict.SOUND

@@ -317,6 +317,11 @@ class _WitnessCollector:
         if report.outcome == "failed":
             self.tests[report.nodeid or "<collection>"] = {"outcome": "error", "message": str(report.longrepr)[-300:]}
 
+    def pytest_exception_interact(self, node: Any, call: Any, report: Any) -> None:
+        # The exception's type as raised (a bare `assert` reports only "assert x == y").
+        entry = self.tests.setdefault(report.nodeid, {"outcome": "failed", "message": None})
+        entry.setdefault("exception", call.excinfo.typename if call.excinfo is not None else None)
+
 
 def run_witness(test_file: str) -> dict[str, Any]:
     """Run one witness test file with pytest; per test: outcome and the failure's first line."""

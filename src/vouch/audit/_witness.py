@@ -119,7 +119,7 @@ def record(world: str, result: RunResult) -> RunRecord:
     if not failed:
         return RunRecord(world=kind, outcome="pass")
     message = str(failed[0].get("message") or "")
-    exception = message.split(":", 1)[0].strip() or "Error"
+    exception = failed[0].get("exception") or message.split(":", 1)[0].strip() or "Error"
     outcome: Any = "fail" if failed[0]["outcome"] == "failed" else "error"
     return RunRecord(world=kind, outcome=outcome, exception=exception, message=message[:200])
 
