@@ -12,8 +12,8 @@ import pytest
 VOUCH = [sys.executable, "-m", "vouch"]
 
 
-def vouch(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*VOUCH, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+def vouch(*args: str, cwd: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*VOUCH, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout)
 
 
 def test_exec_json_reports_a_clean_run(tmp_path):
@@ -119,7 +119,7 @@ def test_version():
 @pytest.mark.slow
 def test_demo_runs_end_to_end_offline(tmp_path):
     out = tmp_path / "out"
-    proc = vouch("demo", "--out", str(out), cwd=str(tmp_path))
+    proc = vouch("demo", "--out", str(out), cwd=str(tmp_path), timeout=1800)  # a guard against a hang, not a target
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads((out / "demo.json").read_text())
     assert report["kind"] == "demo"
@@ -141,3 +141,9 @@ def test_demo_runs_end_to_end_offline(tmp_path):
     assert baselines["kind"] == "baselines" and set(baselines["verifiers"]) == set(board)
     html = (out / "report.html").read_text()
     assert 'id="leaderboard"' in html and "<svg" in html
+    # The V4V part: the six checks on those task sets, every task and check reported.
+    v4v = json.loads((out / "v4v.json").read_text())
+    assert v4v["kind"] == "v4v" and len(v4v["tasks"]) == bench["tasks"] == report["v4v"]["tasks"]
+    assert all(set(t["checks"]) == set(v4v["checks_run"]) for t in v4v["tasks"])
+    assert v4v["stats"]["mutants"] > 0 and 0 < report["v4v"]["retained"] <= bench["tasks"]
+    assert "task-by-check" in (out / "v4v.html").read_text().lower() or "<table" in (out / "v4v.html").read_text()

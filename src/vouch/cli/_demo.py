@@ -90,6 +90,46 @@ def _bench_demo(executor: Executor, out: Path, console: Console) -> dict[str, An
     return {"sets": built, "tasks": len(tasks), "leaderboard": {k: v["ba_norm"] for k, v in results.items()}}
 
 
+DEMO_MUTANTS = 12
+"""Mutants per task in the demo's V4V pass (a seeded sample; ``vouch v4v`` defaults to 60)."""
+
+
+def _v4v_demo(out: Path, console: Console, *, allow_weak: bool) -> dict[str, Any]:
+    """V4V's six checks on the demo's task sets: v4v.json, v4v.html and the exclusions."""
+    from vouch.report._v4v import render_v4v
+    from vouch.v4v import run_v4v
+
+    tasks = load_tasks(out / "tasks")
+    store = Store(out / "store.sqlite")
+    with Progress(*_COLUMNS, console=console) as bar:
+        jobs: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in jobs:
+                jobs[stage] = bar.add_task(f"V4V {stage}", total=total)
+            bar.update(jobs[stage], completed=done, total=total)
+
+        body = run_v4v(
+            tasks, store=store, repeat=2, seed=0, allow_weak=allow_weak, progress=progress, max_mutants=DEMO_MUTANTS
+        )
+    store.close()
+    config = {"tasks": str(out / "tasks"), "checks": body["checks_run"], "repeat": 2, "max_mutants": DEMO_MUTANTS}
+    results = Envelope(kind="v4v", vouch_version=vouch.__version__, seed=0, config=config).model_dump(mode="json")
+    results |= body
+    (out / "v4v.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / "v4v.html").write_text(render_v4v(results), encoding="utf-8")
+    table = Table(title=f"V4V on the demo's tasks: {body['retained']} of {len(tasks)} retained")
+    for column in ("check", "passed", "failed"):
+        table.add_column(column)
+    for name, counts in body["totals"].items():
+        table.add_row(name, str(counts["passed"]), str(counts["failed"]))
+    Console().print(table)
+    for row in body["excluded"][:8]:
+        Console().print(f"  excluded {row['task_id']}: {', '.join(row['failed_checks'])}")
+    Console().print(f"V4V report: {out / 'v4v.html'}")
+    return {"retained": body["retained"], "tasks": len(tasks), "totals": body["totals"], "stats": body["stats"]}
+
+
 @click.command("demo")
 @click.option(
     "--out",
@@ -105,7 +145,8 @@ def demo(out_dir: str, allow_weak_isolation: bool) -> None:
 
     1. the engine's showcase: real completions and hostile programs, each in its own sandbox;
     2. small task sets built from the real benchmarks (HumanEval, BFCL, AgentDojo when its extra
-       is installed), the baselines scored on them, a leaderboard and an HTML report.
+       is installed), the baselines scored on them, a leaderboard and an HTML report;
+    3. V4V's six checks on those task sets (v4v.json, v4v.html).
     """
     console = Console(stderr=True)
     with LocalExecutor(allow_weak=allow_weak_isolation, preload=[*PRELOAD, *_demo_preload()]) as executor:
@@ -125,6 +166,7 @@ def demo(out_dir: str, allow_weak_isolation: bool) -> None:
             summary = run_showcase(executor, progress=advance)
         _print(Console(), summary)
         bench_part = _bench_demo(executor, Path(out_dir), console)
+    v4v_part = _v4v_demo(Path(out_dir), console, allow_weak=allow_weak_isolation)
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, "demo.json")
     envelope = Envelope(
@@ -138,7 +180,9 @@ def demo(out_dir: str, allow_weak_isolation: bool) -> None:
         },
     )
     with open(path, "w") as f:
-        json.dump(envelope.model_dump(mode="json") | summary.to_dict() | {"bench": bench_part}, f, indent=2)
+        json.dump(
+            envelope.model_dump(mode="json") | summary.to_dict() | {"bench": bench_part, "v4v": v4v_part}, f, indent=2
+        )
     Console().print(f"\nwrote {path}")
 
 

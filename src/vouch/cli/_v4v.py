@@ -15,6 +15,7 @@ from vouch.bench import load_tasks
 from vouch.core import Envelope
 from vouch.store import Store, default_store_path
 from vouch.v4v import CHECKS, run_v4v
+from vouch.v4v._mutation import MAX_MUTANTS
 
 
 @click.command("v4v")
@@ -24,6 +25,9 @@ from vouch.v4v import CHECKS, run_v4v
 @click.option("--repeat", type=click.IntRange(min=2), default=3, show_default=True, help="Runs for repeatability.")
 @click.option("--threshold", type=float, default=20.0, show_default=True, help="Trivial-baseline BAnorm limit.")
 @click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option(
+    "--max-mutants", type=click.IntRange(min=1), default=MAX_MUTANTS, show_default=True, help="Mutants per task (C6)."
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--allow-weak-isolation", is_flag=True)
 def v4v(
@@ -33,6 +37,7 @@ def v4v(
     repeat: int,
     threshold: float,
     store_path: Path | None,
+    max_mutants: int,
     seed: int,
     allow_weak_isolation: bool,
 ) -> None:
@@ -59,13 +64,20 @@ def v4v(
             seed=seed,
             allow_weak=allow_weak_isolation,
             progress=progress,
+            max_mutants=max_mutants,
         )
     store.close()
     envelope = Envelope(
         kind="v4v",
         vouch_version=vouch.__version__,
         seed=seed,
-        config={"tasks": str(tasks_dir), "checks": chosen, "repeat": repeat, "threshold": threshold},
+        config={
+            "tasks": str(tasks_dir),
+            "checks": chosen,
+            "repeat": repeat,
+            "threshold": threshold,
+            "max_mutants": max_mutants,
+        },
     )
     result = envelope.model_dump(mode="json") | body
     table = Table(title=f"V4V: {body['retained']} of {len(tasks)} tasks retained")

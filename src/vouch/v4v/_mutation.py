@@ -182,6 +182,7 @@ def mutation_check(
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
     stats: dict[str, Any] | None = None,
+    max_mutants: int = MAX_MUTANTS,
 ) -> dict[str, CheckResult]:
     """Run C6 on every task with a reference verifier; results by task id.
 
@@ -193,13 +194,13 @@ def mutation_check(
     for task in tasks:
         source = references.get(task.id)
         if source is not None:
-            plans[task.id] = mutants_of(task, source, rng)
+            plans[task.id] = mutants_of(task, source, rng, limit=max_mutants)
     total = sum(len(p.mutants) * len(p.task.cases) for p in plans.values())
     done = 0
 
     def tick(n: int, _total: int) -> None:
         if progress is not None:
-            progress(done + n, total)
+            progress(min(done + n, total), total)
 
     # Rounds over the cases, gold first, then negatives (a broken check usually shows there).
     order = {t.id: sorted(t.cases, key=lambda c: (c.category != "gold", c.label != "negative", c.id)) for t in tasks}

@@ -13,7 +13,7 @@ from vouch.exec import LocalExecutor
 from vouch.store import Store
 from vouch.v4v import _checks
 from vouch.v4v._checks import CHECKS, CheckResult
-from vouch.v4v._mutation import mutation_check
+from vouch.v4v._mutation import MAX_MUTANTS, mutation_check
 
 Decisions = dict[str, dict[str, tuple[str, str | None]]]
 """task id -> case id -> (decision, reason)."""
@@ -39,6 +39,7 @@ def run_v4v(
     seed: int = 0,
     allow_weak: bool = False,
     progress: Progress | None = None,
+    max_mutants: int = MAX_MUTANTS,
 ) -> dict[str, Any]:
     """Run the chosen checks on every task; returns the JSON body (without the envelope)."""
     unknown = sorted(set(checks) - set(CHECKS))
@@ -89,7 +90,15 @@ def run_v4v(
                     replayed.setdefault(row.task.id, {})[row.case_id] = (row.decision, row.reason)
             started = time.perf_counter()
             mutation = mutation_check(
-                executor, store, tasks, references, replayed, seed=seed, progress=tick("mutants"), stats=stats
+                executor,
+                store,
+                tasks,
+                references,
+                replayed,
+                seed=seed,
+                progress=tick("mutants"),
+                stats=stats,
+                max_mutants=max_mutants,
             )
             stats["mutation_wall_s"] = round(time.perf_counter() - started, 2)
 
