@@ -110,13 +110,13 @@ def instruction_of(task: Task) -> str:
 
 # --- reading the instruction and the tool schemas ------------------------------------------
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.\-])-?\d+(?:\.\d+)?(?![\w])")
 
 
 def numbers_in(text: str) -> set[float]:
     """Every number written in ``text`` (``12``, ``12.00``, ``-3.5``), as floats."""
     found = set()
-    for match in _NUMBER.finditer(text.replace(",", "")):
+    for match in _NUMBER.finditer(re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)):  # 1,000 is one number
         try:
             found.add(float(match.group()))
         except ValueError:
@@ -141,8 +141,8 @@ def stated_in(value: Any, instruction: str, numbers: set[float]) -> bool:
         before = instruction[: match.start()].rstrip()
         if before and before[-1] in "'\"`\u2018\u201c":
             return True
-        if before and before[-1] not in ".!?:" and text[0].isupper():
-            return True
+        if before and before[-1] not in ".!?:" and text[0].isupper() and not text.isupper():
+            return True  # an acronym ("the VAT") names a thing, not the value of an argument
     return False
 
 
