@@ -8,6 +8,7 @@ soundness check of its derivations.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -246,6 +247,20 @@ def test_the_verifier_cannot_read_the_withheld_files(executor, built, visible_tm
     report = _challenge(executor, task_dir, verifier)
     assert report.original.decision is Decision.PASS  # the withheld file was hidden, the public one not
     assert probe.read_text()  # and it is not empty
+
+
+def test_the_verifier_cannot_read_the_installed_answer_data(executor, built):
+    from vouch.sources import answer_data_paths
+
+    paths = answer_data_paths()
+    assert paths and all(os.listdir(p) for p in paths)  # they hold files here
+    verifier = (
+        "import os\n"
+        "def verify(candidate, env):\n"
+        f"    return all(not os.path.isdir(p) or not os.listdir(p) for p in {paths!r})\n"
+    )
+    report = _challenge(executor, built["code"][0], verifier)
+    assert report.original.decision is Decision.PASS
 
 
 # --- bad input, determinism -----------------------------------------------------------------

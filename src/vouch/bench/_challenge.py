@@ -27,6 +27,7 @@ from vouch.core import Case, Envelope, Provenance, content_hash, parse_candidate
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunSpec
 from vouch.exec._harness import load_module_file
+from vouch.sources import answer_data_paths
 
 FINDINGS = {
     "rejects_original": "rejects the candidate you hold valid",
@@ -234,7 +235,8 @@ def run_challenge(
 
     Reads only the task's public materials (``task.toml``, ``instruction.md``,
     ``environment/``; never ``reference/`` or ``cases/``, and never ``task.cases``), and hides
-    the withheld directories from every run it starts.
+    the withheld directories (and the installed benchmarks' answer data, as scoring does) from
+    every run it starts.
 
     Args:
         task: The task (``load_public_task`` gives one without its cases).
@@ -251,7 +253,8 @@ def run_challenge(
         UsageError: The candidate does not fit the task's kind, or the verifier does not import.
     """
     data = _check_candidate(task, candidate)
-    hidden = tuple(str((task.root / name).resolve()) for name in WITHHELD)
+    # The task's withheld files and the installed benchmarks' own answers, as when scoring.
+    hidden = (*(str((task.root / name).resolve()) for name in WITHHELD), *answer_data_paths())
     _check_verifier(executor, task, verifier_source, hidden)
     rng = random.Random(seed)
     derive = derive_code if task.spec.kind == "code" else derive_calls
