@@ -484,6 +484,12 @@ class Zygote:
                             sent = self.sock.send(self.outbuf)
                         except BlockingIOError:
                             sent = 0
+                        except (BrokenPipeError, ConnectionResetError):
+                            # The parent went away (it shut the pool down mid-result): nobody to tell.
+                            open_for_requests = False
+                            self._abandon()
+                            self.outbuf.clear()
+                            continue
                         del self.outbuf[:sent]
                     if events & (select.POLLIN | select.POLLHUP | select.POLLERR):
                         try:
