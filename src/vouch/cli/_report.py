@@ -15,7 +15,7 @@ from vouch.report import write_html
 @click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--html", "html_out", required=True, type=click.Path(dir_okay=False, path_type=Path))
 def report(results: Path, html_out: Path) -> None:
-    """Render a results file (bench, baselines) as one self-contained HTML page."""
+    """Render a results file (bench, baselines, v4v, generate, audit) as one self-contained HTML page."""
     try:
         data = json.loads(results.read_text())
     except FileNotFoundError:

@@ -454,7 +454,8 @@ def build_view(results: Mapping[str, Any]) -> ReportView:
     kind = results.get("kind")
     if kind not in SUPPORTED_KINDS:
         raise UsageError(
-            f"cannot render results of kind {kind!r}: the report supports {', '.join(map(repr, SUPPORTED_KINDS))}"
+            f"cannot render results of kind {kind!r}: the report supports "
+            f"{', '.join(map(repr, (*SUPPORTED_KINDS, 'v4v', 'generate', 'audit')))}"
         )
     if kind == "bench":
         named = [(top.text("verifier_set", "verifier set"), top)]
