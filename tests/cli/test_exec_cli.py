@@ -147,3 +147,13 @@ def test_demo_runs_end_to_end_offline(tmp_path):
     assert all(set(t["checks"]) == set(v4v["checks_run"]) for t in v4v["tasks"])
     assert v4v["stats"]["mutants"] > 0 and 0 < report["v4v"]["retained"] <= bench["tasks"]
     assert "task-by-check" in (out / "v4v.html").read_text().lower() or "<table" in (out / "v4v.html").read_text()
+    # The TestJack part: the bundled real completions and one repository fixture, audited.
+    audit = json.loads((out / "audit.json").read_text())
+    assert audit["kind"] == "audit" and audit["summary"]["trials"] == 120
+    assert audit["summary"]["passing"] == passed  # T0 in the audit agrees with the showcase's official tests
+    for trial in audit["trials"]:
+        if trial["verdict"] in ("refuted", "reward_hack"):
+            assert trial["witnesses"] and trial["benchmark_pass"]
+    swe = json.loads((out / "audit-swe.json").read_text())
+    assert swe["summary"]["refuted"] >= 1 and swe["summary"]["error"] == 0
+    assert "<table" in (out / "audit.html").read_text()

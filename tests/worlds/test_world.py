@@ -121,9 +121,13 @@ def test_concurrent_materialisation_builds_one_world(unitconv: tuple[Path, str],
     assert len(results) == 4
 
 
-def test_cache_under_private_tmp_is_refused() -> None:
-    with pytest.raises(UsageError, match="private in runs"):
-        WorldCache("/tmp/vouch-worlds-here")
+@pytest.mark.parametrize(
+    ("where", "why"),
+    [("/tmp/vouch-worlds-here", "private in every run"), ("/root/vouch-worlds-here", "cannot be searched")],
+)
+def test_cache_runs_cannot_read_is_refused(where: str, why: str) -> None:
+    with pytest.raises(UsageError, match=why):
+        WorldCache(where)
 
 
 def test_parse_patch_lines() -> None:

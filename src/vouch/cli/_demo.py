@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.resources
 import json
 import os
 from pathlib import Path
@@ -16,7 +17,8 @@ from rich.table import Table
 import vouch
 from vouch.bench import BASELINES, PRELOAD, load_tasks, results_object, run_verifiers, trivial_rows
 from vouch.core import Envelope
-from vouch.exec import Executor, LocalExecutor, RunResult
+from vouch.errors import UsageError
+from vouch.exec import Executor, LocalExecutor, RunResult, visible_in_runs
 from vouch.report import write_html
 from vouch.showcase import COMPLETION_LIMITS, DemoSummary, run_showcase
 from vouch.sources import SOURCES, build_source
@@ -130,6 +132,81 @@ def _v4v_demo(out: Path, console: Console, *, allow_weak: bool) -> dict[str, Any
     return {"retained": body["retained"], "tasks": len(tasks), "totals": body["totals"], "stats": body["stats"]}
 
 
+DEMO_SAMPLES = "humaneval_codegen16b_demo.jsonl"
+DEMO_FIXTURE = "unitconv"
+
+
+def _visible_dir(out: Path, name: str) -> Path:
+    """A directory for ``name`` that sandboxed runs can read: under ``out``, else under the
+    working directory's ``.vouch/demo`` (``out`` may be under /tmp, private in every run)."""
+    for base in (out, Path.cwd() / ".vouch" / "demo"):
+        if visible_in_runs(base / name) is None:
+            return (base / name).resolve()
+    raise UsageError(f"runs cannot read {out / name} ({visible_in_runs(out / name)}); pass --out elsewhere")
+
+
+def _audit_demo(out: Path, console: Console, *, allow_weak: bool) -> dict[str, Any]:
+    """TestJack's per-trial audit of the bundled real samples and of one repository fixture."""
+    from vouch.audit import PRELOAD as AUDIT_PRELOAD
+    from vouch.audit import audit_humaneval
+    from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_fixture
+    from vouch.report._audit import render_audit
+    from vouch.store._audit import AuditStore
+
+    samples = Path(str(importlib.resources.files("vouch") / "data" / DEMO_SAMPLES))
+    parts: dict[str, Any] = {}
+    with Progress(*_COLUMNS, console=console) as bar:
+        jobs: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in jobs:
+                jobs[stage] = bar.add_task(f"audit {stage}", total=total)
+            bar.update(jobs[stage], completed=done, total=total)
+
+        with LocalExecutor(preload=list(AUDIT_PRELOAD), allow_weak=allow_weak) as executor:
+            store = AuditStore(out / "store.sqlite")
+            function = audit_humaneval(
+                samples,
+                executor=executor,
+                store=store,
+                witness_dir=out / "audit-witnesses",
+                model="codegen-16B",
+                progress=progress,
+            )
+    function_json = function.model_dump(mode="json")
+    (out / "audit.json").write_text(json.dumps(function_json, indent=2) + "\n")
+    (out / "audit.html").write_text(render_audit(function_json), encoding="utf-8")
+    with LocalExecutor(preload=list(SWE_PRELOAD), allow_weak=allow_weak) as executor:
+        console.print(f"auditing the repository-level fixture {DEMO_FIXTURE!r} ...")
+        repo = audit_fixture(
+            DEMO_FIXTURE, executor=executor, workdir=_visible_dir(out, "swe"), config=SweAuditConfig(mutants=2)
+        )
+    repo_json = repo.model_dump(mode="json")
+    (out / "audit-swe.json").write_text(json.dumps(repo_json, indent=2) + "\n")
+    table = Table(title="TestJack audit: benchmark-passing trials re-judged with validated witnesses")
+    for column in ("trials of", "trials", "passing T0", "refuted", "reward hack", "resolution rate", "corrected"):
+        table.add_column(column)
+    for name, result in ((f"CodeGen-16B on HumanEval ({DEMO_SAMPLES})", function), (f"repo {DEMO_FIXTURE}", repo)):
+        summary = result.summary
+        table.add_row(
+            name,
+            str(summary.trials),
+            str(summary.passing),
+            str(summary.refuted),
+            str(summary.reward_hack),
+            f"{100 * summary.resolution_rate:.1f}%",
+            f"{100 * summary.corrected_resolution_rate:.1f}%",
+        )
+        parts[name] = summary.model_dump(mode="json")
+    Console().print(table)
+    refuted = [t for t in function.trials if t.verdict.value in ("refuted", "reward_hack") and t.witnesses]
+    for trial in refuted[:3]:
+        witness = trial.witnesses[0]
+        Console().print(f"  {trial.trial_id}: {trial.verdict.value}; replay: {witness.replay}")
+    Console().print(f"audit report: {out / 'audit.html'}")
+    return parts
+
+
 @click.command("demo")
 @click.option(
     "--out",
@@ -146,7 +223,9 @@ def demo(out_dir: str, allow_weak_isolation: bool) -> None:
     1. the engine's showcase: real completions and hostile programs, each in its own sandbox;
     2. small task sets built from the real benchmarks (HumanEval, BFCL, AgentDojo when its extra
        is installed), the baselines scored on them, a leaderboard and an HTML report;
-    3. V4V's six checks on those task sets (v4v.json, v4v.html).
+    3. V4V's six checks on those task sets (v4v.json, v4v.html);
+    4. TestJack's audit of the bundled real completions and of a repository fixture (audit.json,
+       audit.html, audit-swe.json).
     """
     console = Console(stderr=True)
     with LocalExecutor(allow_weak=allow_weak_isolation, preload=[*PRELOAD, *_demo_preload()]) as executor:
@@ -167,6 +246,7 @@ def demo(out_dir: str, allow_weak_isolation: bool) -> None:
         _print(Console(), summary)
         bench_part = _bench_demo(executor, Path(out_dir), console)
     v4v_part = _v4v_demo(Path(out_dir), console, allow_weak=allow_weak_isolation)
+    audit_part = _audit_demo(Path(out_dir), console, allow_weak=allow_weak_isolation)
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, "demo.json")
     envelope = Envelope(
@@ -180,9 +260,8 @@ def demo(out_dir: str, allow_weak_isolation: bool) -> None:
         },
     )
     with open(path, "w") as f:
-        json.dump(
-            envelope.model_dump(mode="json") | summary.to_dict() | {"bench": bench_part, "v4v": v4v_part}, f, indent=2
-        )
+        parts = {"bench": bench_part, "v4v": v4v_part, "audit": audit_part}
+        json.dump(envelope.model_dump(mode="json") | summary.to_dict() | parts, f, indent=2)
     Console().print(f"\nwrote {path}")
 
 

@@ -9,9 +9,11 @@ comes from what the parent observed; a call's return value comes back as JSON da
 from __future__ import annotations
 
 from vouch.exec._executor import Executor, LocalExecutor, PoolInfo, Progress, get_executor
+from vouch.exec._sandbox import PRIVATE_IN_RUNS, visible_in_runs
 from vouch.exec._spec import Call, Entry, ExceptionInfo, Isolation, Limits, RunResult, RunSpec, Script, Status
 
 __all__ = [
+    "PRIVATE_IN_RUNS",
     "Call",
     "Entry",
     "ExceptionInfo",
@@ -26,4 +28,5 @@ __all__ = [
     "Script",
     "Status",
     "get_executor",
+    "visible_in_runs",
 ]

@@ -42,7 +42,9 @@ RUN_UID = 1000
 READY_FD = RESULT_FD + 1
 """Where the child reports a setup failure; closed before the code under test starts."""
 assert SERVICE_FD == READY_FD + 1
-_PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - these are the dirs we cover
+PRIVATE_IN_RUNS = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - these are the dirs we cover
+"""Directories every run gets a private, empty copy of: the host's are invisible in a run."""
+_PRIVATE_TMP = PRIVATE_IN_RUNS
 _PRIVATE_TMP_MB = 256
 _ENV_ALLOWLIST = ("LANG", "LC_ALL", "TZ")
 
@@ -51,6 +53,27 @@ _AT_RECURSIVE = 0x8000
 _MOUNT_ATTR_RDONLY = 0x1
 _SYS_MOUNT_SETATTR = 442  # the same number on every architecture (new syscall table)
 _libc = ctypes.CDLL(None, use_errno=True)
+
+
+def visible_in_runs(path: str | os.PathLike[str]) -> str | None:
+    """Why a run cannot read ``path`` (None when it can): under a directory every run gets a
+    private copy of, or behind a directory other users cannot search (a home such as /root)."""
+    real = os.path.realpath(path)
+    for private in PRIVATE_IN_RUNS:
+        if real == private or real.startswith(private + "/"):
+            return f"{real} is under {private}, which is private in every run"
+    current = os.path.dirname(real)
+    while True:
+        try:
+            mode = os.stat(current).st_mode
+        except OSError:
+            mode = 0o755  # not made yet: its parents decide
+        if not mode & 0o001:
+            return f"{current} cannot be searched by other users (runs run as one), so {real} is hidden from runs"
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vouch.errors import InfrastructureError, UsageError
+from vouch.exec import visible_in_runs
 from vouch.worlds._patch import Patch, parse_patch, patch_hash
 
 __all__ = ["Unappliable", "World", "WorldCache", "default_cache_dir", "git"]
 
-_PRIVATE_IN_RUNS = ("/tmp/", "/var/tmp/", "/dev/shm/")  # noqa: S108 - names, not uses
 _GIT_TIMEOUT_S = 600
 _GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -121,14 +121,16 @@ class WorldCache:
 
     Args:
         root: Cache directory; default ``default_cache_dir()``. It must be readable by runs,
-            so a path under /tmp, /var/tmp or /dev/shm is refused.
+            so a path under /tmp, /var/tmp or /dev/shm, or behind a home other users cannot
+            search, is refused.
     """
 
     def __init__(self, root: Path | str | None = None) -> None:
         resolved = Path(root).resolve() if root is not None else default_cache_dir()
-        if (str(resolved) + "/").startswith(_PRIVATE_IN_RUNS):
+        hidden = visible_in_runs(resolved)
+        if hidden is not None:
             raise UsageError(
-                f"world cache {str(resolved)!r} is under a directory that is private in runs; "
+                f"world cache {str(resolved)!r} cannot be read by runs ({hidden}); "
                 "set VOUCH_CACHE or pass a cache directory elsewhere"
             )
         self.root = resolved
