@@ -11,11 +11,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 import vouch
-from vouch.bench import load_tasks
 from vouch.core import Envelope
 from vouch.store import Store, default_store_path
 from vouch.v4v import CHECKS, run_v4v
 from vouch.v4v._mutation import MAX_MUTANTS
+from vouch.v4v._run import load_for_v4v
 
 
 @click.command("v4v")
@@ -43,7 +43,7 @@ def v4v(
 ) -> None:
     """Run V4V's checks on every task; a task failing any is excluded, with its reason."""
     console = Console(stderr=True)
-    tasks = load_tasks(tasks_dir)
+    tasks, broken = load_for_v4v(tasks_dir)
     chosen = [c.strip() for c in checks.split(",") if c.strip()]
     store = Store(store_path or default_store_path())
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -65,6 +65,7 @@ def v4v(
             allow_weak=allow_weak_isolation,
             progress=progress,
             max_mutants=max_mutants,
+            broken=broken,
         )
     store.close()
     envelope = Envelope(
@@ -80,7 +81,7 @@ def v4v(
         },
     )
     result = envelope.model_dump(mode="json") | body
-    table = Table(title=f"V4V: {body['retained']} of {len(tasks)} tasks retained")
+    table = Table(title=f"V4V: {body['retained']} of {len(body['tasks'])} tasks retained")
     table.add_column("check")
     table.add_column("passed", justify="right")
     table.add_column("failed", justify="right")

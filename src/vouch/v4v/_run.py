@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from vouch.bench import Task, decide_cases, preload_for, run_verifiers
+from vouch.bench import Task, decide_cases, load_task, preload_for, run_verifiers
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 from vouch.store import Store
@@ -29,6 +30,29 @@ def _references(tasks: Sequence[Task]) -> dict[str, str | None]:
     return found
 
 
+def load_for_v4v(tasks_dir: Path) -> tuple[list[Task], list[tuple[str, str]]]:
+    """The tasks under ``tasks_dir`` and, apart, those that do not load: (task id, reason) each.
+
+    A task whose ``task.toml`` or a case file does not parse fails V4V with the reason; it does
+    not stop the screening of the others.
+
+    Raises:
+        UsageError: ``tasks_dir`` is missing or holds no task at all.
+    """
+    if not tasks_dir.is_dir():
+        raise UsageError(f"no such tasks directory: {tasks_dir}")
+    tasks: list[Task] = []
+    broken: list[tuple[str, str]] = []
+    for toml in sorted(tasks_dir.rglob("task.toml")):
+        try:
+            tasks.append(load_task(toml.parent))
+        except UsageError as exc:
+            broken.append((toml.parent.name, str(exc)))
+    if not tasks and not broken:
+        raise UsageError(f"{tasks_dir} holds no task directories (none has a task.toml)")
+    return tasks, broken
+
+
 def run_v4v(
     tasks: Sequence[Task],
     *,
@@ -40,6 +64,7 @@ def run_v4v(
     allow_weak: bool = False,
     progress: Progress | None = None,
     max_mutants: int = MAX_MUTANTS,
+    broken: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """Run the chosen checks on every task; returns the JSON body (without the envelope)."""
     unknown = sorted(set(checks) - set(CHECKS))
@@ -142,6 +167,12 @@ def run_v4v(
                 "checks": {name: r.to_dict() for name, r in results.items()},
             }
         )
+    for task_id, reason in broken:  # tasks that do not load fail every check, with the reason
+        for name in checks:
+            totals[name]["failed"] += 1
+        excluded.append({"task_id": task_id, "failed_checks": list(checks)})
+        not_loaded = {name: CheckResult(False, {}, f"the task does not load: {reason}").to_dict() for name in checks}
+        rows_out.append({"task_id": task_id, "kind": None, "source": None, "retained": False, "checks": not_loaded})
     return {
         "tasks": rows_out,
         "totals": totals,
