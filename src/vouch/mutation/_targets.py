@@ -21,8 +21,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import libcst as cst
-
 from vouch.errors import UsageError
 from vouch.mutation._engine import Location, Mutant, _diff, mutate
 
@@ -39,51 +37,57 @@ _NO_LOCATION = Location(0, 0, 0, 0)
 
 @dataclass(frozen=True)
 class _Constant:
-    """A top-level ``NAME = value`` of the module, and how its value is written."""
+    """A top-level ``NAME = value`` of the module: where its value's text is, and what it holds."""
 
-    node: cst.Assign
+    start: int
+    """Offset of the value's first character in the source."""
+    end: int
+    """Offset just past the value's last character."""
     value: Any
-    via_json: bool
-    """The value is ``<something>.loads("...")`` of a JSON text, not a literal."""
+    loads: str | None
+    """``json.loads``'s spelling (e.g. ``_json.loads``) when the value is JSON text; None for a literal."""
 
 
-def _constant(module: cst.Module, name: str) -> _Constant:
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
+def _offset(lines: list[str], line: int, column: int) -> int:
+    """The source offset of an ``ast`` position (1-based line, UTF-8 byte column)."""
+    before = sum(len(text) for text in lines[: line - 1])
+    return before + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8"))
+
+
+def _constant(source: str, name: str) -> _Constant:
+    """Find ``name``'s value with ``ast``: text positions, not a concrete tree (an answer key
+    written as hundreds of concatenated string pieces nests too deep for a tree rewrite)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise UsageError(f"the source does not parse: {exc}") from None
+    lines = source.splitlines(keepends=True)
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
             continue
-        for small in statement.body:
-            if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
-                continue
-            target = small.targets[0].target
-            if not (isinstance(target, cst.Name) and target.value == name):
-                continue
-            code = module.code_for_node(small.value)
-            try:
-                tree = ast.parse(code.strip(), mode="eval").body
-                if isinstance(tree, ast.Call) and len(tree.args) == 1 and not tree.keywords:
-                    text = ast.literal_eval(tree.args[0])
-                    return _Constant(small, json.loads(text), via_json=True)
-                return _Constant(small, ast.literal_eval(tree), via_json=False)
-            except (SyntaxError, ValueError, TypeError) as exc:
-                raise UsageError(f"the constant {name} is neither a literal nor json.loads of one: {exc}") from None
+        target = node.targets[0]
+        if not (isinstance(target, ast.Name) and target.id == name):
+            continue
+        value = node.value
+        assert value.end_lineno is not None and value.end_col_offset is not None
+        start = _offset(lines, value.lineno, value.col_offset)
+        end = _offset(lines, value.end_lineno, value.end_col_offset)
+        try:
+            if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+                return _Constant(start, end, json.loads(ast.literal_eval(value.args[0])), ast.unparse(value.func))
+            return _Constant(start, end, ast.literal_eval(value), None)
+        except (SyntaxError, ValueError, TypeError) as exc:
+            raise UsageError(f"the constant {name} is neither a literal nor json.loads of one: {exc}") from None
     raise UsageError(f"no top-level constant {name!r} to mutate")
 
 
-def _written(module: cst.Module, constant: _Constant, value: Any) -> str:
-    """The module with the constant's value replaced, written in the form it had."""
-    if constant.via_json:
-        assert isinstance(constant.node.value, cst.Call)
-        argument = cst.Arg(cst.parse_expression(repr(json.dumps(value, indent=1, ensure_ascii=False))))
-        expression: cst.BaseExpression = constant.node.value.with_changes(args=[argument])
+def _written(source: str, constant: _Constant, value: Any) -> str:
+    """The source with the constant's value replaced, written in the form it had."""
+    if constant.loads is not None:
+        text = f"{constant.loads}({json.dumps(value, indent=1, ensure_ascii=False)!r})"
     else:
-        expression = cst.parse_expression(repr(value))
-    return _swap(module, constant, expression)
-
-
-def _swap(module: cst.Module, constant: _Constant, expression: cst.BaseExpression) -> str:
-    replaced = module.deep_replace(constant.node, constant.node.with_changes(value=expression))
-    assert isinstance(replaced, cst.Module)
-    return replaced.code
+        text = repr(value)
+    return source[: constant.start] + text + source[constant.end :]
 
 
 def mutate_embedded(
@@ -105,14 +109,12 @@ def mutate_embedded(
         UsageError: No such constant, a value that is not a string, or embedded code that does
             not parse or lacks ``function``.
     """
-    module = cst.parse_module(source)
-    constant = _constant(module, name)
+    constant = _constant(source, name)
     if not isinstance(constant.value, str):
         raise UsageError(f"the constant {name} holds {type(constant.value).__name__}, not code")
     out: list[Mutant] = []
     for inner in mutate(constant.value, operators=operators, function=function):
-        expression = cst.parse_expression(repr(inner.source))
-        mutated = _swap(module, constant, expression)
+        mutated = source[: constant.start] + repr(inner.source) + source[constant.end :]
         diff = _diff(constant.value, inner.source, f"{name}/{inner.id}")
         out.append(Mutant(f"{name}/{inner.id}", inner.operator, inner.location, inner.description, mutated, diff))
     return out
@@ -193,8 +195,7 @@ def mutate_data(source: str, name: str, *, operators: Sequence[str] | None = Non
     unknown = [n for n in names if n not in DATA_OPERATORS]
     if unknown:
         raise UsageError(f"unknown data operator(s) {unknown}; valid data operators: {', '.join(DATA_OPERATORS)}")
-    module = cst.parse_module(source)
-    constant = _constant(module, name)
+    constant = _constant(source, name)
     before = json.dumps(constant.value, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     seen = {before}
     counts: dict[str, int] = {}
@@ -207,5 +208,5 @@ def mutate_data(source: str, name: str, *, operators: Sequence[str] | None = Non
         counts[operator] = counts.get(operator, 0) + 1
         mutant_id = f"{name}/{operator}:{counts[operator]}"
         diff = _diff(before, after, mutant_id)
-        out.append(Mutant(mutant_id, operator, _NO_LOCATION, description, _written(module, constant, data), diff))
+        out.append(Mutant(mutant_id, operator, _NO_LOCATION, description, _written(source, constant, data), diff))
     return out

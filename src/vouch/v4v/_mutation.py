@@ -77,7 +77,7 @@ def mutants_of(task: Task, source: str, rng: random.Random, limit: int = MAX_MUT
                 found += mutate_embedded(source, target.name, function=target.function, operators=target.operators)
             else:
                 found += mutate_data(source, target.name, operators=target.operators)
-        except UsageError as exc:
+        except (UsageError, RecursionError, ValueError) as exc:  # a target that cannot be mutated fails C6
             problems.append(f"{target.kind} target {target.name}: {exc}")
     if not task.spec.mutation and problems:
         try:  # a verifier without verify() (it will be INVALID anyway): mutate the whole module
