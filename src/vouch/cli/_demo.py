@@ -137,11 +137,22 @@ DEMO_FIXTURE = "unitconv"
 
 
 def _visible_dir(out: Path, name: str) -> Path:
-    """A directory for ``name`` that sandboxed runs can read: under ``out``, else under the
-    working directory's ``.vouch/demo`` (``out`` may be under /tmp, private in every run)."""
-    for base in (out, Path.cwd() / ".vouch" / "demo"):
-        if visible_in_runs(base / name) is None:
-            return (base / name).resolve()
+    """A directory for ``name`` that sandboxed runs can read and this user can write: under
+    ``out``, else the working directory's ``.vouch/demo``, ``$VOUCH_CACHE/demo``,
+    ``~/.cache/vouch/demo`` or ``/var/lib/vouch/demo`` (``out`` may be under /tmp, which is
+    private in every run, or in a home other users cannot search)."""
+    bases = [out, Path.cwd() / ".vouch" / "demo"]
+    if os.environ.get("VOUCH_CACHE"):
+        bases.append(Path(os.environ["VOUCH_CACHE"]) / "demo")
+    bases += [Path.home() / ".cache" / "vouch" / "demo", Path("/var/lib/vouch/demo")]
+    for base in bases:
+        path = (base / name).resolve()
+        if visible_in_runs(path) is None:
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                continue
+            return path
     raise UsageError(f"runs cannot read {out / name} ({visible_in_runs(out / name)}); pass --out elsewhere")
 
 
