@@ -185,6 +185,31 @@ def reproduce_bfcl(tasks_dir: Path, show: int) -> None:
         print(f"    why it is {case['label']}: {case['rationale']}")
 
 
+def bfcl_default_omissions(tasks_dir: Path) -> list[tuple[str, str, Any]]:
+    """(task id, parameter, default) where bfcl-eval rejects the gold with an argument left out
+    whose value is the schema's own default: the call means the same, the answer key lacks ``""``."""
+    import tomllib
+
+    found = []
+    for toml in sorted(tasks_dir.rglob("task.toml")):
+        spec = tomllib.loads(toml.read_text())
+        if spec["source"]["benchmark"] != "bfcl":
+            continue
+        gold = json.loads((toml.parent / "cases" / "gold.json").read_text())["candidate"]
+        tools = {t["name"]: t for t in json.loads((toml.parent / "environment" / "tools.json").read_text())}
+        for i, call in enumerate(gold["calls"]):
+            schema = (tools.get(call["function"]) or {}).get("parameters") or {}
+            for name, value in sorted(call["args"].items()):
+                prop = (schema.get("properties") or {}).get(name) or {}
+                if name in (schema.get("required") or []) or "default" not in prop or prop["default"] != value:
+                    continue
+                args = {k: v for k, v in call["args"].items() if k != name}
+                omitted = {**gold, "calls": [*gold["calls"][:i], {**call, "args": args}, *gold["calls"][i + 1 :]]}
+                if not bfcl_judgement(spec, omitted)["valid"]:
+                    found.append((spec["id"], f"{call['function']}.{name}", value))
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("source", choices=["agentdojo", "bfcl"])
@@ -198,6 +223,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         reproduce_agentdojo(args.tasks, args.show)
     else:
         reproduce_bfcl(args.tasks, args.show)
+        omissions = bfcl_default_omissions(args.tasks)
+        print(
+            f"bfcl-eval rejects the gold with an optional argument left out whose value is the schema's default "
+            f'(same call, answer key without "") on {len(omissions)} arguments of '
+            f"{len({t for t, _, _ in omissions})} tasks:"
+        )
+        for task_id, name, value in omissions[: args.show]:
+            print(f"- {task_id}: {name} (default {value!r})")
     return 0
 
 
