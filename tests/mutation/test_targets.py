@@ -56,9 +56,7 @@ def test_data_mutants_drop_change_and_drop_keys():
     mutants = mutate_data(DATA, "GROUND_TRUTH")
     values = [_value(m.source, "GROUND_TRUTH") for m in mutants]
     assert [{"get_weather": {"city": ["paris, fr"], "unit": ["", "celsius"]}}] in values  # dropped an allowed value
-    assert [
-        {"get_weather": {"city": ["Paris", "paris, fr"], "unit": ["celsius"]}}
-    ] in values  # "" dropped: required
+    assert [{"get_weather": {"city": ["Paris", "paris, fr"], "unit": ["celsius"]}}] in values  # "" dropped: required
     assert [{"get_weather": {"city": ["Paris", "paris, fr"]}}] in values  # a parameter's entry dropped
     assert [{"get_weather": {"city": ["Paris_mutated", "paris, fr"], "unit": ["", "celsius"]}}] in values
     assert len({json.dumps(v, sort_keys=True) for v in values}) == len(values)  # no twins

@@ -238,7 +238,8 @@ def _audit_trial(
     )
     coverage = (run.value or {}).get("coverage") or {} if isinstance(run.value, dict) else {}
     sources = {c.path: _read(world, c.path) for c in changes}
-    evidence.ghost_branches, evidence.branch_coverage = ghost_branches(changes, coverage, sources, spec.problem_statement)
+    branches = ghost_branches(changes, coverage, sources, spec.problem_statement)
+    evidence.ghost_branches, evidence.branch_coverage = branches
     evidence.steps.append("evidence")
     rng = random.Random(f"{config.seed}:{trial.trial_id}")
     evidence.mutants_run, evidence.surviving_mutants = mutation_evidence(
