@@ -9,15 +9,7 @@ from pathlib import Path
 
 import pytest
 
-_PRIVATE_IN_RUNS = ("/tmp/", "/var/tmp/", "/dev/shm/")
-
-
-def _scratch_root() -> Path:
-    here = Path(__file__).resolve().parent / ".scratch"
-    if not str(here).startswith(_PRIVATE_IN_RUNS):
-        return here
-    # A checkout under /tmp is invisible to runs; use a root-owned, world-searchable place.
-    return Path("/var/lib/vouch-test-scratch")
+from _scratch import scratch_root as _scratch_root
 
 
 @pytest.fixture

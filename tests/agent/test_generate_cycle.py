@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from loopback import KEY, OpenAIServer, Turn, call, task_of, turn_index
 
-from conftest import _scratch_root
+from _scratch import scratch_root
 from vouch.core import write_task
 
 pytestmark = pytest.mark.slow
@@ -44,7 +44,7 @@ def vouch(*args: str, env: dict[str, str] | None = None, timeout: float = 900) -
 
 @pytest.fixture(scope="module")
 def tasks() -> Any:
-    base = _scratch_root() / f"agent-cycle-{os.getpid()}"
+    base = scratch_root() / f"agent-cycle-{os.getpid()}"
     root = base / "tasks"
     proc = vouch("data", "build", "humaneval", "--out", str(root / "humaneval"), "--limit", "1", "--no-check")
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -163,7 +163,7 @@ def cycle(tasks: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
     work = tmp_path_factory.mktemp("cycle")
     (work / "tight.toml").write_text(CONFIG)
     (work / "prices.toml").write_text('"openai/scripted" = {input = 1.0, output = 10.0}\n')
-    out = _scratch_root() / f"agent-cycle-out-{os.getpid()}"
+    out = scratch_root() / f"agent-cycle-out-{os.getpid()}"
     with OpenAIServer(make_script(tasks)) as server:
         args = [
             "bench", "generate", "--tasks", str(tasks), "--model", "openai/scripted", "--out", str(out),

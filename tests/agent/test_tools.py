@@ -33,9 +33,9 @@ def _case(case_id: str, label: str, category: str, sub: str, candidate: dict) ->
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # Outside /tmp (private in runs): without hiding, a run could read these files.
-    from conftest import _scratch_root
+    from _scratch import scratch_root
 
-    base = _scratch_root() / f"agent-tools-{os.getpid()}"
+    base = scratch_root() / f"agent-tools-{os.getpid()}"
     tasks = base / "tasks"
     task = TaskFiles(
         spec=TaskSpec(
