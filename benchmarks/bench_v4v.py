@@ -125,6 +125,8 @@ def main() -> None:
         def progress(stage: str, done: int, total: int) -> None:
             now = time.perf_counter()
             if stage != last["stage"]:
+                if last["stage"]:
+                    print(f"{last['stage']}: {now - last['at']:.1f} s", file=sys.stderr, flush=True)
                 last.update(stage=stage, at=now)
             stages[stage] = now - last["at"]
 
