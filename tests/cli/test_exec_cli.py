@@ -146,7 +146,8 @@ def test_demo_runs_end_to_end_offline(tmp_path):
     assert v4v["kind"] == "v4v" and len(v4v["tasks"]) == bench["tasks"] == report["v4v"]["tasks"]
     assert all(set(t["checks"]) == set(v4v["checks_run"]) for t in v4v["tasks"])
     assert v4v["stats"]["mutants"] > 0 and 0 < report["v4v"]["retained"] <= bench["tasks"]
-    assert "task-by-check" in (out / "v4v.html").read_text().lower() or "<table" in (out / "v4v.html").read_text()
+    page = (out / "v4v.html").read_text()
+    assert all(t["task_id"] in page for t in v4v["tasks"])  # the matrix has a row per task
     # The TestJack part: the bundled real completions and one repository fixture, audited.
     audit = json.loads((out / "audit.json").read_text())
     assert audit["kind"] == "audit" and audit["summary"]["trials"] == 120
