@@ -6,8 +6,9 @@ AgentDojo user task as a state and a tool-call task):
 
 - humaneval-0: a good agent (inspects, runs the public examples, writes, self-tests, submits)
 - the BFCL task: an agent whose verifier rejects everything
-- the AgentDojo state task: an agent that tries to read hidden files (read_file and run_python),
-  sends malformed tool-call JSON, an unknown tool and a text-only reply, then does the job
+- the AgentDojo state task: an agent that tries to read hidden files (read_file and run_python)
+  and to import AgentDojo's own task classes, sends malformed tool-call JSON, an unknown tool and
+  a text-only reply, then writes a verifier of the states (which imports AgentDojo in vain)
 - the AgentDojo tool-call task: an agent that spends its whole execution budget before writing
 """
 
@@ -82,7 +83,25 @@ for path in {paths!r}:
         found[path] = sorted(os.listdir(path)) if os.path.isdir(path) else open(path).read()
     except OSError as exc:
         found[path] = type(exc).__name__
+try:  # AgentDojo's task classes hold the ground truth and the utility check
+    from agentdojo.default_suites.v1.banking.user_tasks import UserTask0
+    found["agentdojo"] = UserTask0.GROUND_TRUTH_OUTPUT
+except ImportError as exc:
+    found["agentdojo"] = type(exc).__name__
 print("FOUND " + json.dumps(found))
+"""
+
+STATE_VERIFIER = """
+def verify(candidate, env):
+    try:  # a verifier under test cannot import AgentDojo's own check either
+        from agentdojo.default_suites.v1.banking.user_tasks import UserTask0
+        raise RuntimeError("imported " + UserTask0.__name__)
+    except ImportError:
+        pass
+    before = env.pre_state["bank_account"]["transactions"]
+    after = env.post_state["bank_account"]["transactions"]
+    new = [t for t in after if t not in before]
+    return any(t["recipient"] == "UK12345678901234567890" and abs(t["amount"] - 98.7) < 1e-9 for t in new)
 """
 
 
@@ -132,7 +151,7 @@ def make_script(root: Path) -> Any:
             Turn(text="I believe I am done."),  # no tool call at all
             call("run_public", {"calls": [{"function": "read_file", "args": {"file_path": "bill-december-2023.txt"}}]}),
             call("reset"),
-            call("write_verifier", {"source": _reference(root, STATE)}),
+            call("write_verifier", {"source": STATE_VERIFIER}),
             call("self_test", {"candidate": _gold(root, STATE), "expect": "valid"}),
             call("submit"),
         ],
@@ -245,6 +264,7 @@ def test_the_snooping_agent_gets_nothing_hidden(cycle: Any) -> None:
     assert found[str(cycle["tasks"])] == []
     for path in ("reference", "cases", "reference/verifier.py"):
         assert found[str(state_dir / path)] in nothing
+    assert found["agentdojo"] in ("ModuleNotFoundError", "ImportError")
     # What the model was told (tool results, user messages) holds nothing withheld. (The test
     # scripted the model's own write_verifier with the reference text, so only replies to it count.)
     told = json.dumps(
@@ -282,6 +302,9 @@ def test_score_reads_the_generated_verifiers(cycle: Any) -> None:
     assert rows[HE]["ba_norm"] >= 90  # the good agent wrote the reference verifier
     assert rows[_bfcl_id(cycle["tasks"])]["all_reject"] is True
     assert rows[_bfcl_id(cycle["tasks"])]["tpr"] == 0
+    # The state verifier reads snapshots replayed outside its sealed run: it decides every case.
+    assert rows[STATE]["tpr"] > 0.5 and rows[STATE]["tnr"] > 0
+    assert "INVALID" not in rows[STATE]["decisions"].values()
 
 
 def test_report_renders_the_generate_results(cycle: Any) -> None:

@@ -115,6 +115,7 @@ class HidingExecutor(Executor):
     def __init__(self, inner: Executor, hidden: tuple[str, ...]) -> None:
         self.inner = inner
         self.hidden = hidden
+        self.sealed = inner.sealed  # follows the executor it wraps
 
     def submit(self, spec: RunSpec, service: Any = None) -> Future[RunResult]:
         merged = tuple(sorted({*spec.hidden, *self.hidden}))

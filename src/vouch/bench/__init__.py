@@ -19,17 +19,20 @@ from vouch.bench._decide import (
 )
 from vouch.bench._metrics import CaseOutcome, paired_difference, score
 from vouch.bench._references import check_references
+from vouch.bench._sealed import SEALED_PACKAGES, SealedExecutor, sealed_executor, sealed_paths
 from vouch.bench._score import BASELINES, decide_stored, load_verifiers, results_object, run_verifiers, trivial_rows
 
 __all__ = [
     "BASELINES",
     "PRELOAD",
+    "SEALED_PACKAGES",
     "CaseOutcome",
     "ChallengeReport",
     "ChallengeRow",
     "Decision",
     "DecisionResult",
     "Derived",
+    "SealedExecutor",
     "Task",
     "candidate_call",
     "check_references",
@@ -47,5 +50,7 @@ __all__ = [
     "run_challenge",
     "run_verifiers",
     "score",
+    "sealed_executor",
+    "sealed_paths",
     "trivial_rows",
 ]

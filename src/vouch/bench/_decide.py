@@ -145,6 +145,10 @@ def _service(executor: Executor, item: _Item) -> Callable[[Any], Any]:
             return candidate_call(executor, task, candidate, req, item.hidden, item)
         if task.spec.kind == "code" and op == "run_public":
             return public_tests(executor, task, candidate, item.hidden)
+        if task.spec.kind == "state" and op == "states":
+            calls = candidate.get("calls", []) if isinstance(candidate, dict) else []
+            answer = replay_calls(executor, task, calls if isinstance(calls, list) else [], nested=True)
+            return {"pre_state": answer.get("pre_state", {}), "post_state": answer.get("post_state", {})}
         if task.spec.kind == "state" and op == "run_public":
             calls = req.get("calls")
             if not isinstance(calls, list):
@@ -235,14 +239,17 @@ def replay_calls(executor: Executor, task: Task, calls: list[Any], *, nested: bo
     return answer
 
 
-def _env_data(task: Task) -> dict[str, Any]:
+def _env_data(task: Task, *, sealed: bool) -> dict[str, Any]:
     if task.spec.kind == "code":
         return {"entry_point": task.spec.entry_point}
     if task.spec.kind == "state":
         if task.spec.replay is None:
             raise UsageError(f"{task.root / 'task.toml'}: field replay: a state task needs a replay entry")
-        # The states are built inside the verifier's run, before the verifier loads: one run
-        # per decision, and the (large) snapshots never cross a process boundary.
+        if sealed:
+            # The run cannot import the benchmark: it asks for the states over the service channel.
+            return {"tools": task.tools}
+        # The states are built inside the verifier's run, when first read: one run per
+        # decision, and the (large) snapshots never cross a process boundary.
         return {"tools": task.tools, "replay": {"entry": task.spec.replay, "kwargs": dict(task.spec.replay_args)}}
     return {"tools": task.tools}
 
@@ -258,10 +265,15 @@ def decide_cases(
     """Decide every (task, case, verifier source) through the executor; results in input order.
 
     A ``None`` verifier source is a missing verifier: INVALID without a run. ``hide`` lists
-    paths the verifier's runs must not read (the tasks' withheld files). ``on_result(index,
+    paths the verifier's runs must not read (the tasks' withheld files). Verifiers under test
+    go through a sealed executor (``sealed_executor``): their state tasks' states are replayed
+    outside their runs and sent over the service channel. ``on_result(index,
     result)`` is called as each decision comes (from a worker thread), to store it at once.
     """
-    work = [_Item(task=t, case=c, verifier=v, hidden=tuple(hide), env_data=_env_data(t)) for t, c, v in items]
+    sealed = executor.sealed
+    work = [
+        _Item(task=t, case=c, verifier=v, hidden=tuple(hide), env_data=_env_data(t, sealed=sealed)) for t, c, v in items
+    ]
     index_of = {id(w): i for i, w in enumerate(work)}
     if on_result is not None:
         for i, w in enumerate(work):

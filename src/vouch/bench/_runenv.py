@@ -52,7 +52,12 @@ class ToolCallRunEnv:
 
 
 class StateRunEnv(ToolCallRunEnv):
-    """``env`` of a state task; ``run_public`` replays calls in a separate run."""
+    """``env`` of a state task; ``run_public`` replays calls in a separate run.
+
+    The states come from ``pre_state``/``post_state`` when given, else from the task's replay
+    entry run here (``replay``: trusted verifiers in a pool that has the benchmark), else from
+    the caller over the service channel (sealed runs).
+    """
 
     def __init__(
         self,
@@ -64,14 +69,21 @@ class StateRunEnv(ToolCallRunEnv):
         candidate: Any = None,
     ) -> None:
         super().__init__(tools)
-        self._states = None if replay is not None else {"pre_state": pre_state or {}, "post_state": post_state or {}}
+        given = pre_state is not None or post_state is not None
+        self._states = {"pre_state": pre_state or {}, "post_state": post_state or {}} if given else None
         self._replay_spec = replay
         self._candidate = candidate
 
     def _state(self, key: str) -> dict[str, Any]:
         if self._states is None:
-            assert self._replay_spec is not None
-            self._states = _replay(self._replay_spec, self._candidate)
+            if self._replay_spec is not None:
+                self._states = _replay(self._replay_spec, self._candidate)
+            else:
+                # A sealed run cannot import the benchmark: the caller replays and sends the states.
+                try:
+                    self._states = request({"op": "states"})
+                except Exception as exc:  # noqa: BLE001 - the caller's replay failed; say so as the in-run path does
+                    raise ReplayFailed(f"{type(exc).__name__}: {exc}") from None
         value: dict[str, Any] = self._states.get(key, {})
         return value
 

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 import vouch
-from vouch.bench import load_tasks, preload_for
+from vouch.bench import load_tasks, preload_for, sealed_executor
 from vouch.bench._metrics import paired_difference
 from vouch.bench._score import BASELINES, load_verifiers, results_object, run_verifiers, trivial_rows
 from vouch.core import Envelope
@@ -124,7 +124,7 @@ def score_command(
     if json_out is not None:
         hidden.append(str(json_out.resolve()))
     with (
-        LocalExecutor(preload=preload_for(tasks), allow_weak=allow_weak_isolation) as executor,
+        sealed_executor(tasks, allow_weak=allow_weak_isolation) as executor,  # verifiers under test
         Progress(*_COLUMNS, console=console) as bar,
     ):
         job = bar.add_task("deciding cases", total=None)

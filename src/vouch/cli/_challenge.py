@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vouch.bench import ChallengeReport, load_public_task, preload_for, run_challenge
+from vouch.bench import ChallengeReport, load_public_task, preload_for, run_challenge, sealed_executor
 from vouch.errors import EXIT_FINDINGS, UsageError
 from vouch.exec import LocalExecutor
 
@@ -78,7 +78,14 @@ def challenge_command(
     candidate = _read_json(candidate_file, "candidate")
     if isinstance(candidate, dict) and isinstance(candidate.get("candidate"), dict) and "label" in candidate:
         candidate = candidate["candidate"]  # a case file: its candidate
-    with LocalExecutor(preload=preload_for([task]), allow_weak=allow_weak_isolation) as executor:
+    # The task's own reference verifier is the build's code; any other verifier is under test.
+    trusted = verifier_file.resolve() == (task_dir / "reference" / "verifier.py").resolve()
+    pools = (
+        LocalExecutor(preload=preload_for([task]), allow_weak=allow_weak_isolation)
+        if trusted
+        else sealed_executor([task], allow_weak=allow_weak_isolation)
+    )
+    with pools as executor:
         report = run_challenge(task, verifier, candidate, executor, seed=seed)
     console = Console()
     console.print(_table(report))

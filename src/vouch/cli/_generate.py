@@ -21,9 +21,8 @@ from vouch.agent import (
     results_object,
     write_results,
 )
-from vouch.bench import load_tasks, preload_for
+from vouch.bench import load_tasks, sealed_executor
 from vouch.errors import VouchError
-from vouch.exec import LocalExecutor
 
 
 class Interrupted(VouchError):
@@ -84,9 +83,7 @@ def generate_command(
     runs: list[TaskRun] = []
     interrupted = False
     with (
-        LocalExecutor(
-            preload=[*preload_for(tasks), "vouch.agent._runside"], allow_weak=allow_weak_isolation
-        ) as executor,
+        sealed_executor(tasks, preload=["vouch.agent._runside"], allow_weak=allow_weak_isolation) as executor,
         Progress(*_COLUMNS, console=console) as bar,
     ):
         job = bar.add_task(f"generating ({model}, {config.name})", total=len(tasks))

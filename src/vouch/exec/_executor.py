@@ -69,6 +69,9 @@ class Executor(ABC):
     """Runs ``RunSpec``s in isolation and returns what was observed."""
 
     name: ClassVar[str]
+    sealed: bool = False
+    """True when runs cannot import the benchmarks whose answers are code (``vouch.bench``'s
+    sealed pools): a state task's states then reach a verifier over the service channel."""
 
     @abstractmethod
     def submit(self, spec: RunSpec, service: Service | None = None) -> Future[RunResult]:

@@ -203,7 +203,8 @@ def answer_data_paths() -> list[str]:
     A verifier under test, and every run a verifier-writing agent starts, gets these hidden: the
     package is on the import path of every run, and its data would hand over the gold. (The
     reference verifiers never read them: a build embeds what they need.) AgentDojo's ground truth
-    is code of its task classes, which state tasks' replay imports; see docs/design.md.
+    is code of its task classes: untrusted runs on its tasks go to sealed pools instead
+    (``vouch.bench.sealed_executor``; docs/design.md).
     """
     found = []
     for package, directory in _ANSWER_DATA:
