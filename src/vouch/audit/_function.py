@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -274,7 +275,8 @@ def audit_humaneval(
     jobs: list[ProgramJob] = []
     for g in pending:
         unparsable = _parses(g.program)
-        jobs.append(ProgramJob(g.task_id, g.hash, g.program, g.trials[0].trial_id, unparsable, weight=len(g.trials)))
+        models = dict(Counter(t.model or "" for t in g.trials))
+        jobs.append(ProgramJob(g.task_id, g.hash, g.program, g.trials[0].trial_id, unparsable, models=models))
     judge_programs(
         engine,
         contexts,

@@ -68,8 +68,13 @@ class ProgramJob:
     unparsable: str | None
     valid_arcs: set[tuple[int, int]] | None = None
     """Branch arcs the program took on the generated inputs inside P's preconditions."""
-    weight: int = 1
-    """Trials sharing this program (they vote with this weight in the ambiguity rule)."""
+    models: dict[str, int] = field(default_factory=dict)
+    """Trials sharing this program, by model (they vote with this weight in the ambiguity rule)."""
+
+    @property
+    def weight(self) -> int:
+        return sum(self.models.values()) or 1
+
     t0: T0Result | None = None
     mutants: list[Mutant] = field(default_factory=list)
     stage2: dict[str, Any] = field(default_factory=dict)
@@ -290,22 +295,39 @@ def _contest_finals(
 
 
 def _contested(voters: Sequence[ProgramJob], differing: Sequence[set[str]]) -> set[str]:
-    """Inputs where most passing trials disagree with G (TestJack A.2: rho > 1/2 is ambiguous).
+    """Inputs whose requirement is ambiguous by TestJack's rule (appendix A.2): rho(q) > 1/2.
 
-    Offline there is one model per samples file, so rho is taken over passing trials rather
-    than models: when more than half of them (weighted by duplicates, at least
-    ``MIN_VOTERS``) give another output than G, the input is more likely to show G's
-    incidental behaviour or an underspecified prompt than a defect of the trial. Such inputs
-    never back a refutation.
+    rho(q) is the share of models with passing trials that skip q. A model skips q when more
+    than half of its passing trials (weighted by duplicates) give another output than G on the
+    input. With one model per samples file, as in the bundled CodeGen-16B samples, this is the
+    rule over that model's trials. The rule speaks only when the task has at least
+    ``MIN_VOTERS`` passing trials. Such inputs never back a refutation: they are more likely
+    to show G's incidental behaviour or an underspecified prompt than a defect of the trial.
     """
-    total = sum(j.weight for j in voters)
-    if total < MIN_VOTERS:
-        return set()
-    votes: dict[str, int] = {}
+    return set(ambiguity(voters, differing))
+
+
+def ambiguity(voters: Sequence[ProgramJob], differing: Sequence[set[str]]) -> dict[str, float]:
+    """rho(q) of every input key some voter differs on, when it exceeds 1/2 (else left out)."""
+    totals: dict[str, int] = {}
+    for job in voters:
+        for model, n in (job.models or {"": 1}).items():
+            totals[model] = totals.get(model, 0) + n
+    if sum(totals.values()) < MIN_VOTERS:
+        return {}
+    votes: dict[str, dict[str, int]] = {}
     for job, keys in zip(voters, differing, strict=True):
         for k in keys:
-            votes[k] = votes.get(k, 0) + job.weight
-    return {k for k, v in votes.items() if v * 2 > total}
+            per_model = votes.setdefault(k, {})
+            for model, n in (job.models or {"": 1}).items():
+                per_model[model] = per_model.get(model, 0) + n
+    out = {}
+    for k, per_model in votes.items():
+        skipping = sum(1 for model, n in per_model.items() if 2 * n > totals[model])
+        rho = skipping / len(totals)
+        if rho > 0.5:
+            out[k] = rho
+    return out
 
 
 def _iteration(
