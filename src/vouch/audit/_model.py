@@ -208,6 +208,11 @@ class TaskReport(_Model):
         description="Inputs (JSON) where most passing trials disagree with G: a defect of P or G (TestJack A.2), "
         "reported, never a refutation.",
     )
+    ambiguous_requirements: list[str] = Field(
+        default_factory=list,
+        description="Implicit requirements most models with passing trials skip (TestJack A.2, rho > 1/2): "
+        "prompt defects; their witnesses refute no trial.",
+    )
     note: str | None = Field(default=None, description="Why the witness source could not work on the task, if so.")
 
 

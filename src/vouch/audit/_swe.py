@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vouch.audit._ambiguity import is_ambiguous, requirement_note, withhold_ambiguous
 from vouch.audit._model import (
     AuditResults,
     Evidence,
@@ -334,6 +335,7 @@ def audit_swe(
             store.get_many(config_key, [(t.instance_id, patch_hash(t.patch.strip())) for t in own]) if store else {}
         )
         prepared = False
+        start = len(results)
         for trial in own:
             key = (trial.instance_id, patch_hash(trial.patch.strip()))
             ids = {"trial_id": trial.trial_id, "model": trial.model}
@@ -355,6 +357,18 @@ def audit_swe(
             results.append(result)
             if progress is not None:
                 progress(f"{trial.trial_id} ({trial.model}): {result.verdict.value}")
+        mine = results[start:]
+        changed = withhold_ambiguous(
+            inst.spec, inst.source, own, mine, inst.report.checklist if inst.report else [], cache, runner
+        )
+        if changed:
+            results[start:] = mine
+            for trial, result in zip(own, mine, strict=True):
+                key = (trial.instance_id, patch_hash(trial.patch.strip()))
+                if result.shared_from is None:
+                    judged[key] = result
+                    if store is not None:
+                        store.put(config_key, key[0], key[1], result.model_dump(mode="json"))
         if inst.report is None:  # every trial came from the store: report what the trials say
             ill = [
                 r.reason for r in results if r.task_id == inst.spec.instance_id and (r.reason or "").startswith("A.1")
@@ -366,6 +380,9 @@ def audit_swe(
                 t0_tests=len(inst.spec.t0),
                 trials=len(own),
             )
+        inst.report.ambiguous_requirements = sorted(
+            {requirement_note(w) for r in mine for w in r.evidence.discarded if is_ambiguous(w)}
+        )
         inst.report.passing = sum(1 for r in results if r.task_id == inst.spec.instance_id and r.benchmark_pass)
         inst.report.refuted = sum(
             1

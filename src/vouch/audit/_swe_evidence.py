@@ -167,12 +167,19 @@ def checklist(problem: str, t0_sources: Mapping[str, str]) -> list[ChecklistItem
 
 
 def best_clause(items: Sequence[ChecklistItem], hints: Sequence[str]) -> ChecklistItem | None:
-    """The clause sharing most words with the hints (function name, inputs, outputs)."""
+    """The clause sharing most words with the hints (function name, inputs, outputs).
+
+    None when no clause shares a word with them: the witness then checks behaviour of G that
+    no sentence of P speaks of, an implicit requirement, which TestJack's appendix A.2 rule may
+    find ambiguous. (One word, not the two that map T0 tests to clauses: a probe's hints are
+    short, and unit names such as ``mi`` are too short to count.)
+    """
     wanted = set().union(*(_words(h) for h in hints)) if hints else set()
     scored = [(len(_words(item.text) & wanted), -i, item) for i, item in enumerate(items)]
     if not scored:
         return None
-    return max(scored, key=lambda s: (s[0], s[1]))[2]
+    best = max(scored, key=lambda s: (s[0], s[1]))
+    return best[2] if best[0] >= 1 else None
 
 
 # --- paths --------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ _ENTRY = "vouch.worlds._inrun"
 _PASSING_FAILURES = ("AssertionError", "Failed")
 _NAME_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError", "NameError")
 _WITNESS_DIR = "vouch_witness"
+IMPLICIT_CLAUSE = "behaviour of G that no sentence of P states (an implicit requirement)"
+"""The clause of a witness that matches no clause of the checklist."""
 
 
 class Runner:
@@ -308,7 +310,7 @@ def witnesses_for_trial(
             clause = best_clause(evidence.checklist, [cand.probe.qualname, cand.probe.shown(), cand.expected])
             index = len(out) + len(meta)
             name = f"test_witness_{index}.py"
-            text = clause.text if clause else "the behaviour the task asks for"
+            text = clause.text if clause else IMPLICIT_CLAUSE
             files[f"{_WITNESS_DIR}/{name}"] = witness_source(
                 cand, instance_id=inst.spec.instance_id, clause=text, index=index
             )
@@ -322,7 +324,7 @@ def witnesses_for_trial(
                 Witness(
                     file=name,
                     source=files[f"{_WITNESS_DIR}/{name}"],
-                    clause=clause.text if clause else "the behaviour the task asks for",
+                    clause=clause.text if clause else IMPLICIT_CLAUSE,
                     clause_id=clause.id if clause else None,
                     origin="offline",
                     input=cand.probe.shown(),
@@ -386,7 +388,7 @@ def _file_witnesses(
             Witness(
                 file=path.name,
                 source=source,
-                clause=clause.text if clause else "the behaviour the task asks for",
+                clause=clause.text if clause else IMPLICIT_CLAUSE,
                 clause_id=clause.id if clause else None,
                 origin="files",
                 actual=failing.message if failing else None,
