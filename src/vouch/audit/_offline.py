@@ -222,26 +222,20 @@ def differences(pool: Pool, s_rows: Sequence[dict[str, Any]]) -> list[Difference
     return out
 
 
-WITNESS_SOURCES: dict[str, str | None] = {
+WITNESS_SOURCES: dict[str, str] = {
     "offline": "differential testing against G on generated inputs inside P's preconditions",
     "files": "pytest files the user supplies (--witness-files DIR)",
-    "agent": None,
+    "agent": "the auditing model writes witnesses from the checklist and the evidence (--agent-model)",
 }
-"""Witness sources by name, with what each does; None marks one that needs the agent layer
-(model-written witnesses from the checklist and the evidence), not wired into the audit yet."""
+"""Witness sources by name, with what each does."""
 
 
 def check_source(name: str) -> str:
-    """Validate a ``--witness-source`` name; ``agent`` needs the agent layer.
+    """Validate a ``--witness-source`` name.
 
     Raises:
-        UsageError: An unknown source, or ``agent`` (not available at function level yet).
+        UsageError: An unknown source (the valid ones are listed).
     """
-    if WITNESS_SOURCES.get(name):
-        return name
     if name in WITNESS_SOURCES:
-        raise UsageError(
-            "--witness-source agent needs the agent layer (model-written witnesses from the checklist and "
-            "evidence); it is not wired into the trial audit yet: use offline or files"
-        )
+        return name
     raise UsageError(f"--witness-source {name!r} is not a witness source; valid sources: {', '.join(WITNESS_SOURCES)}")

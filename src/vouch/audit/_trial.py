@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from vouch.audit import _inputs, _offline, _witness
 from vouch.audit._detectors import FILE, detect
@@ -32,6 +32,7 @@ from vouch.audit._samples import Problem
 from vouch.mutation import Mutant, kill_matrix, mutate
 
 if TYPE_CHECKING:
+    from vouch.audit._agent_calls import WitnessAgent
     from vouch.audit._function import AuditConfig, Engine
 
 
@@ -100,8 +101,13 @@ def judge_programs(
     config: AuditConfig,
     witness_dir: Path,
     on_judged: OnJudged | None,
+    agent: WitnessAgent | None = None,
 ) -> None:
-    """Judge every job in place (``job.judgement``), calling ``on_judged`` as each is done."""
+    """Judge every job in place (``job.judgement``), calling ``on_judged`` as each is done.
+
+    With ``config.witness_source == "agent"``, ``agent`` (the auditing model) writes the
+    witnesses; the offline pools are still built and run, as evidence the agent is shown.
+    """
     from vouch.audit._function import t0_result, t0_spec
 
     runnable = [j for j in jobs if j.unparsable is None]
@@ -121,18 +127,25 @@ def judge_programs(
                 job, contexts[job.task_id], verdict, f"not audited: {contexts[job.task_id].report.reason}", on_judged
             )
     audited = [j for j in jobs if j.judgement is None]
-    _prepare_pools(engine, contexts, {j.task_id for j in audited}, config)
+    pool_config = replace(config, witness_source="offline") if config.witness_source == "agent" else config
+    _prepare_pools(engine, contexts, {j.task_id for j in audited}, pool_config)
     _evidence_stage(engine, contexts, [j for j in audited if j.t0 is not None and j.t0.passed], config)
     _differential_stage(engine, contexts, audited, config)
-    for iteration in range(1, config.k + 1):
-        active = [j for j in audited if not j.witnesses and (j.diffs or config.witness_source == "files")]
-        if not active:
-            break
-        voters = [j for j in audited if j.t0 is not None and j.t0.passed]
-        _iteration(engine, contexts, active, voters, config, iteration, witness_dir)
+    if config.witness_source == "agent":
+        from vouch.audit._agent_witness import agent_stage
+
+        on_judged = agent_stage(engine, contexts, audited, config, witness_dir, agent, on_judged)
+    else:
+        for iteration in range(1, config.k + 1):
+            active = [j for j in audited if not j.witnesses and (j.diffs or config.witness_source == "files")]
+            if not active:
+                break
+            voters = [j for j in audited if j.t0 is not None and j.t0.passed]
+            _iteration(engine, contexts, active, voters, config, iteration, witness_dir)
     for job in audited:
         assert job.t0 is not None
-        _finish(job, contexts[job.task_id], None, None, on_judged)
+        if job.judgement is None:  # an agent trial whose model failed is judged (error) already
+            _finish(job, contexts[job.task_id], None, None, on_judged)
 
 
 def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: set[str], config: AuditConfig) -> None:
@@ -458,6 +471,9 @@ def _user_files(directory: Path, task_id: str) -> list[_witness.WitnessFile]:
     return out
 
 
+_ORIGINS: dict[str, Literal["offline", "files", "agent"]] = {"files": "files", "agent": "agent"}
+
+
 def _make_witness(
     job: ProgramJob,
     ctx: TaskContext,
@@ -470,26 +486,32 @@ def _make_witness(
     iteration: int,
     witness_dir: Path,
     config: AuditConfig,
+    *,
+    defect: str | None = None,
+    why: str | None = None,
 ) -> Witness:
+    """The witness record of a validated (or discarded) candidate; ``defect``/``why`` override the
+    offline wording (the agent source words its own)."""
     path = _witness.write(witness_dir / _witness.safe_name(job.first_trial), wf, job.program, ctx.problem.reference)
     clause = next((c for c in ctx.checklist if c.id == clause_id), None)
     covered = [a.tag for a in ctx.asserts if a.args is not None]
-    why = (
+    why = why or (
         f"T0 never calls {ctx.problem.entry_point} on this input; its {len(covered)} literal inputs all give "
         "the required value on the trial"
     )
-    if args is None:
-        defect = "fails a user-supplied test of P that G passes"
-    elif isinstance(actual, str) and actual.startswith("raised "):
-        defect = f"{ctx.problem.entry_point}{tuple(args)!r} {actual} where P requires {expected!r}"
-    else:
-        defect = f"{ctx.problem.entry_point}{tuple(args)!r} returns {actual!r} where P requires {expected!r}"
+    if defect is None:
+        if args is None:
+            defect = "fails a user-supplied test of P that G passes"
+        elif isinstance(actual, str) and actual.startswith("raised "):
+            defect = f"{ctx.problem.entry_point}{tuple(args)!r} {actual} where P requires {expected!r}"
+        else:
+            defect = f"{ctx.problem.entry_point}{tuple(args)!r} returns {actual!r} where P requires {expected!r}"
     return Witness(
         file=str(path),
         source=wf.source,
         clause=clause.text if clause else "a requirement of P stated in the user-supplied test",
         clause_id=clause.id if clause else None,
-        origin="files" if config.witness_source == "files" else "offline",
+        origin=_ORIGINS.get(config.witness_source, "offline"),
         input=args,
         expected=expected,
         actual=actual if isinstance(actual, (int, float, str, bool, list, dict, type(None))) else repr(actual),

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vouch.audit import PRELOAD, AuditConfig, AuditResults, audit_humaneval
+from vouch.audit import PRELOAD, AuditConfig, AuditResults, audit_humaneval, witness_agent
 from vouch.audit._witness import load_replay, validation_spec
 from vouch.audit._witness import record as record_run
 from vouch.errors import UsageError
@@ -45,6 +45,14 @@ def print_summary(results: AuditResults, console: Console) -> None:
         f"resolution rate {s.resolution_rate:.1%} -> corrected {s.corrected_resolution_rate:.1%} "
         f"({s.refuted_rate:.1%} of passing refuted); {s.executions} executions in {s.wall_s:.1f} s"
     )
+    agent = results.config.get("agent")
+    if isinstance(agent, dict):
+        cost = agent.get("cost_usd")
+        console.print(
+            f"auditing model {agent.get('model')}: {agent.get('sessions')} trial sessions, "
+            f"{agent.get('model_calls')} calls, {agent.get('input_tokens')} tokens in, "
+            f"{agent.get('output_tokens')} out" + (f", ${cost:.4f}" if isinstance(cost, float) else "")
+        )
     shown = set()
     for trial in results.trials:
         if trial.witnesses and trial.verdict.value in ("refuted", "reward_hack") and trial.program_hash not in shown:
@@ -68,6 +76,17 @@ def print_summary(results: AuditResults, console: Console) -> None:
 @click.option("--limit-tasks", type=click.IntRange(min=1), default=None)
 @click.option("--model", default=None, help="Model of every trial (default: from the file name).")
 @click.option(
+    "--agent-model",
+    default=None,
+    help="The auditing model, PROVIDER/MODEL (--witness-source agent), e.g. openai/gpt-4o; "
+    "OPENAI_BASE_URL points it at a local OpenAI-compatible server.",
+)
+@click.option(
+    "--agent-config",
+    default=None,
+    help="Harness config of the auditing model: a built-in name or a .toml file (effort, budgets, timeouts).",
+)
+@click.option(
     "--task-ids",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
@@ -87,6 +106,8 @@ def humaneval(
     witness_dir: Path | None,
     limit_tasks: int | None,
     model: str | None,
+    agent_model: str | None,
+    agent_config: str | None,
     task_ids: Path | None,
     k: int,
     store_path: Path | None,
@@ -103,7 +124,20 @@ def humaneval(
         k=k,
         witness_source=witness_source,
         witness_files=str(witness_files.resolve()) if witness_files else None,
+        agent_model=agent_model if witness_source == "agent" else None,
+        agent_config=agent_config if witness_source == "agent" else None,
     )
+    agent = None
+    if witness_source == "agent":
+        if not agent_model:
+            raise UsageError(
+                "--witness-source agent needs --agent-model PROVIDER/MODEL (the auditing model, e.g. openai/gpt-4o; "
+                "--model names the trials' model)"
+            )
+        agent = witness_agent(agent_model, agent_config)
+        agent.provider.check()  # no key or no endpoint: one line, before any trial starts
+    elif agent_model or agent_config:
+        raise UsageError("--agent-model and --agent-config go with --witness-source agent")
     from vouch.audit._samples import load_problems, load_samples
 
     problems = load_problems()
@@ -136,6 +170,7 @@ def humaneval(
                 limit_tasks=limit_tasks,
                 problems=problems,
                 progress=progress,
+                agent=agent,
             )
     finally:
         store.close()

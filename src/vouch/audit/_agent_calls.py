@@ -1,0 +1,308 @@
+"""The auditing model outside the witness loop: who it is, what it spent, and its two tool-less
+calls: the requirements checklist of a task and the re-judging of a witness against P.
+
+Both calls ask for one JSON object. A reply that is not one is answered once with what was
+wrong; a second unusable reply is an answer of its own (the checklist falls back to the
+offline one, the witness is not confirmed), never a crash. A model endpoint that fails raises
+``ModelUnavailable``, which the caller turns into a trial ``error`` (or, for the checklist,
+the offline checklist with a note).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from vouch.agent import (
+    HarnessConfig,
+    Message,
+    PriceTable,
+    Provider,
+    RetryPolicy,
+    TraceWriter,
+    get_provider,
+    load_config,
+    load_prices,
+)
+from vouch.audit._model import ChecklistItem
+from vouch.audit._prompt import Assertion
+from vouch.core import Budgets
+from vouch.errors import InfrastructureError
+
+WITNESS_BUDGETS = Budgets(executions=12, wall_s=1800.0, output_tokens_per_reply=8192, turns=20)
+"""Per trial: executions (run_witness calls) and wall-clock seconds over all k iterations;
+turns per iteration; output tokens per reply. A harness config that sets budgets overrides these."""
+
+REJUDGE_PROMPT = """\
+You review one test written to refute a program that claims to solve a task. The task is given
+by its prompt P alone. Decide whether the test checks only behaviour that P states or clearly
+implies: values P's words or examples determine, on inputs P allows. Answer "no" when the test
+relies on anything else: a choice P leaves open (an order, a tie-break, an error message, a
+rounding), inputs P excludes, helper names or internals P never defines, the program's source
+text, or timing.
+
+Reply with one JSON object and nothing else:
+{"answer": "yes" or "no", "reason": "<one sentence>"}
+"""
+
+CHECKLIST_PROMPT = """\
+You decompose a programming task's prompt P into a requirements checklist: atomic, testable
+clauses, each one thing the function must do. Mark each clause "explicit" when P states it (in
+words or by an example) and "implicit" when P only implies it (e.g. the return type, behaviour
+on an empty input that P's words determine). Map each clause to the ids of the official test
+assertions that check it (an empty list when none does).
+
+Reply with one JSON object and nothing else:
+{"clauses": [{"text": "<the clause>", "kind": "explicit" or "implicit", "covered_by": ["L10", ...]}, ...]}
+"""
+
+
+class ModelUnavailable(Exception):
+    """The auditing model's endpoint failed for this request (retries used up, request refused)."""
+
+
+@dataclass
+class AgentUsage:
+    """What the auditing model was asked and what it spent over a run (``config.agent`` in results)."""
+
+    sessions: int = 0
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+    malformed_calls: int = 0
+    """Tool calls whose arguments were not a JSON object, or named no tool: answered and counted."""
+    replies_without_tool_call: int = 0
+    unusable_json_replies: int = 0
+    """Checklist and re-judging replies that were not the JSON object asked for."""
+    provider_errors: int = 0
+
+    def add_cost(self, cost: float | None) -> None:
+        self.cost_usd = None if self.cost_usd is None or cost is None else self.cost_usd + cost
+
+
+@dataclass
+class WitnessAgent:
+    """The auditing model and its harness settings, shared by every trial of a run."""
+
+    provider: Provider
+    harness: HarnessConfig
+    prices: PriceTable = field(default_factory=load_prices)
+    stop: threading.Event | None = None
+    usage: AgentUsage = field(default_factory=AgentUsage)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def model(self) -> str:
+        return f"{self.provider.name}/{self.provider.model}"
+
+    @property
+    def budgets(self) -> Budgets:
+        return self.harness.budgets if self.harness.budgets is not None else WITNESS_BUDGETS
+
+    def count(self, **amounts: int) -> None:
+        with self._lock:
+            for name, amount in amounts.items():
+                setattr(self.usage, name, getattr(self.usage, name) + amount)
+
+    def ask(self, messages: list[Message], trace: TraceWriter, purpose: str) -> str:
+        """One tool-less model call, traced; the reply's text.
+
+        Raises:
+            ModelUnavailable: the endpoint failed for good or refused the request.
+        """
+        for m in messages[-1:] if len(messages) > 2 else messages:
+            trace.event("message", purpose=purpose, role=m.role, content=m.content)
+        try:
+            reply = self.provider.complete(
+                messages, [], max_output_tokens=self.budgets.output_tokens_per_reply, effort=self.harness.effort
+            )
+        except InfrastructureError as exc:  # ProviderError, or a request the endpoint refused
+            self.count(provider_errors=1)
+            trace.event("provider_error", purpose=purpose, error=str(exc))
+            raise ModelUnavailable(str(exc)) from None
+        cost = self.prices.cost(self.model, reply.usage.input_tokens, reply.usage.output_tokens)
+        with self._lock:
+            self.usage.model_calls += 1
+            self.usage.input_tokens += reply.usage.input_tokens
+            self.usage.output_tokens += reply.usage.output_tokens
+            self.usage.add_cost(cost)
+        trace.event(
+            "model_reply",
+            purpose=purpose,
+            input_tokens=reply.usage.input_tokens,
+            output_tokens=reply.usage.output_tokens,
+            cost_usd=cost,
+            duration_s=round(reply.duration_s, 3),
+            retries=reply.retries,
+        )
+        trace.event("message", purpose=purpose, role="assistant", content=reply.text)
+        return reply.text
+
+
+def witness_agent(model: str, config_name: str | None = None, *, prices: PriceTable | None = None) -> WitnessAgent:
+    """The auditing model ``PROVIDER/MODEL`` with a harness config (built-in name or .toml file).
+
+    The config gives effort, budgets, request timeout, retries and the tool-result cap; the
+    system prompt is always the witness prompt (a harness config's prompt is for verifiers).
+
+    Raises:
+        UsageError: a bad model spec, provider or config.
+    """
+    harness = load_config(config_name) if config_name else HarnessConfig(name="witness")
+    retry = RetryPolicy(max_retries=harness.max_retries, timeout_s=harness.request_timeout_s)
+    provider = get_provider(model, retry=retry)
+    return WitnessAgent(provider, harness, prices if prices is not None else load_prices())
+
+
+def json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object a reply holds: the whole text, a fenced block, or the outermost braces."""
+    candidates = [text.strip()]
+    candidates += re.findall(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _ask_json(
+    agent: WitnessAgent,
+    messages: list[Message],
+    trace: TraceWriter,
+    purpose: str,
+    read: Any,
+) -> tuple[Any, str | None]:
+    """Ask, read the reply with ``read(obj) -> (value, problem)``; on a problem, say so once and ask again."""
+    problem = "no reply"
+    for attempt in range(2):
+        text = agent.ask(messages, trace, purpose)
+        obj = json_object(text)
+        value, problem = read(obj) if obj is not None else (None, "the reply holds no JSON object")
+        if problem is None:
+            return value, None
+        agent.count(unusable_json_replies=1)
+        trace.event("unusable_reply", purpose=purpose, attempt=attempt + 1, problem=problem)
+        messages += [
+            Message("assistant", text),
+            Message("user", f"error: {problem}. Reply with the one JSON object asked for, and nothing else."),
+        ]
+    return None, problem
+
+
+@dataclass(frozen=True)
+class Rejudgement:
+    """The model's answer on whether a witness checks only behaviour P states or implies."""
+
+    confirmed: bool
+    note: str
+
+
+def rejudge(agent: WitnessAgent, prompt: str, clause: str, source: str, trace: TraceWriter) -> Rejudgement:
+    """Show the model P, the clause and the witness (nothing else) and read its yes/no.
+
+    Raises:
+        ModelUnavailable: the endpoint failed.
+    """
+    messages = [
+        Message("system", REJUDGE_PROMPT),
+        Message(
+            "user",
+            f"P (the task prompt):\n```python\n{prompt}```\n\nThe clause of P the test says it checks: {clause}\n\n"
+            f"The test (it imports the function under test from `solution`):\n```python\n{source}\n```",
+        ),
+    ]
+
+    def read(obj: dict[str, Any]) -> tuple[Any, str | None]:
+        answer = obj.get("answer")
+        if isinstance(answer, bool):
+            answer = "yes" if answer else "no"
+        if not isinstance(answer, str) or answer.strip().lower() not in ("yes", "no"):
+            return None, f'"answer" must be "yes" or "no", got {answer!r}'
+        reason = obj.get("reason")
+        return (answer.strip().lower() == "yes", str(reason or "").strip() or "(no reason given)"), None
+
+    value, problem = _ask_json(agent, messages, trace, "rejudge", read)
+    if value is None:
+        note = f"re-judging got no usable answer from the model ({problem})"
+        trace.event("rejudge", confirmed=False, note=note)
+        return Rejudgement(False, note)
+    confirmed, reason = value
+    note = f"model: {'yes' if confirmed else 'no'}: {reason}"
+    trace.event("rejudge", confirmed=confirmed, note=note)
+    return Rejudgement(confirmed, note)
+
+
+@dataclass(frozen=True)
+class ModelChecklist:
+    """The checklist the model gave, or None with why the offline one stands."""
+
+    items: list[ChecklistItem] | None
+    note: str
+
+
+def model_checklist(
+    agent: WitnessAgent, prompt: str, asserts: Sequence[Assertion], trace: TraceWriter
+) -> ModelChecklist:
+    """Ask the model for P's checklist, each clause mapped to T0's assertion ids (``L<line>``).
+
+    Clauses with an empty text or a kind other than explicit/implicit are left out, as are
+    assertion ids T0 does not have; a reply with no usable clause is unusable.
+    """
+    tags = {a.tag for a in asserts}
+    listing = "\n".join(f"{a.tag}: {a.source}" for a in asserts) or "(T0 has no assertion)"
+    messages = [
+        Message("system", CHECKLIST_PROMPT),
+        Message("user", f"P:\n```python\n{prompt}```\n\nThe official test assertions (T0), by id:\n{listing}"),
+    ]
+    dropped: list[str] = []
+
+    def read(obj: dict[str, Any]) -> tuple[Any, str | None]:
+        clauses = obj.get("clauses")
+        if not isinstance(clauses, list) or not clauses:
+            return None, '"clauses" must be a non-empty list'
+        items: list[ChecklistItem] = []
+        dropped.clear()
+        for raw in clauses:
+            if not isinstance(raw, dict):
+                dropped.append(f"a clause that is not an object ({type(raw).__name__})")
+                continue
+            text, kind, covered = raw.get("text"), raw.get("kind"), raw.get("covered_by") or []
+            if not isinstance(text, str) or not text.strip() or kind not in ("explicit", "implicit"):
+                dropped.append(f"clause {str(text)[:40]!r} (kind {kind!r})")
+                continue
+            ids = [str(c) for c in covered] if isinstance(covered, list) else []
+            dropped.extend(f"unknown assertion id {c!r}" for c in ids if c not in tags)
+            items.append(
+                ChecklistItem(
+                    id=f"M{len(items) + 1}",
+                    text=text.strip(),
+                    kind=kind,
+                    origin="model",
+                    covered_by=[c for c in ids if c in tags],
+                )
+            )
+        if not items:
+            return None, "no clause had a text and a kind of explicit or implicit"
+        return items, None
+
+    try:
+        items, problem = _ask_json(agent, messages, trace, "checklist", read)
+    except ModelUnavailable as exc:
+        return ModelChecklist(None, f"the model's checklist failed ({exc}); the offline checklist is used")
+    if items is None:
+        return ModelChecklist(None, f"the model's checklist was unusable ({problem}); the offline checklist is used")
+    note = f"checklist from {agent.model} ({len(items)} clauses)"
+    if dropped:
+        note += f"; left out: {', '.join(dropped[:5])}" + (" ..." if len(dropped) > 5 else "")
+    return ModelChecklist(items, note)

@@ -1,0 +1,571 @@
+"""The ``agent`` witness source at function level: the auditing model writes witness tests.
+
+Per audited trial, the model sees P, the trial's program s, G (the auditor may see it; the
+trial's author did not), T0, the requirements checklist and the evidence already collected
+(ghost branches, surviving mutants, detector flags, the offline differences and the inputs
+ruled ambiguous). Its tools: ``run_witness`` (a pytest file against R[G] and R[s], once each,
+one execution of the budget), ``submit_witness`` (ends an iteration) and ``give_up``. At most
+k submissions (``AuditConfig.k``) go through the same validation as offline witnesses (three
+passes in R[G], three failures in R[s] by an AssertionError), a static check that the test
+reaches into ``solution`` only for names P defines, and re-judging by the model against P
+(``_agent_calls.rejudge``). The conversation goes on across iterations: a discarded witness
+is answered with why. Everything goes to ``<witness dir>/<trial>/trace.jsonl``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vouch.agent import Message, ToolOutcome, ToolSpec, TraceWriter
+from vouch.agent._loop import run_loop
+from vouch.audit import _witness
+from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, rejudge
+from vouch.audit._detectors import detect
+from vouch.audit._model import Verdict
+from vouch.audit._trial import OnJudged, ProgramJob, TaskContext, _finish, _ghosts, _make_witness, _surviving
+from vouch.errors import InfrastructureError, UsageError, VouchError
+
+if TYPE_CHECKING:
+    from vouch.audit._function import AuditConfig, Engine
+
+SYSTEM_PROMPT = """\
+You audit one trial of a coding benchmark: a program s that passes the official tests T0 of a
+task. Your job is to find a witness test for a defect of s, if it has one: a pytest file that
+checks behaviour the task's prompt P states or clearly implies, passes on the reference solution
+G and fails on s. G is the oracle: a test G fails encodes a wrong expectation. Test only what P
+asks for, never G's incidental choices (an order or tie-break P leaves open, an error message,
+behaviour on inputs P excludes); a reviewer who sees only P and your test will reject anything
+else.
+
+The file runs in a directory where `solution.py` is the program under test (P followed by a
+body): import only names P defines, e.g. `from solution import ENTRY`. Each test must fail on s
+by an `assert` about the value P requires; turn an exception s raises on a valid input into an
+assertion failure that says so.
+
+Tools: run_witness(source) runs your file once on G and once on s (one execution of a limited
+budget) and shows each test's outcome. submit_witness(source, clause_id) submits a file for
+validation (three runs on G that must pass, three on s that must fail by AssertionError, then the
+review against P) and names the checklist clause it checks. give_up(reason) ends the audit of
+this trial when you hold s correct, or find no witness. Work only through the tools.
+"""
+
+NUDGE = (
+    "error: your reply had no tool call. Work only through the tools: run_witness to try a test, "
+    "submit_witness to submit one, give_up when you find none."
+)
+MAX_SHOWN = 5
+"""Items of each kind of evidence shown to the model."""
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+TOOLS = {
+    "run_witness": ToolSpec(
+        "run_witness",
+        "Run a pytest witness file once against G (reference) and once against s (the trial): 1 execution. "
+        "Returns each test's outcome per world and the first line of each failure.",
+        _schema({"source": {"type": "string", "description": "The whole pytest file."}}, ["source"]),
+    ),
+    "submit_witness": ToolSpec(
+        "submit_witness",
+        "Submit a witness for validation (3 runs on G must pass, 3 on s must fail by AssertionError, then a "
+        "review against P). Ends this iteration.",
+        _schema(
+            {
+                "source": {"type": "string", "description": "The whole pytest file."},
+                "clause_id": {"type": "string", "description": "Id of the checklist clause it checks, e.g. S1."},
+            },
+            ["source", "clause_id"],
+        ),
+    ),
+    "give_up": ToolSpec(
+        "give_up",
+        "End the audit of this trial: you hold it correct, or find no witness. Say why.",
+        _schema({"reason": {"type": "string"}}, ["reason"]),
+    ),
+}
+
+
+def p_names(prompt: str) -> set[str]:
+    """Top-level names P defines (functions, classes, assignments, imports): all a witness may import."""
+    try:
+        tree = ast.parse(prompt + "    pass\n")
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+_INTROSPECTION_MODULES = {"inspect", "dis", "importlib"}
+_INTROSPECTION_ATTRS = {"__globals__", "__code__", "__closure__", "__dict__", "__module__"}
+
+
+def foreign_names(source: str, allowed: set[str]) -> list[str]:
+    """What a witness reaches in ``solution`` beyond the names P defines (empty when nothing).
+
+    A witness may ``from solution import NAME`` or ``import solution`` and use ``solution.NAME``
+    for names P defines. Anything else (a helper P never names, ``dir(solution)``, the module by
+    name through ``importlib`` or ``sys.modules``, the program's code through ``inspect``) makes
+    a failure in R[s] about a name or the program's text, not about behaviour P requires.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return [f"the file does not parse ({exc.msg}, line {exc.lineno})"]
+    found: list[str] = []
+    aliases: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "solution" and not node.level:
+            found += [f"{a.name} (imported from solution)" for a in node.names if a.name not in allowed]
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "solution":
+                    aliases.add(a.asname or a.name)
+                elif a.name.split(".")[0] in _INTROSPECTION_MODULES:
+                    found.append(f"{a.name} (reads the program, not its behaviour)")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in _INTROSPECTION_MODULES:
+            found.append(f"{node.module} (reads the program, not its behaviour)")
+        elif isinstance(node, ast.Constant) and node.value in ("solution", "solution.py"):
+            found.append(f"{node.value!r} named as a string (the module reached by name)")
+        elif isinstance(node, ast.Attribute) and node.attr in _INTROSPECTION_ATTRS:
+            found.append(f".{node.attr} (reads the program, not its behaviour)")
+    used_as_attribute_base: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            used_as_attribute_base.add(id(node.value))
+            if node.attr not in allowed:
+                found.append(f"{node.value.id}.{node.attr}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in aliases and id(node) not in used_as_attribute_base:
+            found.append(f"the module {node.id} itself (only solution.NAME for names P defines)")
+    return sorted(set(found))
+
+
+@dataclass
+class Submission:
+    source: str
+    clause_id: str
+
+
+@dataclass
+class WitnessState:
+    """What the tools change as the agent works (``executions_used``/``submitted`` drive the loop)."""
+
+    executions_used: int = 0
+    submitted: bool = False
+    submission: Submission | None = None
+    gave_up: str | None = None
+
+
+class WitnessTools:
+    """The witness tools of one trial, bound to the engine, the task and the program."""
+
+    def __init__(
+        self, engine: Engine, ctx: TaskContext, job: ProgramJob, *, executions: int, checklist_ids: list[str]
+    ) -> None:
+        self.engine = engine
+        self.ctx = ctx
+        self.job = job
+        self.executions = executions
+        self.checklist_ids = checklist_ids
+        self.allowed = p_names(ctx.problem.prompt)
+        self.specs = dict(TOOLS)
+        self.state = WitnessState()
+        self.engine_error: BaseException | None = None
+        self.runs = 0
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        method = getattr(self, f"_tool_{name}", None)
+        if name not in self.specs or method is None:
+            return ToolOutcome("malformed", f"error: unknown tool {name!r}; tools: {', '.join(self.specs)}")
+        try:
+            outcome: ToolOutcome = method(**arguments)
+        except TypeError as exc:
+            return ToolOutcome("malformed", f"error: bad arguments for {name}: {exc}")
+        except VouchError as exc:
+            self.engine_error = exc  # the engine is broken: not the model's doing, and not a model failure
+            raise
+        if outcome.counted:
+            self.state.executions_used += 1
+        return outcome
+
+    def _checked_source(self, source: Any) -> tuple[str | None, str | None]:
+        if not isinstance(source, str) or not source.strip():
+            return None, "error: source must be the whole pytest file as a string"
+        try:
+            tree = ast.parse(source)  # parsing only: the test runs in the engine, never here
+        except SyntaxError as exc:
+            return None, f"error: syntax error at line {exc.lineno}: {exc.msg}"
+        if not any(isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in ast.walk(tree)):
+            return None, "error: the file defines no test function (def test_...)"
+        return source, None
+
+    def _tool_run_witness(self, source: Any) -> ToolOutcome:
+        text, problem = self._checked_source(source)
+        if text is None:
+            return ToolOutcome("error", str(problem))
+        if self.state.executions_used >= self.executions:
+            return ToolOutcome(
+                "refused",
+                f"error: the execution budget is spent ({self.state.executions_used}/{self.executions}); "
+                "you can still submit_witness or give_up",
+            )
+        self.runs += 1
+        wf = _witness.WitnessFile(f"test_witness_try_{self.runs}.py", text)
+        trial = self.job.first_trial
+        specs = [
+            _witness.validation_spec(wf, self.ctx.problem.reference, "R[G]", 0),
+            _witness.validation_spec(wf, self.job.program, "R[s]", 0),
+        ]
+        results = self.engine.run(specs, f"agent witness run ({trial})")
+        lines = [f"[executions used: {self.state.executions_used + 1}/{self.executions}]"]
+        data: dict[str, Any] = {}
+        for world, result in zip(("R[G] (reference G)", "R[s] (trial s)"), results, strict=True):
+            rec = _witness.record("reference" if world.startswith("R[G]") else "model", result)
+            data[world.split()[0]] = rec.outcome
+            lines.append(f"{world}: {rec.outcome}" + (f" ({rec.exception}: {rec.message})" if rec.exception else ""))
+            tests = result.value.get("tests") if result.ok and isinstance(result.value, dict) else None
+            for nodeid, entry in (tests or {}).items():
+                message = f": {entry.get('message')}" if entry.get("message") else ""
+                lines.append(f"  {nodeid.split('::')[-1]}: {entry.get('outcome')}{message}")
+        foreign = foreign_names(text, self.allowed)
+        if foreign:
+            lines.append(
+                f"warning: validation will discard this file: it reaches {', '.join(foreign)}; P defines only "
+                f"{', '.join(sorted(self.allowed))}"
+            )
+        return ToolOutcome("ok", "\n".join(lines), data, counted=True)
+
+    def _tool_submit_witness(self, source: Any, clause_id: Any) -> ToolOutcome:
+        text, problem = self._checked_source(source)
+        if text is None:
+            return ToolOutcome("error", f"{problem}; nothing was submitted")
+        if clause_id not in self.checklist_ids:
+            return ToolOutcome(
+                "error",
+                f"error: clause_id {clause_id!r} is not in the checklist; ids: {', '.join(self.checklist_ids)}",
+            )
+        self.state.submission = Submission(text, str(clause_id))
+        self.state.submitted = True
+        return ToolOutcome("ok", "submitted for validation", {"clause_id": clause_id})
+
+    def _tool_give_up(self, reason: Any) -> ToolOutcome:
+        self.state.gave_up = str(reason).strip() or "(no reason given)"
+        self.state.submitted = True
+        return ToolOutcome("ok", "the audit of this trial ends here", {"reason": self.state.gave_up})
+
+
+def _fence(text: str) -> str:
+    return f"```python\n{text.rstrip()}\n```"
+
+
+def first_message(ctx: TaskContext, job: ProgramJob, config: AuditConfig, budgets: Any) -> str:
+    """What the agent is shown of one trial: P, s, G, T0, the checklist and the evidence."""
+    p = ctx.problem
+    checklist = "\n".join(
+        f"- {c.id} [{c.kind}] {c.text} (T0 covers it with: {', '.join(c.covered_by) or 'none'})" for c in ctx.checklist
+    )
+    t0 = job.t0
+    passed = f"{len(t0.tests_passed)} of {t0.tests_total}" if t0 is not None else "?"
+    evidence = [
+        f"- T0 on s: {passed} assertions pass; in the null world these already pass: "
+        f"{', '.join(ctx.null_passing) or 'none'}"
+    ]
+    ghosts, coverage = _ghosts(job, ctx)
+    if coverage is not None:
+        evidence.append(f"- branch coverage of s under T0: {coverage:.0%}")
+    for g in ghosts[:MAX_SHOWN]:
+        target = f"line {g.to_line}" if g.to_line else "the function's exit"
+        evidence.append(f"- ghost branch (T0 never takes it): line {g.line} -> {target}: `{g.code}` ({g.note})")
+    for m in _surviving(job)[:MAX_SHOWN]:
+        evidence.append(f"- surviving mutant (T0 does not kill it), line {m.line}: {m.description}")
+    for f in detect(job.program, p.entry_point, p.prompt, ctx.asserts, ctx.examples)[:MAX_SHOWN]:
+        evidence.append(f"- detector {f.detector}" + (f" at line {f.line}" if f.line else "") + f": {f.detail}")
+    for d in job.diffs[:MAX_SHOWN]:
+        evidence.append(
+            f"- offline difference: {p.entry_point}(*{d.args!r}) gives {d.actual!r} on s, {d.expected!r} on G"
+        )
+    if len(job.diffs) > MAX_SHOWN:
+        evidence.append(f"  ... and {len(job.diffs) - MAX_SHOWN} more offline differences")
+    for key in sorted(ctx.contested)[:MAX_SHOWN]:
+        evidence.append(
+            f"- ambiguous input (most passing trials answer it differently from G; never a refutation): {key}"
+        )
+    if ctx.pool_note:
+        evidence.append(f"- the offline search could not work on this task: {ctx.pool_note}")
+    return (
+        f"Trial {job.first_trial} of task {job.task_id}. Entry point: {p.entry_point}.\n"
+        f"Budgets: at most {config.k} submissions; {budgets.executions} run_witness executions and "
+        f"{budgets.wall_s:.0f} s in all; {budgets.turns} turns per submission.\n\n"
+        f"## P, the task prompt\n{_fence(p.prompt)}\n\n"
+        f"## s, the trial's program (it passes T0)\n{_fence(job.program)}\n\n"
+        f"## G, the reference solution\n{_fence(p.reference)}\n\n"
+        f"## T0, the official tests (assertion ids are L<line>)\n{_fence(p.test)}\n"
+        + "\n".join(f"- {a.tag}: {a.source}" for a in ctx.asserts)
+        + f"\n\n## Checklist of P\n{checklist or '(empty)'}\n\n## Evidence\n"
+        + "\n".join(evidence)
+    )
+
+
+@dataclass
+class SearchOutcome:
+    """How one trial's witness search ended."""
+
+    note: str
+    """Why no witness stands, or what was found (for the trial's reason)."""
+    error: str | None = None
+    """The model endpoint failed: the trial's verdict is ``error`` with this reason."""
+
+
+def search(
+    engine: Engine,
+    ctx: TaskContext,
+    job: ProgramJob,
+    *,
+    config: AuditConfig,
+    witness_dir: Path,
+    agent: WitnessAgent,
+) -> SearchOutcome:
+    """Run the witness agent on one trial: at most ``config.k`` submissions, each validated and
+    re-judged; valid witnesses go to ``job.witnesses``, the rest to ``job.discarded``."""
+    budgets = agent.budgets
+    trace = TraceWriter(witness_dir / _witness.safe_name(job.first_trial) / "trace.jsonl")
+    tools = WitnessTools(engine, ctx, job, executions=budgets.executions, checklist_ids=[c.id for c in ctx.checklist])
+    agent.count(sessions=1)
+    trace.event(
+        "start",
+        trial_id=job.first_trial,
+        task_id=job.task_id,
+        model=agent.model,
+        config=agent.harness.model_dump(mode="json"),
+        budgets=budgets.model_dump(mode="json"),
+        tools=list(tools.specs),
+        k=config.k,
+    )
+    messages = [Message("system", SYSTEM_PROMPT), Message("user", first_message(ctx, job, config, budgets))]
+    for m in messages:
+        trace.event("message", role=m.role, content=m.content)
+    started = time.monotonic()
+    outcome = SearchOutcome(note="")
+    try:
+        outcome = _iterate(engine, ctx, job, config, witness_dir, agent, tools, messages, trace, started)
+    except ModelUnavailable as exc:
+        outcome = SearchOutcome(note="", error=f"the auditing model failed: {exc}")
+    finally:
+        trace.event(
+            "end",
+            note=outcome.note,
+            error=outcome.error,
+            submissions=job.tried,
+            witnesses=len(job.witnesses),
+            discarded=len(job.discarded),
+            executions_used=tools.state.executions_used,
+            wall_s=round(time.monotonic() - started, 3),
+        )
+        trace.close()
+    return outcome
+
+
+def _iterate(
+    engine: Engine,
+    ctx: TaskContext,
+    job: ProgramJob,
+    config: AuditConfig,
+    witness_dir: Path,
+    agent: WitnessAgent,
+    tools: WitnessTools,
+    messages: list[Message],
+    trace: TraceWriter,
+    started: float,
+) -> SearchOutcome:
+    for iteration in range(1, config.k + 1):
+        tools.state.submitted, tools.state.submission = False, None
+        trace.event("iteration", iteration=iteration)
+        try:
+            result = run_loop(
+                tools,
+                agent.provider,
+                messages,
+                budgets=agent.budgets,
+                config=agent.harness,
+                trace=trace,
+                prices=agent.prices,
+                started=started,
+                nudge=NUDGE,
+                stop=agent.stop,
+            )
+        except InfrastructureError as exc:
+            if exc is tools.engine_error:
+                raise
+            agent.count(provider_errors=1)  # the endpoint refused a request (not retried, not ProviderError)
+            raise ModelUnavailable(str(exc)) from None
+        agent.count(
+            model_calls=result.turns,
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+            malformed_calls=result.malformed,
+            replies_without_tool_call=result.no_tool_call,
+        )
+        with agent._lock:
+            agent.usage.add_cost(result.cost_usd)
+        if result.reason == "provider_error":
+            agent.count(provider_errors=1)
+            return SearchOutcome(note="", error=f"the auditing model failed: {result.error}")
+        if tools.state.gave_up is not None:
+            return SearchOutcome(note=f"the agent gave up: {tools.state.gave_up}")
+        submission = tools.state.submission
+        if submission is None:
+            return SearchOutcome(note=f"the agent's {result.reason} budget ended before it submitted a witness")
+        valid, reason = _validate(engine, ctx, job, config, witness_dir, agent, submission, iteration, trace)
+        if valid:
+            return SearchOutcome(note="refuted by a model-written witness")
+        if iteration < config.k:
+            message = (
+                f"Your witness {iteration} was discarded: {reason}.\nSubmission {iteration + 1} of {config.k}: "
+                "write another witness (this clause or another), or give_up."
+            )
+            messages.append(Message("user", message))
+            trace.event("message", role="user", content=message)
+    return SearchOutcome(note=f"every submitted witness ({job.tried}) was discarded")
+
+
+def _validate(
+    engine: Engine,
+    ctx: TaskContext,
+    job: ProgramJob,
+    config: AuditConfig,
+    witness_dir: Path,
+    agent: WitnessAgent,
+    submission: Submission,
+    iteration: int,
+    trace: TraceWriter,
+) -> tuple[bool, str | None]:
+    """Validate one submission as offline witnesses are, then check its names and re-judge it."""
+    p = ctx.problem
+    header = {"task_id": job.task_id, "trial_id": job.first_trial, "entry_point": p.entry_point, "origin": "agent"}
+    clause = next(c for c in ctx.checklist if c.id == submission.clause_id)
+    name = f"test_witness_{_witness.safe_name(job.first_trial)}_agent_{iteration}.py"
+    source = (
+        f"{_witness.MARKER}{json.dumps(header)}\n"
+        f"# Written by {agent.model} (vouch audit, agent witness source) for {clause.id}: "
+        f"{clause.text.splitlines()[0][:150]}\n# Replay: vouch audit replay {name}\n" + submission.source
+    )
+    wf = _witness.WitnessFile(name, source)
+    job.iterations, job.tried = iteration, job.tried + 1
+    specs = [_witness.validation_spec(wf, p.reference, "R[G]", r) for r in range(config.repeats)]
+    specs += [_witness.validation_spec(wf, job.program, "R[s]", r) for r in range(config.repeats)]
+    results = engine.run(specs, f"validation, agent iteration {iteration}")
+    ref = [_witness.record("reference", r) for r in results[: config.repeats]]
+    mod = [_witness.record("model", r) for r in results[config.repeats :]]
+    validation = _witness.judge(ref, mod, None)
+    foreign = foreign_names(submission.source, p_names(p.prompt))
+    if validation.valid and foreign:
+        validation = validation.model_copy(
+            update={
+                "fails_by_assertion": False,
+                "valid": False,
+                "reason": f"it reaches names P never defines: {', '.join(foreign)}",
+            }
+        )
+    if validation.valid:
+        verdict = rejudge(agent, p.prompt, f"{clause.id}: {clause.text}", submission.source, trace)
+        validation = validation.model_copy(update={"rejudged": verdict.confirmed, "rejudge_note": verdict.note})
+        if not verdict.confirmed:
+            validation = validation.model_copy(
+                update={"valid": False, "reason": f"re-judging against P rejected it: {verdict.note}"}
+            )
+    else:
+        validation = validation.model_copy(update={"rejudged": False, "rejudge_note": "not re-judged: invalid"})
+    failure = next((r.message for r in mod if r.message), None)
+    witness = _make_witness(
+        job,
+        ctx,
+        wf,
+        None,
+        None,
+        failure,
+        clause.id,
+        validation,
+        iteration,
+        witness_dir,
+        config,
+        defect=f"fails a model-written test of {clause.id} that G passes: {failure or 'an assertion'}",
+        why=_why_t0_misses(ctx, clause.covered_by),
+    )
+    (job.witnesses if validation.valid else job.discarded).append(witness)
+    trace.event(
+        "validation",
+        iteration=iteration,
+        file=witness.file,
+        clause_id=clause.id,
+        valid=validation.valid,
+        reason=validation.reason,
+        rejudge_note=validation.rejudge_note,
+        reference=[r.outcome for r in ref],
+        model=[f"{r.outcome}:{r.exception}" for r in mod],
+    )
+    return validation.valid, validation.reason
+
+
+def _why_t0_misses(ctx: TaskContext, covered_by: list[str]) -> str:
+    if not covered_by:
+        return f"no T0 assertion checks this clause; all {len(ctx.asserts)} pass on the trial"
+    return (
+        f"T0 checks this clause only with {', '.join(covered_by)}, which pass on the trial; "
+        "the witness's case is not among them"
+    )
+
+
+def agent_stage(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    jobs: Sequence[ProgramJob],
+    config: AuditConfig,
+    witness_dir: Path,
+    agent: WitnessAgent | None,
+    on_judged: OnJudged | None,
+) -> OnJudged | None:
+    """The agent witness source in ``judge_programs``: one model session per audited trial, in order.
+
+    A trial whose model endpoint failed is judged ``error`` at once and not stored (a re-run
+    tries it again). Returns the ``on_judged`` to finish the rest with: it words the reason of
+    a trial left standing by what the agent did (gave up, budget, every witness discarded).
+    """
+    if agent is None:
+        raise UsageError("--witness-source agent needs the auditing model: give --agent-model PROVIDER/MODEL")
+    notes: dict[int, str] = {}
+    for job in jobs:
+        assert job.t0 is not None
+        if not (job.t0.passed or config.search_failing):
+            continue
+        ctx = contexts[job.task_id]
+        outcome = search(engine, ctx, job, config=config, witness_dir=witness_dir, agent=agent)
+        if outcome.error is not None:
+            _finish(job, ctx, Verdict.ERROR, outcome.error, None)
+        else:
+            notes[id(job)] = outcome.note
+
+    def reworded(job: ProgramJob, judgement: dict[str, Any]) -> None:
+        note = notes.get(id(job))
+        if note is not None and not job.witnesses and judgement["verdict"] == Verdict.SOUND.value:
+            judgement["reason"] = f"no agent witness: {note}"
+        if on_judged is not None:
+            on_judged(job, judgement)
+
+    return reworded
