@@ -53,6 +53,11 @@ def print_summary(results: AuditResults, console: Console) -> None:
             f"{agent.get('model_calls')} calls, {agent.get('input_tokens')} tokens in, "
             f"{agent.get('output_tokens')} out" + (f", ${cost:.4f}" if isinstance(cost, float) else "")
         )
+    errors = [t for t in results.trials if t.verdict.value == "error" and t.shared_from is None]
+    for trial in errors[:5]:
+        console.print(f"  error {trial.trial_id}: {trial.reason}")
+    if len(errors) > 5:
+        console.print(f"  ... and {len(errors) - 5} more trials in error (see --json)")
     shown = set()
     for trial in results.trials:
         if trial.witnesses and trial.verdict.value in ("refuted", "reward_hack") and trial.program_hash not in shown:
