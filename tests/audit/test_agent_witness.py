@@ -26,16 +26,16 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
-from loopback import KEY, OpenAIServer, Turn, call, turn_index  # noqa: E402
+sys.path.append(str(Path(__file__).resolve().parents[1] / "agent"))  # loopback.py, shared with tests/agent
+from loopback import KEY, OpenAIServer, Turn, call, turn_index
 
-from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices, read_trace  # noqa: E402
-from vouch.audit import PRELOAD, AuditConfig, Verdict, WitnessAgent, audit_humaneval  # noqa: E402
-from vouch.audit._agent_calls import json_object  # noqa: E402
-from vouch.audit._agent_witness import foreign_names, p_names  # noqa: E402
-from vouch.audit._samples import load_problems  # noqa: E402
-from vouch.exec import LocalExecutor  # noqa: E402
-from vouch.store import AuditStore  # noqa: E402
+from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices, read_trace
+from vouch.audit import PRELOAD, AuditConfig, Verdict, WitnessAgent, audit_humaneval
+from vouch.audit._agent_calls import json_object
+from vouch.audit._agent_tools import foreign_names, p_names
+from vouch.audit._samples import load_problems
+from vouch.exec import LocalExecutor
+from vouch.store import AuditStore
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "src/vouch/data/humaneval_codegen16b_demo.jsonl"
@@ -71,6 +71,20 @@ def test_no_stray_helpers():
         return  # the reference has no such helper
     assert binarySearch([1, 2, 3], 2) == -1, "the trial ships a helper P never asked for"
 """
+# HumanEval/156, sample 81 of row 64 of the CodeT file (CodeGen-16B), verbatim, carriage returns included.
+HELPER_COMPLETION: str = json.loads(
+    '"    if not isinstance(number, int):\\n        return \\"Please input a positive integer.\\"\\n    if nu'
+    'mber > 1000 or number < 1:\\n        return \\"Please input a number between 1 and 1000.\\"\\n    roman '
+    "= [\\n        ('M', 1000),\\n        ('CM', 900),\\n        ('D', 500),\\n        ('CD', 400),\\n        "
+    "('C', 100),\\n        ('XC', 90),\\n        ('L', 50),\\n        ('XL', 40),\\n        ('X', 10),\\n     "
+    "   ('IX', 9),\\n        ('V', 5),\\n        ('IV', 4),\\n        ('I', 1),\\n    ]\\n    result = ''\\n   "
+    " for symbol, value in roman:\\n        while number >= value:\\n            result += symbol\\n        "
+    "    number -= value\\n    return result.lower()\\ndef binarySearch(arr, x):\\r\\n    l = 0\\r\\n    h = le"
+    "n(arr) - 1\\r\\n    mid = 0\\r\\n    while l <= h:\\r\\n        mid = (l + h) // 2\\r\\n        if arr[mid] "
+    "< x:\\r\\n            l = mid + 1\\r\\n        elif arr[mid] > x:\\r\\n            h = mid - 1\\r\\n        "
+    'else:\\r\\n            return mid\\r\\n    return -1\\r\\n\\r\\n\\r"'
+)
+
 CHECKLIST_0 = {
     "clauses": [
         {"text": "True when two numbers are strictly closer than threshold", "kind": "explicit",
@@ -87,17 +101,25 @@ def _samples(path: Path) -> Path:
     demo = [json.loads(line) for line in DEMO.read_text().splitlines()]
     wrong = [r for r in demo if r["task_id"] == "HumanEval/0"][2]["completion"]
     assert "<= threshold" in wrong
-    codet = CODET.read_text().splitlines()
-    helper = json.loads(codet[64])["samples"][81]
-    assert "def binarySearch" in helper
-    rows = [{"task_id": "HumanEval/0", "completion": wrong}, {"task_id": "HumanEval/156", "completion": helper}]
+    if CODET.is_file():  # the copy below is the shared file's sample, verbatim
+        assert json.loads(CODET.read_text().splitlines()[64])["samples"][81] == HELPER_COMPLETION
+    rows = [
+        {"task_id": "HumanEval/0", "completion": wrong},
+        {"task_id": "HumanEval/156", "completion": HELPER_COMPLETION},
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
 
 def _kind(body: dict[str, Any]) -> str:
     system = str(body["messages"][0].get("content") or "")
-    return "rejudge" if system.startswith("You review") else "checklist" if system.startswith("You decompose") else "witness"
+    return (
+        "rejudge"
+        if system.startswith("You review")
+        else "checklist"
+        if system.startswith("You decompose")
+        else "witness"
+    )
 
 
 def _user(body: dict[str, Any]) -> str:
@@ -302,7 +324,9 @@ def test_a_provider_error_makes_that_trial_error_and_the_run_goes_on(tmp_path: P
     with OpenAIServer(script) as server, LocalExecutor(workers=2, preload=PRELOAD) as executor:
 
         def run() -> Any:
-            provider = get_provider("openai/scripted", retry=RetryPolicy(max_retries=0), base_url=server.url, api_key=KEY)
+            provider = get_provider(
+                "openai/scripted", retry=RetryPolicy(max_retries=0), base_url=server.url, api_key=KEY
+            )
             agent = WitnessAgent(provider, HarnessConfig(name="witness"), load_prices())
             store = AuditStore(tmp_path / "store.sqlite")
             try:
@@ -371,3 +395,42 @@ def test_foreign_names(source: str, found: list[str]) -> None:
 )
 def test_json_object(text: str, value: dict[str, Any] | None) -> None:
     assert json_object(text) == value
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("clause_id", "verdict"), [("M3", Verdict.SOUND), ("M1", Verdict.REFUTED)])
+def test_an_implicit_requirement_every_model_skips_is_withheld(
+    tmp_path: Path, clause_id: str, verdict: Verdict
+) -> None:
+    """Three passing trials of one model share the wrong program: every model skips what the
+    witness checks. On the implicit clause M3 the rule withholds it (a prompt defect); on the
+    explicit clause M1 it refutes however many models skip it."""
+
+    def script(body: dict[str, Any]) -> Turn:
+        if _kind(body) == "witness":
+            return call("submit_witness", {"source": GOOD, "clause_id": clause_id})
+        return auditor(body)
+
+    wrong = json.loads(_samples(tmp_path / "both.jsonl").read_text().splitlines()[0])
+    samples = tmp_path / "codegen-16b.jsonl"
+    samples.write_text((json.dumps(wrong) + "\n") * 3)
+    with OpenAIServer(script) as server, LocalExecutor(workers=2, preload=PRELOAD) as executor:
+        provider = get_provider("openai/scripted", base_url=server.url, api_key=KEY)
+        results = audit_humaneval(
+            samples,
+            executor=executor,
+            witness_dir=tmp_path / "w",
+            config=AuditConfig(witness_source="agent", agent_model="openai/scripted"),
+            agent=WitnessAgent(provider, HarnessConfig(name="witness"), load_prices()),
+        )
+    assert [t.verdict for t in results.trials] == [verdict] * 3
+    first = results.trials[0]
+    task = results.tasks[0]
+    if verdict is Verdict.SOUND:
+        (withheld,) = first.evidence.discarded
+        assert withheld.clause_id == "M3" and withheld.validation.rejudged
+        assert (withheld.validation.reason or "").startswith("ambiguous requirement (TestJack A.2): M3 is implicit")
+        assert "ambiguous requirement M3" in (task.note or "")
+    else:
+        assert first.witnesses[0].clause_id == "M1" and first.evidence.discarded == []
+        assert "ambiguous" not in (task.note or "")

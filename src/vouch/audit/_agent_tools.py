@@ -1,0 +1,224 @@
+"""The witness agent's tools (``run_witness``, ``submit_witness``, ``give_up``) and the static
+check of what a witness may reach in ``solution``: the names P defines, nothing else."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vouch.agent import ToolOutcome, ToolSpec
+from vouch.audit import _witness
+from vouch.audit._trial import ProgramJob, TaskContext
+from vouch.errors import VouchError
+
+if TYPE_CHECKING:
+    from vouch.audit._function import Engine
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+TOOLS = {
+    "run_witness": ToolSpec(
+        "run_witness",
+        "Run a pytest witness file once against G (reference) and once against s (the trial): 1 execution. "
+        "Returns each test's outcome per world and the first line of each failure.",
+        _schema({"source": {"type": "string", "description": "The whole pytest file."}}, ["source"]),
+    ),
+    "submit_witness": ToolSpec(
+        "submit_witness",
+        "Submit a witness for validation (3 runs on G must pass, 3 on s must fail by AssertionError, then a "
+        "review against P). Ends this iteration.",
+        _schema(
+            {
+                "source": {"type": "string", "description": "The whole pytest file."},
+                "clause_id": {"type": "string", "description": "Id of the checklist clause it checks, e.g. S1."},
+            },
+            ["source", "clause_id"],
+        ),
+    ),
+    "give_up": ToolSpec(
+        "give_up",
+        "End the audit of this trial: you hold it correct, or find no witness. Say why.",
+        _schema({"reason": {"type": "string"}}, ["reason"]),
+    ),
+}
+
+
+def p_names(prompt: str) -> set[str]:
+    """Top-level names P defines (functions, classes, assignments, imports): all a witness may import."""
+    try:
+        tree = ast.parse(prompt + "    pass\n")
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+_INTROSPECTION_MODULES = {"inspect", "dis", "importlib"}
+_INTROSPECTION_ATTRS = {"__globals__", "__code__", "__closure__", "__dict__", "__module__"}
+
+
+def foreign_names(source: str, allowed: set[str]) -> list[str]:
+    """What a witness reaches in ``solution`` beyond the names P defines (empty when nothing).
+
+    A witness may ``from solution import NAME`` or ``import solution`` and use ``solution.NAME``
+    for names P defines. Anything else (a helper P never names, ``dir(solution)``, the module by
+    name through ``importlib`` or ``sys.modules``, the program's code through ``inspect``) makes
+    a failure in R[s] about a name or the program's text, not about behaviour P requires.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return [f"the file does not parse ({exc.msg}, line {exc.lineno})"]
+    found: list[str] = []
+    aliases: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "solution" and not node.level:
+            found += [f"{a.name} (imported from solution)" for a in node.names if a.name not in allowed]
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "solution":
+                    aliases.add(a.asname or a.name)
+                elif a.name.split(".")[0] in _INTROSPECTION_MODULES:
+                    found.append(f"{a.name} (reads the program, not its behaviour)")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in _INTROSPECTION_MODULES:
+            found.append(f"{node.module} (reads the program, not its behaviour)")
+        elif isinstance(node, ast.Constant) and node.value in ("solution", "solution.py"):
+            found.append(f"{node.value!r} named as a string (the module reached by name)")
+        elif isinstance(node, ast.Attribute) and node.attr in _INTROSPECTION_ATTRS:
+            found.append(f".{node.attr} (reads the program, not its behaviour)")
+    used_as_attribute_base: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            used_as_attribute_base.add(id(node.value))
+            if node.attr not in allowed:
+                found.append(f"{node.value.id}.{node.attr}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in aliases and id(node) not in used_as_attribute_base:
+            found.append(f"the module {node.id} itself (only solution.NAME for names P defines)")
+    return sorted(set(found))
+
+
+@dataclass
+class Submission:
+    source: str
+    clause_id: str
+
+
+@dataclass
+class WitnessState:
+    """What the tools change as the agent works (``executions_used``/``submitted`` drive the loop)."""
+
+    executions_used: int = 0
+    submitted: bool = False
+    submission: Submission | None = None
+    gave_up: str | None = None
+
+
+class WitnessTools:
+    """The witness tools of one trial, bound to the engine, the task and the program."""
+
+    def __init__(
+        self, engine: Engine, ctx: TaskContext, job: ProgramJob, *, executions: int, checklist_ids: list[str]
+    ) -> None:
+        self.engine = engine
+        self.ctx = ctx
+        self.job = job
+        self.executions = executions
+        self.checklist_ids = checklist_ids
+        self.allowed = p_names(ctx.problem.prompt)
+        self.specs = dict(TOOLS)
+        self.state = WitnessState()
+        self.engine_error: BaseException | None = None
+        self.runs = 0
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        method = getattr(self, f"_tool_{name}", None)
+        if name not in self.specs or method is None:
+            return ToolOutcome("malformed", f"error: unknown tool {name!r}; tools: {', '.join(self.specs)}")
+        try:
+            outcome: ToolOutcome = method(**arguments)
+        except TypeError as exc:
+            return ToolOutcome("malformed", f"error: bad arguments for {name}: {exc}")
+        except VouchError as exc:
+            self.engine_error = exc  # the engine is broken: not the model's doing, and not a model failure
+            raise
+        if outcome.counted:
+            self.state.executions_used += 1
+        return outcome
+
+    def _checked_source(self, source: Any) -> tuple[str | None, str | None]:
+        if not isinstance(source, str) or not source.strip():
+            return None, "error: source must be the whole pytest file as a string"
+        try:
+            tree = ast.parse(source)  # parsing only: the test runs in the engine, never here
+        except SyntaxError as exc:
+            return None, f"error: syntax error at line {exc.lineno}: {exc.msg}"
+        if not any(isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in ast.walk(tree)):
+            return None, "error: the file defines no test function (def test_...)"
+        return source, None
+
+    def _tool_run_witness(self, source: Any) -> ToolOutcome:
+        text, problem = self._checked_source(source)
+        if text is None:
+            return ToolOutcome("error", str(problem))
+        if self.state.executions_used >= self.executions:
+            return ToolOutcome(
+                "refused",
+                f"error: the execution budget is spent ({self.state.executions_used}/{self.executions}); "
+                "you can still submit_witness or give_up",
+            )
+        self.runs += 1
+        wf = _witness.WitnessFile(f"test_witness_try_{self.runs}.py", text)
+        trial = self.job.first_trial
+        specs = [
+            _witness.validation_spec(wf, self.ctx.problem.reference, "R[G]", 0),
+            _witness.validation_spec(wf, self.job.program, "R[s]", 0),
+        ]
+        results = self.engine.run(specs, f"agent witness run ({trial})")
+        lines = [f"[executions used: {self.state.executions_used + 1}/{self.executions}]"]
+        data: dict[str, Any] = {}
+        for world, result in zip(("R[G] (reference G)", "R[s] (trial s)"), results, strict=True):
+            rec = _witness.record("reference" if world.startswith("R[G]") else "model", result)
+            data[world.split()[0]] = rec.outcome
+            lines.append(f"{world}: {rec.outcome}" + (f" ({rec.exception}: {rec.message})" if rec.exception else ""))
+            tests = result.value.get("tests") if result.ok and isinstance(result.value, dict) else None
+            for nodeid, entry in (tests or {}).items():
+                message = f": {entry.get('message')}" if entry.get("message") else ""
+                lines.append(f"  {nodeid.split('::')[-1]}: {entry.get('outcome')}{message}")
+        foreign = foreign_names(text, self.allowed)
+        if foreign:
+            lines.append(
+                f"warning: validation will discard this file: it reaches {', '.join(foreign)}; P defines only "
+                f"{', '.join(sorted(self.allowed))}"
+            )
+        return ToolOutcome("ok", "\n".join(lines), data, counted=True)
+
+    def _tool_submit_witness(self, source: Any, clause_id: Any) -> ToolOutcome:
+        text, problem = self._checked_source(source)
+        if text is None:
+            return ToolOutcome("error", f"{problem}; nothing was submitted")
+        if clause_id not in self.checklist_ids:
+            return ToolOutcome(
+                "error",
+                f"error: clause_id {clause_id!r} is not in the checklist; ids: {', '.join(self.checklist_ids)}",
+            )
+        self.state.submission = Submission(text, str(clause_id))
+        self.state.submitted = True
+        return ToolOutcome("ok", "submitted for validation", {"clause_id": clause_id})
+
+    def _tool_give_up(self, reason: Any) -> ToolOutcome:
+        self.state.gave_up = str(reason).strip() or "(no reason given)"
+        self.state.submitted = True
+        return ToolOutcome("ok", "the audit of this trial ends here", {"reason": self.state.gave_up})
