@@ -173,7 +173,7 @@ def cli_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
                 *VOUCH, "audit", "humaneval", "--samples", str(_samples(tmp / "samples.jsonl")),
                 "--witness-source", "agent", "--agent-model", "openai/scripted", "--agent-config", str(config),
                 "--json", str(tmp / "out.json"), "--store", str(tmp / "store.sqlite"),
-                "--witness-dir", str(tmp / "witnesses"), "--workers", "2",
+                "--witness-dir", str(tmp / "witnesses"), "--workers", "2", "--agent-concurrency", "2",
             ],
             capture_output=True, text=True, timeout=900, env=_env(server), check=False,
         )  # fmt: skip

@@ -93,6 +93,9 @@ class WitnessAgent:
     harness: HarnessConfig
     prices: PriceTable = field(default_factory=load_prices)
     stop: threading.Event | None = None
+    """Set to end every session at its next turn (Ctrl-C)."""
+    concurrency: int = 1
+    """Trial sessions at once (model calls overlap; engine batches go one at a time)."""
     usage: AgentUsage = field(default_factory=AgentUsage)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -144,7 +147,9 @@ class WitnessAgent:
         return reply.text
 
 
-def witness_agent(model: str, config_name: str | None = None, *, prices: PriceTable | None = None) -> WitnessAgent:
+def witness_agent(
+    model: str, config_name: str | None = None, *, prices: PriceTable | None = None, concurrency: int = 1
+) -> WitnessAgent:
     """The auditing model ``PROVIDER/MODEL`` with a harness config (built-in name or .toml file).
 
     The config gives effort, budgets, request timeout, retries and the tool-result cap; the
@@ -156,7 +161,8 @@ def witness_agent(model: str, config_name: str | None = None, *, prices: PriceTa
     harness = load_config(config_name) if config_name else HarnessConfig(name="witness")
     retry = RetryPolicy(max_retries=harness.max_retries, timeout_s=harness.request_timeout_s)
     provider = get_provider(model, retry=retry)
-    return WitnessAgent(provider, harness, prices if prices is not None else load_prices())
+    stop = threading.Event()
+    return WitnessAgent(provider, harness, prices if prices is not None else load_prices(), stop, concurrency)
 
 
 def json_object(text: str) -> dict[str, Any] | None:

@@ -4,16 +4,35 @@ check of what a witness may reach in ``solution``: the names P defines, nothing 
 from __future__ import annotations
 
 import ast
+import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from vouch.agent import ToolOutcome, ToolSpec
 from vouch.audit import _witness
 from vouch.audit._trial import ProgramJob, TaskContext
 from vouch.errors import VouchError
+from vouch.exec import RunResult, RunSpec
 
-if TYPE_CHECKING:
-    from vouch.audit._function import Engine
+
+class Runner(Protocol):
+    """What the witness tools need of the audit's ``Engine``: a batch of runs under a stage name."""
+
+    def run(self, specs: Sequence[RunSpec], stage: str) -> list[RunResult]: ...
+
+
+class SerialRunner:
+    """An engine shared by concurrent trial sessions: one batch at a time (the model calls, the
+    slow part, overlap; the engine's counters see one caller)."""
+
+    def __init__(self, engine: Runner) -> None:
+        self.engine = engine
+        self._lock = threading.Lock()
+
+    def run(self, specs: Sequence[RunSpec], stage: str) -> list[RunResult]:
+        with self._lock:
+            return self.engine.run(specs, stage)
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -130,7 +149,7 @@ class WitnessTools:
     """The witness tools of one trial, bound to the engine, the task and the program."""
 
     def __init__(
-        self, engine: Engine, ctx: TaskContext, job: ProgramJob, *, executions: int, checklist_ids: list[str]
+        self, engine: Runner, ctx: TaskContext, job: ProgramJob, *, executions: int, checklist_ids: list[str]
     ) -> None:
         self.engine = engine
         self.ctx = ctx
@@ -181,12 +200,11 @@ class WitnessTools:
             )
         self.runs += 1
         wf = _witness.WitnessFile(f"test_witness_try_{self.runs}.py", text)
-        trial = self.job.first_trial
         specs = [
             _witness.validation_spec(wf, self.ctx.problem.reference, "R[G]", 0),
             _witness.validation_spec(wf, self.job.program, "R[s]", 0),
         ]
-        results = self.engine.run(specs, f"agent witness run ({trial})")
+        results = self.engine.run(specs, "agent: run_witness")
         lines = [f"[executions used: {self.state.executions_used + 1}/{self.executions}]"]
         data: dict[str, Any] = {}
         for world, result in zip(("R[G] (reference G)", "R[s] (trial s)"), results, strict=True):

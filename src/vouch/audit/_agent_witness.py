@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from vouch.agent import Message, TraceWriter
 from vouch.agent._loop import run_loop
 from vouch.audit import _witness
 from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, rejudge
-from vouch.audit._agent_tools import Submission, WitnessTools, foreign_names, p_names
+from vouch.audit._agent_tools import Runner, SerialRunner, Submission, WitnessTools, foreign_names, p_names
 from vouch.audit._detectors import detect
 from vouch.audit._model import Verdict, Witness
 from vouch.audit._trial import (
@@ -136,7 +137,7 @@ class SearchOutcome:
 
 
 def search(
-    engine: Engine,
+    engine: Runner,
     ctx: TaskContext,
     job: ProgramJob,
     *,
@@ -185,7 +186,7 @@ def search(
 
 
 def _iterate(
-    engine: Engine,
+    engine: Runner,
     ctx: TaskContext,
     job: ProgramJob,
     config: AuditConfig,
@@ -248,7 +249,7 @@ def _iterate(
 
 
 def _validate(
-    engine: Engine,
+    engine: Runner,
     ctx: TaskContext,
     job: ProgramJob,
     config: AuditConfig,
@@ -272,7 +273,7 @@ def _validate(
     job.iterations, job.tried = iteration, job.tried + 1
     specs = [_witness.validation_spec(wf, p.reference, "R[G]", r) for r in range(config.repeats)]
     specs += [_witness.validation_spec(wf, job.program, "R[s]", r) for r in range(config.repeats)]
-    results = engine.run(specs, f"validation, agent iteration {iteration}")
+    results = engine.run(specs, "agent: validation")
     ref = [_witness.record("reference", r) for r in results[: config.repeats]]
     mod = [_witness.record("model", r) for r in results[config.repeats :]]
     validation = _witness.judge(ref, mod, None)
@@ -352,16 +353,38 @@ def agent_stage(
     if agent is None:
         raise UsageError("--witness-source agent needs the auditing model: give --agent-model PROVIDER/MODEL")
     notes: dict[int, str] = {}
-    for job in jobs:
-        assert job.t0 is not None
-        if not (job.t0.passed or config.search_failing):
-            continue
+    searched = [j for j in jobs if j.t0 is not None and (j.t0.passed or config.search_failing)]
+    runner: Runner = SerialRunner(engine) if agent.concurrency > 1 else engine
+    done = 0
+
+    def one(job: ProgramJob) -> None:
+        nonlocal done
         ctx = contexts[job.task_id]
-        outcome = search(engine, ctx, job, config=config, witness_dir=witness_dir, agent=agent)
-        if outcome.error is not None:
-            _finish(job, ctx, Verdict.ERROR, outcome.error, None)
-        else:
-            notes[id(job)] = outcome.note
+        outcome = search(runner, ctx, job, config=config, witness_dir=witness_dir, agent=agent)
+        with agent._lock:
+            if outcome.error is not None:
+                _finish(job, ctx, Verdict.ERROR, outcome.error, None)
+            else:
+                notes[id(job)] = outcome.note
+            done += 1
+            if engine.progress is not None:
+                engine.progress("agent: trial sessions", done, len(searched))
+
+    if agent.concurrency > 1:
+        with ThreadPoolExecutor(max_workers=agent.concurrency, thread_name_prefix="witness-agent") as pool:
+            futures = [pool.submit(one, job) for job in searched]
+            try:
+                for future in futures:
+                    future.result()  # an engine failure in a session is raised here
+            except BaseException:
+                if agent.stop is not None:
+                    agent.stop.set()
+                for future in futures:
+                    future.cancel()
+                raise
+    else:
+        for job in searched:
+            one(job)
     _withhold_ambiguous(engine, contexts, jobs)
 
     def reworded(job: ProgramJob, judgement: dict[str, Any]) -> None:

@@ -97,6 +97,13 @@ def print_summary(results: AuditResults, console: Console) -> None:
     default=None,
     help="CodeT format: JSON list of task ids by row (default: *_task_ids.json beside the samples).",
 )
+@click.option(
+    "--agent-concurrency",
+    type=click.IntRange(min=1, max=32),
+    default=1,
+    show_default=True,
+    help="Trial sessions of the auditing model at once.",
+)
 @click.option("-k", "--iterations", "k", type=click.IntRange(min=1, max=10), default=3, show_default=True)
 @click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=None)
@@ -114,6 +121,7 @@ def humaneval(
     agent_model: str | None,
     agent_config: str | None,
     task_ids: Path | None,
+    agent_concurrency: int,
     k: int,
     store_path: Path | None,
     workers: int | None,
@@ -139,7 +147,7 @@ def humaneval(
                 "--witness-source agent needs --agent-model PROVIDER/MODEL (the auditing model, e.g. openai/gpt-4o; "
                 "--model names the trials' model)"
             )
-        agent = witness_agent(agent_model, agent_config)
+        agent = witness_agent(agent_model, agent_config, concurrency=agent_concurrency)
         agent.provider.check()  # no key or no endpoint: one line, before any trial starts
     elif agent_model or agent_config:
         raise UsageError("--agent-model and --agent-config go with --witness-source agent")
