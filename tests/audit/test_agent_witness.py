@@ -253,6 +253,24 @@ def test_d_a_witness_the_rejudge_rejects_is_discarded_with_the_note(cli_run: dic
 
 
 @pytest.mark.slow
+def test_the_agent_sees_p_s_g_t0_the_checklist_and_the_evidence(cli_run: dict[str, Any]) -> None:
+    sessions = [r for r in cli_run["requests"] if _kind(r) == "witness" and _trial(r) == "HumanEval/0#0"]
+    first = _user(sessions[0])
+    problem = load_problems()["HumanEval/0"]
+    assert problem.prompt.strip() in first and problem.canonical_solution.strip() in first  # P and G
+    assert "abs(numbers[i] - numbers[j]) <= threshold" in first  # s
+    assert "def check(candidate):" in first and "- L10: assert candidate(" in first  # T0, with ids
+    assert (
+        "- M1 [explicit] True when two numbers are strictly closer than threshold (T0 covers it with: L10, L12)"
+        in first
+    )
+    # the offline differential run still runs, as evidence: the input the offline source refutes with
+    assert re.search(r"offline difference: has_close_elements\(\*\[\[.+\]\) gives True on s, False on G", first)
+    assert "branch coverage of s under T0" in first
+    assert {t["function"]["name"] for t in sessions[0]["tools"]} == {"run_witness", "submit_witness", "give_up"}
+
+
+@pytest.mark.slow
 def test_e_malformed_tool_call_json_is_answered_and_counted(cli_run: dict[str, Any]) -> None:
     results = cli_run["results"]
     assert results["config"]["agent"]["malformed_calls"] == 1

@@ -40,6 +40,7 @@ from vouch.audit._trial import (
     _surviving,
     ambiguity,
 )
+from vouch.core import Budgets
 from vouch.errors import InfrastructureError, UsageError
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ behaviour on inputs P excludes); a reviewer who sees only P and your test will r
 else.
 
 The file runs in a directory where `solution.py` is the program under test (P followed by a
-body): import only names P defines, e.g. `from solution import ENTRY`. Each test must fail on s
+body): import only names P defines, e.g. `from solution import <entry point>`. Each test must fail on s
 by an `assert` about the value P requires; turn an exception s raises on a valid input into an
 assertion failure that says so.
 
@@ -78,7 +79,7 @@ def _fence(text: str) -> str:
     return f"```python\n{text.rstrip()}\n```"
 
 
-def first_message(ctx: TaskContext, job: ProgramJob, config: AuditConfig, budgets: Any) -> str:
+def first_message(ctx: TaskContext, job: ProgramJob, config: AuditConfig, budgets: Budgets) -> str:
     """What the agent is shown of one trial: P, s, G, T0, the checklist and the evidence."""
     p = ctx.problem
     checklist = "\n".join(
