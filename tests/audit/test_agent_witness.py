@@ -448,7 +448,7 @@ def test_an_implicit_requirement_every_model_skips_is_withheld(
         (withheld,) = first.evidence.discarded
         assert withheld.clause_id == "M3" and withheld.validation.rejudged
         assert (withheld.validation.reason or "").startswith("ambiguous requirement (TestJack A.2): M3 is implicit")
-        assert "ambiguous requirement M3" in (task.note or "")
+        assert task.ambiguous_requirements == ["M3: returns a bool (rho 1.00)"]
     else:
         assert first.witnesses[0].clause_id == "M1" and first.evidence.discarded == []
-        assert "ambiguous" not in (task.note or "")
+        assert task.ambiguous_requirements == []

@@ -402,7 +402,8 @@ def _withhold_ambiguous(engine: Engine, contexts: dict[str, TaskContext], jobs: 
     """TestJack A.2 for agent witnesses of implicit clauses: each runs once in the world of every
     passing trial of its task; when most models with passing trials fail it (rho > 1/2, with at
     least ``MIN_VOTERS`` passing trials), the requirement is ambiguous: the witness is moved to
-    ``discarded`` with the reason and the task's note names it, a prompt defect, not a refutation.
+    ``discarded`` with the reason and the task lists it in ``ambiguous_requirements``: a prompt
+    defect, not a refutation.
     Witnesses of explicit clauses refute however many models skip them."""
     voters_by_task: dict[str, list[ProgramJob]] = {}
     for job in jobs:
@@ -436,8 +437,7 @@ def _withhold_ambiguous(engine: Engine, contexts: dict[str, TaskContext], jobs: 
                 job.witnesses.remove(w)
                 validation = w.validation.model_copy(update={"valid": False, "reason": reason})
                 job.discarded.append(w.model_copy(update={"validation": validation}))
-                note = f"ambiguous requirement {w.clause_id} (agent witness {Path(w.file).name}, rho {rho[w.file]:.2f})"
-                if note not in (ctx.report.note or ""):
-                    ctx.report = ctx.report.model_copy(
-                        update={"note": "; ".join(n for n in (ctx.report.note, note) if n)}
-                    )
+                requirement = f"{w.clause_id}: {w.clause} (rho {rho[w.file]:.2f})"
+                if requirement not in ctx.report.ambiguous_requirements:
+                    listed = sorted([*ctx.report.ambiguous_requirements, requirement])
+                    ctx.report = ctx.report.model_copy(update={"ambiguous_requirements": listed})
