@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 sys.path.append(str(Path(__file__).resolve().parents[1] / "agent"))  # loopback.py, shared with tests/agent
-from loopback import KEY, OpenAIServer, Turn, call, turn_index
+from loopback import KEY, AnthropicServer, OpenAIServer, Turn, call, turn_index
 
 from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices, read_trace
 from vouch.audit import PRELOAD, AuditConfig, Verdict, WitnessAgent, audit_humaneval
@@ -452,3 +452,46 @@ def test_an_implicit_requirement_every_model_skips_is_withheld(
     else:
         assert first.witnesses[0].clause_id == "M1" and first.evidence.discarded == []
         assert task.ambiguous_requirements == []
+
+
+@pytest.mark.slow
+def test_the_anthropic_provider_drives_the_same_session(tmp_path: Path) -> None:
+    """The Messages API through the real anthropic SDK: a discarded witness's feedback shares the
+    user turn with the tool result; the checklist and re-judging calls carry no tools."""
+
+    def script(body: dict[str, Any]) -> Turn:
+        system = str(body.get("system") or "")
+        if system.startswith("You decompose"):
+            return Turn(text=json.dumps(CHECKLIST_0))
+        if system.startswith("You review"):
+            return Turn(text='{"answer": "yes", "reason": "P says closer than"}')
+        turns = [
+            call("submit_witness", {"source": G_FAILS, "clause_id": "M2"}),
+            call("submit_witness", {"source": GOOD, "clause_id": "M1"}),
+        ]
+        return turns[turn_index(body)]
+
+    wrong = json.loads(_samples(tmp_path / "both.jsonl").read_text().splitlines()[0])
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text(json.dumps(wrong) + "\n")
+    with AnthropicServer(script) as server, LocalExecutor(workers=2, preload=PRELOAD) as executor:
+        provider = get_provider("anthropic/claude-sonnet-4-test", base_url=server.url, api_key=KEY)
+        agent = WitnessAgent(provider, HarnessConfig(name="witness"), load_prices())
+        results = audit_humaneval(
+            samples,
+            executor=executor,
+            witness_dir=tmp_path / "w",
+            config=AuditConfig(witness_source="agent", agent_model="anthropic/claude-sonnet-4-test"),
+            agent=agent,
+        )
+        requests = list(server.requests)
+    (trial,) = results.trials
+    assert trial.verdict is Verdict.REFUTED and trial.witnesses[0].iteration == 2
+    assert trial.witnesses[0].origin == "agent" and trial.evidence.discarded[0].clause_id == "M2"
+    last = [r for r in requests if str(r.get("system", "")).startswith("You audit")][-1]["messages"]
+    assert [m["role"] for m in last] == ["user", "assistant", "user"]
+    assert [b["type"] for b in last[2]["content"]] == ["tool_result", "text"]
+    assert last[2]["content"][1]["text"].startswith("Your witness 1 was discarded: flaky or failing on G")
+    assert all("tools" not in r for r in requests if not str(r.get("system", "")).startswith("You audit"))
+    usage = results.config["agent"]
+    assert usage["model_calls"] == 4 and usage["cost_usd"] == pytest.approx(4 * (100 * 3.0 + 20 * 15.0) / 1e6)
