@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,28 +182,36 @@ def json_object(text: str) -> dict[str, Any] | None:
     return None
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A reply read as asked: its value, or what was wrong with it (then ``value`` is None)."""
+
+    value: Any
+    problem: str | None = None
+
+
 def _ask_json(
     agent: WitnessAgent,
     messages: list[Message],
     trace: TraceWriter,
     purpose: str,
-    read: Any,
-) -> tuple[Any, str | None]:
-    """Ask, read the reply with ``read(obj) -> (value, problem)``; on a problem, say so once and ask again."""
-    problem = "no reply"
+    read: Callable[[dict[str, Any]], Answer],
+) -> Answer:
+    """Ask, and read the reply's JSON object with ``read``; on a problem, say so once and ask again."""
+    answer = Answer(None, "no reply")
     for attempt in range(2):
         text = agent.ask(messages, trace, purpose)
         obj = json_object(text)
-        value, problem = read(obj) if obj is not None else (None, "the reply holds no JSON object")
-        if problem is None:
-            return value, None
+        answer = read(obj) if obj is not None else Answer(None, "the reply holds no JSON object")
+        if answer.problem is None:
+            return answer
         agent.count(unusable_json_replies=1)
-        trace.event("unusable_reply", purpose=purpose, attempt=attempt + 1, problem=problem)
+        trace.event("unusable_reply", purpose=purpose, attempt=attempt + 1, problem=answer.problem)
         messages += [
             Message("assistant", text),
-            Message("user", f"error: {problem}. Reply with the one JSON object asked for, and nothing else."),
+            Message("user", f"error: {answer.problem}. Reply with the one JSON object asked for, and nothing else."),
         ]
-    return None, problem
+    return answer
 
 
 @dataclass(frozen=True)
@@ -229,24 +237,19 @@ def rejudge(agent: WitnessAgent, prompt: str, clause: str, source: str, trace: T
         ),
     ]
 
-    def read(obj: dict[str, Any]) -> tuple[Any, str | None]:
-        answer = obj.get("answer")
-        if isinstance(answer, bool):
-            answer = "yes" if answer else "no"
-        if not isinstance(answer, str) or answer.strip().lower() not in ("yes", "no"):
-            return None, f'"answer" must be "yes" or "no", got {answer!r}'
-        reason = obj.get("reason")
-        return (answer.strip().lower() == "yes", str(reason or "").strip() or "(no reason given)"), None
+    def read(obj: dict[str, Any]) -> Answer:
+        said = obj.get("answer")
+        if isinstance(said, bool):
+            said = "yes" if said else "no"
+        if not isinstance(said, str) or said.strip().lower() not in ("yes", "no"):
+            return Answer(None, f'"answer" must be "yes" or "no", got {said!r}')
+        reason = str(obj.get("reason") or "").strip() or "(no reason given)"
+        return Answer(Rejudgement(said.strip().lower() == "yes", f"model: {said.strip().lower()}: {reason}"))
 
-    value, problem = _ask_json(agent, messages, trace, "rejudge", read)
-    if value is None:
-        note = f"re-judging got no usable answer from the model ({problem})"
-        trace.event("rejudge", confirmed=False, note=note)
-        return Rejudgement(False, note)
-    confirmed, reason = value
-    note = f"model: {'yes' if confirmed else 'no'}: {reason}"
-    trace.event("rejudge", confirmed=confirmed, note=note)
-    return Rejudgement(confirmed, note)
+    answer = _ask_json(agent, messages, trace, "rejudge", read)
+    verdict = answer.value or Rejudgement(False, f"re-judging got no usable answer from the model ({answer.problem})")
+    trace.event("rejudge", confirmed=verdict.confirmed, note=verdict.note)
+    return verdict
 
 
 @dataclass(frozen=True)
@@ -273,10 +276,10 @@ def model_checklist(
     ]
     dropped: list[str] = []
 
-    def read(obj: dict[str, Any]) -> tuple[Any, str | None]:
+    def read(obj: dict[str, Any]) -> Answer:
         clauses = obj.get("clauses")
         if not isinstance(clauses, list) or not clauses:
-            return None, '"clauses" must be a non-empty list'
+            return Answer(None, '"clauses" must be a non-empty list')
         items: list[ChecklistItem] = []
         dropped.clear()
         for raw in clauses:
@@ -299,15 +302,18 @@ def model_checklist(
                 )
             )
         if not items:
-            return None, "no clause had a text and a kind of explicit or implicit"
-        return items, None
+            return Answer(None, "no clause had a text and a kind of explicit or implicit")
+        return Answer(items)
 
     try:
-        items, problem = _ask_json(agent, messages, trace, "checklist", read)
+        answer = _ask_json(agent, messages, trace, "checklist", read)
     except ModelUnavailable as exc:
         return ModelChecklist(None, f"the model's checklist failed ({exc}); the offline checklist is used")
+    items = answer.value
     if items is None:
-        return ModelChecklist(None, f"the model's checklist was unusable ({problem}); the offline checklist is used")
+        return ModelChecklist(
+            None, f"the model's checklist was unusable ({answer.problem}); the offline checklist is used"
+        )
     note = f"checklist from {agent.model} ({len(items)} clauses)"
     if dropped:
         note += f"; left out: {', '.join(dropped[:5])}" + (" ..." if len(dropped) > 5 else "")

@@ -177,21 +177,24 @@ class WitnessTools:
             self.state.executions_used += 1
         return outcome
 
-    def _checked_source(self, source: Any) -> tuple[str | None, str | None]:
+    @staticmethod
+    def _source_problem(source: Any) -> str | None:
+        """Why ``source`` cannot be a witness file (None when it can)."""
         if not isinstance(source, str) or not source.strip():
-            return None, "error: source must be the whole pytest file as a string"
+            return "error: source must be the whole pytest file as a string"
         try:
             tree = ast.parse(source)  # parsing only: the test runs in the engine, never here
         except SyntaxError as exc:
-            return None, f"error: syntax error at line {exc.lineno}: {exc.msg}"
+            return f"error: syntax error at line {exc.lineno}: {exc.msg}"
         if not any(isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in ast.walk(tree)):
-            return None, "error: the file defines no test function (def test_...)"
-        return source, None
+            return "error: the file defines no test function (def test_...)"
+        return None
 
     def _tool_run_witness(self, source: Any) -> ToolOutcome:
-        text, problem = self._checked_source(source)
-        if text is None:
-            return ToolOutcome("error", str(problem))
+        problem = self._source_problem(source)
+        if problem is not None:
+            return ToolOutcome("error", problem)
+        text = str(source)
         if self.state.executions_used >= self.executions:
             return ToolOutcome(
                 "refused",
@@ -224,15 +227,15 @@ class WitnessTools:
         return ToolOutcome("ok", "\n".join(lines), data, counted=True)
 
     def _tool_submit_witness(self, source: Any, clause_id: Any) -> ToolOutcome:
-        text, problem = self._checked_source(source)
-        if text is None:
+        problem = self._source_problem(source)
+        if problem is not None:
             return ToolOutcome("error", f"{problem}; nothing was submitted")
         if clause_id not in self.checklist_ids:
             return ToolOutcome(
                 "error",
                 f"error: clause_id {clause_id!r} is not in the checklist; ids: {', '.join(self.checklist_ids)}",
             )
-        self.state.submission = Submission(text, str(clause_id))
+        self.state.submission = Submission(str(source), str(clause_id))
         self.state.submitted = True
         return ToolOutcome("ok", "submitted for validation", {"clause_id": clause_id})
 

@@ -28,7 +28,7 @@ from vouch.audit import _witness
 from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, rejudge
 from vouch.audit._agent_tools import Runner, SerialRunner, Submission, WitnessTools, foreign_names, p_names
 from vouch.audit._detectors import detect
-from vouch.audit._model import Verdict, Witness
+from vouch.audit._model import Validation, Verdict, Witness
 from vouch.audit._trial import (
     MIN_VOTERS,
     OnJudged,
@@ -236,13 +236,13 @@ def _iterate(
         submission = tools.state.submission
         if submission is None:
             return SearchOutcome(note=f"the agent's {result.reason} budget ended before it submitted a witness")
-        valid, reason = _validate(engine, ctx, job, config, witness_dir, agent, submission, iteration, trace)
-        if valid:
+        validation = _validate(engine, ctx, job, config, witness_dir, agent, submission, iteration, trace)
+        if validation.valid:
             return SearchOutcome(note="refuted by a model-written witness")
         if iteration < config.k:
             message = (
-                f"Your witness {iteration} was discarded: {reason}.\nSubmission {iteration + 1} of {config.k}: "
-                "write another witness (this clause or another), or give_up."
+                f"Your witness {iteration} was discarded: {validation.reason}.\n"
+                f"Submission {iteration + 1} of {config.k}: write another witness (this clause or another), or give_up."
             )
             messages.append(Message("user", message))
             trace.event("message", role="user", content=message)
@@ -259,7 +259,7 @@ def _validate(
     submission: Submission,
     iteration: int,
     trace: TraceWriter,
-) -> tuple[bool, str | None]:
+) -> Validation:
     """Validate one submission as offline witnesses are, then check its names and re-judge it."""
     p = ctx.problem
     header = {"task_id": job.task_id, "trial_id": job.first_trial, "entry_point": p.entry_point, "origin": "agent"}
@@ -324,7 +324,7 @@ def _validate(
         reference=[r.outcome for r in ref],
         model=[f"{r.outcome}:{r.exception}" for r in mod],
     )
-    return validation.valid, validation.reason
+    return validation
 
 
 def _why_t0_misses(ctx: TaskContext, covered_by: list[str]) -> str:
