@@ -97,7 +97,7 @@ class WitnessAgent:
     concurrency: int = 1
     """Trial sessions at once (model calls overlap; engine batches go one at a time)."""
     usage: AgentUsage = field(default_factory=AgentUsage)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @property
     def model(self) -> str:
@@ -107,10 +107,12 @@ class WitnessAgent:
     def budgets(self) -> Budgets:
         return self.harness.budgets if self.harness.budgets is not None else WITNESS_BUDGETS
 
-    def count(self, **amounts: int) -> None:
+    def count(self, cost_usd: float | None = 0.0, **amounts: int) -> None:
+        """Add to the usage totals (sessions may run in threads)."""
         with self._lock:
             for name, amount in amounts.items():
                 setattr(self.usage, name, getattr(self.usage, name) + amount)
+            self.usage.add_cost(cost_usd)
 
     def ask(self, messages: list[Message], trace: TraceWriter, purpose: str) -> str:
         """One tool-less model call, traced; the reply's text.
@@ -129,11 +131,7 @@ class WitnessAgent:
             trace.event("provider_error", purpose=purpose, error=str(exc))
             raise ModelUnavailable(str(exc)) from None
         cost = self.prices.cost(self.model, reply.usage.input_tokens, reply.usage.output_tokens)
-        with self._lock:
-            self.usage.model_calls += 1
-            self.usage.input_tokens += reply.usage.input_tokens
-            self.usage.output_tokens += reply.usage.output_tokens
-            self.usage.add_cost(cost)
+        self.count(cost, model_calls=1, input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens)
         trace.event(
             "model_reply",
             purpose=purpose,

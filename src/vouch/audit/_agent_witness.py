@@ -15,6 +15,7 @@ is answered with why. Everything goes to ``<witness dir>/<trial>/trace.jsonl``.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -220,14 +221,13 @@ def _iterate(
             agent.count(provider_errors=1)  # the endpoint refused a request (not retried, not ProviderError)
             raise ModelUnavailable(str(exc)) from None
         agent.count(
+            result.cost_usd,
             model_calls=result.turns,
             input_tokens=result.input_tokens,
             output_tokens=result.output_tokens,
             malformed_calls=result.malformed,
             replies_without_tool_call=result.no_tool_call,
         )
-        with agent._lock:
-            agent.usage.add_cost(result.cost_usd)
         if result.reason == "provider_error":
             agent.count(provider_errors=1)
             return SearchOutcome(note="", error=f"the auditing model failed: {result.error}")
@@ -357,12 +357,13 @@ def agent_stage(
     searched = [j for j in jobs if j.t0 is not None and (j.t0.passed or config.search_failing)]
     runner: Runner = SerialRunner(engine) if agent.concurrency > 1 else engine
     done = 0
+    lock = threading.Lock()
 
     def one(job: ProgramJob) -> None:
         nonlocal done
         ctx = contexts[job.task_id]
         outcome = search(runner, ctx, job, config=config, witness_dir=witness_dir, agent=agent)
-        with agent._lock:
+        with lock:
             if outcome.error is not None:
                 _finish(job, ctx, Verdict.ERROR, outcome.error, None)
             else:
