@@ -200,6 +200,10 @@ def test_a_correct_agent_witness_refutes_and_replays(cli_run: dict[str, Any]) ->
     assert [r["outcome"] for r in validation["reference_runs"]] == ["pass"] * 3
     assert [r["exception"] for r in validation["model_runs"]] == ["AssertionError"] * 3
     assert witness["source"].endswith(GOOD) and "vouch-witness" in witness["source"]
+    assert witness["defect"] == (
+        "test_two_numbers_exactly_threshold_apart_are_not_closer of M1 fails on the trial "
+        "(assert True is False) and passes on G"
+    )
     replay = subprocess.run(
         [*VOUCH, "audit", "replay", witness["file"]], capture_output=True, text=True, timeout=300, check=False
     )

@@ -43,6 +43,7 @@ from vouch.audit._trial import (
 )
 from vouch.core import Budgets
 from vouch.errors import InfrastructureError, UsageError
+from vouch.exec import RunResult
 
 if TYPE_CHECKING:
     from vouch.audit._function import AuditConfig, Engine
@@ -297,6 +298,7 @@ def _validate(
     else:
         validation = validation.model_copy(update={"rejudged": False, "rejudge_note": "not re-judged: invalid"})
     failure = next((r.message for r in mod if r.message), None)
+    failing = _failing_test(results[config.repeats :])
     witness = _make_witness(
         job,
         ctx,
@@ -309,7 +311,8 @@ def _validate(
         iteration,
         witness_dir,
         config,
-        defect=f"fails a model-written test of {clause.id} that G passes: {failure or 'an assertion'}",
+        defect=f"{failing or 'a model-written test'} of {clause.id} fails on the trial "
+        f"({failure or 'an assertion'}) and passes on G",
         why=_why_t0_misses(ctx, clause.covered_by),
     )
     (job.witnesses if validation.valid else job.discarded).append(witness)
@@ -325,6 +328,16 @@ def _validate(
         model=[f"{r.outcome}:{r.exception}" for r in mod],
     )
     return validation
+
+
+def _failing_test(results: Sequence[RunResult]) -> str | None:
+    """The name of the first test that failed in R[s], from the runs' per-test outcomes."""
+    for result in results:
+        tests = result.value.get("tests") if result.ok and isinstance(result.value, dict) else None
+        for nodeid, entry in (tests or {}).items():
+            if entry.get("outcome") != "passed":
+                return str(nodeid).split("::")[-1]
+    return None
 
 
 def _why_t0_misses(ctx: TaskContext, covered_by: list[str]) -> str:
