@@ -262,7 +262,7 @@ def test_cli_reports_bad_lines_and_goes_on(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--mode", "lightweight"], "its own issue"),
-        (["--witness-source", "agent"], "agent layer"),
+        (["--witness-source", "agent"], "needs --agent-model"),
         (["--witness-source", "files"], "--witness-files"),
     ],
 )

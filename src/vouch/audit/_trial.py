@@ -12,7 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from vouch.audit import _inputs, _offline, _witness
+from vouch.audit import _ambiguity, _inputs, _offline, _witness
+from vouch.audit._ambiguity import rho_over_models
 from vouch.audit._detectors import FILE, detect
 from vouch.audit._model import (
     ChecklistItem,
@@ -87,7 +88,7 @@ class ProgramJob:
     judgement: dict[str, Any] | None = None
 
 
-MIN_VOTERS = 3
+MIN_VOTERS = _ambiguity.MIN_VOTERS
 """Passing trials a task needs before the ambiguity rule can speak."""
 
 OnJudged = Callable[[ProgramJob, dict[str, Any]], None]
@@ -322,25 +323,7 @@ def _contested(voters: Sequence[ProgramJob], differing: Sequence[set[str]]) -> s
 
 def ambiguity(voters: Sequence[ProgramJob], differing: Sequence[set[str]]) -> dict[str, float]:
     """rho(q) of every input key some voter differs on, when it exceeds 1/2 (else left out)."""
-    totals: dict[str, int] = {}
-    for job in voters:
-        for model, n in (job.models or {"": 1}).items():
-            totals[model] = totals.get(model, 0) + n
-    if sum(totals.values()) < MIN_VOTERS:
-        return {}
-    votes: dict[str, dict[str, int]] = {}
-    for job, keys in zip(voters, differing, strict=True):
-        for k in keys:
-            per_model = votes.setdefault(k, {})
-            for model, n in (job.models or {"": 1}).items():
-                per_model[model] = per_model.get(model, 0) + n
-    out = {}
-    for k, per_model in votes.items():
-        skipping = sum(1 for model, n in per_model.items() if 2 * n > totals[model])
-        rho = skipping / len(totals)
-        if rho > 0.5:
-            out[k] = rho
-    return out
+    return rho_over_models([job.models or {"": 1} for job in voters], differing)
 
 
 def _iteration(
