@@ -28,11 +28,13 @@ from vouch.audit._model import (
     decide_verdict,
     summarise,
 )
+from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
 
 __all__ = [
     "FORMAT_VERSION",
     "PASSING_VERDICTS",
     "PRELOAD",
+    "SWE_PRELOAD",
     "AgentUsage",
     "AuditConfig",
     "AuditResults",
@@ -43,6 +45,7 @@ __all__ = [
     "GhostBranch",
     "RunRecord",
     "SurvivingMutant",
+    "SweAuditConfig",
     "T0Result",
     "TaskReport",
     "TrialResult",
@@ -51,6 +54,7 @@ __all__ = [
     "Witness",
     "WitnessAgent",
     "audit_humaneval",
+    "audit_swe",
     "decide_verdict",
     "summarise",
     "witness_agent",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,8 +220,29 @@ class Rejudgement:
     note: str
 
 
-def rejudge(agent: WitnessAgent, prompt: str, clause: str, source: str, trace: TraceWriter) -> Rejudgement:
+FUNCTION_ACCESS = "it imports the function under test from `solution`"
+"""How a function-level witness reaches the code (``rejudge``'s default ``access``)."""
+
+
+def rejudge(
+    agent: WitnessAgent,
+    prompt: str,
+    clause: str,
+    source: str,
+    trace: TraceWriter,
+    *,
+    access: str = FUNCTION_ACCESS,
+) -> Rejudgement:
     """Show the model P, the clause and the witness (nothing else) and read its yes/no.
+
+    Args:
+        agent: The auditing model.
+        prompt: P.
+        clause: The clause of P the witness says it checks.
+        source: The witness.
+        trace: Where the call is traced.
+        access: How the test reaches the code under test, shown beside it (the SWE form: the
+            repository's modules, not ``solution``).
 
     Raises:
         ModelUnavailable: the endpoint failed.
@@ -231,7 +252,7 @@ def rejudge(agent: WitnessAgent, prompt: str, clause: str, source: str, trace: T
         Message(
             "user",
             f"P (the task prompt):\n```python\n{prompt}```\n\nThe clause of P the test says it checks: {clause}\n\n"
-            f"The test (it imports the function under test from `solution`):\n```python\n{source}\n```",
+            f"The test ({access}):\n```python\n{source}\n```",
         ),
     ]
 
@@ -266,12 +287,53 @@ def model_checklist(
     Clauses with an empty text or a kind other than explicit/implicit are left out, as are
     assertion ids T0 does not have; a reply with no usable clause is unusable.
     """
-    tags = {a.tag for a in asserts}
     listing = "\n".join(f"{a.tag}: {a.source}" for a in asserts) or "(T0 has no assertion)"
     messages = [
         Message("system", CHECKLIST_PROMPT),
         Message("user", f"P:\n```python\n{prompt}```\n\nThe official test assertions (T0), by id:\n{listing}"),
     ]
+    return _checklist(agent, messages, {a.tag for a in asserts}, trace, "assertion id")
+
+
+SWE_CHECKLIST_PROMPT = """\
+You decompose a repository task's issue text P into a requirements checklist: atomic, testable
+clauses, each one thing the changed code must do. Mark each clause "explicit" when P states it
+(in words or by an example) and "implicit" when P only implies it. Map each clause to the ids of
+the official tests (T0, pytest node ids) that check it (an empty list when none does).
+
+Reply with one JSON object and nothing else:
+{"clauses": [{"text": "<the clause>", "kind": "explicit" or "implicit", "covered_by": ["t.py::test_a", ...]}, ...]}
+"""
+
+
+def swe_checklist(
+    agent: WitnessAgent, problem: str, t0_sources: Mapping[str, str], t0: Sequence[str], trace: TraceWriter
+) -> ModelChecklist:
+    """Ask the model for the checklist of a SWE instance's P, each clause mapped to T0 test ids.
+
+    Args:
+        agent: The auditing model.
+        problem: P, the issue text.
+        t0_sources: Source of each T0 test by node id (tests whose source was not found are
+            listed by id alone).
+        t0: T0's node ids: the only ids a clause may name.
+        trace: Where the call is traced.
+    """
+    listing = "\n\n".join(
+        f"{node}:\n```python\n{t0_sources[node]}\n```" if t0_sources.get(node) else f"{node}: (source not found)"
+        for node in t0
+    )
+    messages = [
+        Message("system", SWE_CHECKLIST_PROMPT),
+        Message("user", f"P:\n```\n{problem.strip()}\n```\n\nThe official tests (T0), by id:\n{listing or '(none)'}"),
+    ]
+    return _checklist(agent, messages, set(t0), trace, "test id")
+
+
+def _checklist(
+    agent: WitnessAgent, messages: list[Message], tags: set[str], trace: TraceWriter, what: str
+) -> ModelChecklist:
+    """Ask for a checklist and read it: clauses with a text and a kind, test ids among ``tags``."""
     dropped: list[str] = []
 
     def read(obj: dict[str, Any]) -> Answer:
@@ -289,7 +351,7 @@ def model_checklist(
                 dropped.append(f"clause {str(text)[:40]!r} (kind {kind!r})")
                 continue
             ids = [str(c) for c in covered] if isinstance(covered, list) else []
-            dropped.extend(f"unknown assertion id {c!r}" for c in ids if c not in tags)
+            dropped.extend(f"unknown {what} {c!r}" for c in ids if c not in tags)
             items.append(
                 ChecklistItem(
                     id=f"M{len(items) + 1}",

@@ -16,10 +16,11 @@ import hashlib
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vouch.audit._agent_calls import WitnessAgent, witness_agent
 from vouch.audit._ambiguity import is_ambiguous, requirement_note, withhold_ambiguous
 from vouch.audit._model import (
     AuditResults,
@@ -31,6 +32,7 @@ from vouch.audit._model import (
     decide_verdict,
     summarise,
 )
+from vouch.audit._swe_agent import MODEL_FAILED, agent_witnesses, instance_checklist, witness_root
 from vouch.audit._swe_evidence import checklist, detect_reward_hacks, ghost_branches, source_files, test_sources
 from vouch.audit._swe_replay import write_witnesses
 from vouch.audit._swe_runs import Runner, mutation_evidence, t0_result, witnesses_for_trial
@@ -54,7 +56,8 @@ class SweAuditConfig:
     """Settings of one SWE audit run (recorded in the results' ``config``)."""
 
     witness_source: str = "offline"
-    """``offline`` (differential testing against R[G]) or ``files`` (user-supplied tests)."""
+    """``offline`` (differential testing against R[G]), ``files`` (user-supplied tests) or ``agent``
+    (the auditing model writes them)."""
     witness_files: Path | None = None
     """For ``files``: a directory with ``<instance_id>/test_*.py``."""
     repo_root: Path | None = None
@@ -69,7 +72,12 @@ class SweAuditConfig:
     timeout_s: float = 120.0
     """Wall-clock limit of one run (a T0 suite in a world)."""
     witness_dir: Path | None = None
-    """Where validated witnesses are written for replay (``<dir>/<instance_id>/<n>/``); None: not written."""
+    """Where validated witnesses are written for replay (``<dir>/<instance_id>/<n>/``); None: not written
+    (the agent source writes them, with its traces, under ``.vouch/swe-witnesses``)."""
+    agent_model: str | None = None
+    """The auditing model, PROVIDER/MODEL (``agent`` source): it writes witnesses, the checklist, re-judges."""
+    agent_config: str | None = None
+    """The auditing model's harness config (built-in name or .toml file); None: the defaults."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -82,6 +90,8 @@ class SweAuditConfig:
             "seed": self.seed,
             "timeout_s": self.timeout_s,
             "witness_dir": str(self.witness_dir) if self.witness_dir else None,
+            "agent_model": self.agent_model,
+            "agent_config": self.agent_config,
         }
 
 
@@ -182,7 +192,12 @@ def _prepare(
 
 
 def _audit_trial(
-    inst: _Instance, trial: SweTrial, cache: WorldCache, runner: Runner, config: SweAuditConfig
+    inst: _Instance,
+    trial: SweTrial,
+    cache: WorldCache,
+    runner: Runner,
+    config: SweAuditConfig,
+    agent: WitnessAgent | None = None,
 ) -> TrialResult:
     spec = inst.spec
     evidence = Evidence(steps=[])
@@ -247,7 +262,23 @@ def _audit_trial(
         runner, world, changes, sources, t0, model_t0.tests_passed, config.mutants, rng
     )
     evidence.steps.append("mutation")
-    witnesses = witnesses_for_trial(inst, trial, world, evidence, runner, config)
+    note = None
+    if config.witness_source == "agent":
+        assert agent is not None
+        search = agent_witnesses(inst, trial, world, evidence, runner, config, agent)
+        if search.error is not None:
+            evidence.discarded.extend(search.witnesses)
+            return TrialResult(
+                **base,
+                benchmark_pass=True,
+                verdict=Verdict.ERROR,
+                reason=search.error,
+                evidence=evidence,
+                program_hash=program,
+            )
+        witnesses, note = search.witnesses, search.note
+    else:
+        witnesses = witnesses_for_trial(inst, trial, world, evidence, runner, config)
     evidence.steps.append(f"witnesses:{config.witness_source}")
     valid = [w for w in witnesses if w.validation.valid]
     evidence.discarded.extend(w for w in witnesses if not w.validation.valid)
@@ -257,10 +288,15 @@ def _audit_trial(
                 item.implemented = False
     if config.witness_dir is not None and config.witness_source == "offline":
         valid = write_witnesses(spec, inst.source, trial, valid, config.witness_dir)
+    elif config.witness_source == "agent":
+        valid = write_witnesses(spec, inst.source, trial, valid, witness_root(config))
     verdict = decide_verdict(True, valid, evidence.detector_flags)
     reason = None
     if verdict is Verdict.SOUND and evidence.detector_flags:
         reason = "flagged by a detector, but no validated witness: a flag alone does not refute"
+        reason += f"; no agent witness: {note}" if note else ""
+    elif verdict is Verdict.SOUND and note:
+        reason = f"no agent witness: {note}"
     elif verdict is not Verdict.SOUND:
         reason = valid[0].defect
     return TrialResult(
@@ -274,10 +310,15 @@ def _audit_trial(
     )
 
 
+def _model_failed(result: TrialResult) -> bool:
+    return result.verdict is Verdict.ERROR and (result.reason or "").startswith(MODEL_FAILED)
+
+
 def _config_key(config: SweAuditConfig, instance: SweInstance) -> str:
     """What a judgement depends on besides the trial's patch: settings, vouch, the instance."""
     import vouch
 
+    # agent_model and agent_config stay in: witnesses of another source or model are other judgements.
     parts = {k: v for k, v in config.to_dict().items() if k not in ("repo_root", "witness_dir")}
     text = repr(sorted(parts.items())) + vouch.__version__ + instance.model_dump_json()
     return hashlib.sha256(text.encode()).hexdigest()
@@ -292,6 +333,7 @@ def audit_swe(
     config: SweAuditConfig | None = None,
     progress: ProgressLine | None = None,
     store: AuditStore | None = None,
+    agent: WitnessAgent | None = None,
 ) -> AuditResults:
     """Audit every trial of the given instances (TestJack section 3.2, repository level).
 
@@ -304,6 +346,8 @@ def audit_swe(
         progress: Called with one line per trial as it is judged.
         store: Where judgements go as they come; a re-run with the same configuration and
             instance contents resumes from it instead of judging a patch again.
+        agent: The auditing model (``agent`` source); default: built from ``config.agent_model``
+            and ``config.agent_config`` (``_agent_calls.witness_agent``).
 
     Returns:
         The ``audit`` results: every trial with its verdict, per-instance reports, summary.
@@ -314,8 +358,12 @@ def audit_swe(
     import vouch
 
     config = config or SweAuditConfig()
-    if config.witness_source not in ("offline", "files"):
-        raise UsageError(f"witness_source={config.witness_source!r}: choose offline or files")
+    if config.witness_source not in ("offline", "files", "agent"):
+        raise UsageError(f"witness_source={config.witness_source!r}: choose offline, files or agent")
+    if config.witness_source == "agent" and agent is None:
+        if not config.agent_model:
+            raise UsageError("--witness-source agent needs --agent-model PROVIDER/MODEL (the auditing model)")
+        agent = witness_agent(config.agent_model, config.agent_config)
     if config.witness_source == "files" and (config.witness_files is None or not config.witness_files.is_dir()):
         raise UsageError(f"--witness-files {config.witness_files} is not a directory of <instance_id>/test_*.py")
     cache = cache or WorldCache()
@@ -349,10 +397,13 @@ def audit_swe(
             else:
                 if not prepared:
                     _prepare(inst, own, cache, runner, config)
+                    if agent is not None and inst.report is not None and inst.report.well_formed:
+                        instance_checklist(inst, agent, config)
                     prepared = True
-                result = _audit_trial(inst, trial, cache, runner, config)
+                result = _audit_trial(inst, trial, cache, runner, config, agent)
                 judged[key] = result
-                if store is not None:
+                # A trial whose auditing model failed is not stored: a re-run tries it again.
+                if store is not None and not _model_failed(result):
                     store.put(config_key, key[0], key[1], result.model_dump(mode="json"))
             results.append(result)
             if progress is not None:
@@ -367,7 +418,7 @@ def audit_swe(
                 key = (trial.instance_id, patch_hash(trial.patch.strip()))
                 if result.shared_from is None:
                     judged[key] = result
-                    if store is not None:
+                    if store is not None and not _model_failed(result):
                         store.put(config_key, key[0], key[1], result.model_dump(mode="json"))
         if inst.report is None:  # every trial came from the store: report what the trials say
             ill = [
@@ -406,7 +457,8 @@ def audit_swe(
     return AuditResults(
         vouch_version=vouch.__version__,
         seed=config.seed,
-        config={**config.to_dict(), "dataset_hash": data_hash, "resumed_programs": resumed},
+        config={**config.to_dict(), "dataset_hash": data_hash, "resumed_programs": resumed}
+        | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
         benchmark="swe",
         witness_source=config.witness_source,
         trials=results,

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from vouch.audit._swe import SweAuditConfig, _Instance
     from vouch.sources._swe import SweTrial
 
-__all__ = ["Runner", "mutation_evidence", "record_witness_run", "t0_result", "witnesses_for_trial"]
+__all__ = ["Runner", "differences", "mutation_evidence", "record_witness_run", "t0_result", "witnesses_for_trial"]
 
 _ENTRY = "vouch.worlds._inrun"
 _PASSING_FAILURES = ("AssertionError", "Failed")
@@ -287,16 +287,7 @@ def witnesses_for_trial(
     assert inst.reference is not None
     if config.witness_source == "files":
         return _file_witnesses(inst, trial, world, evidence, runner, config)
-    changed_files = {p.file for p, _ in inst.probes if _file_text(inst.reference, p.file) != _file_text(world, p.file)}
-    probes = [(p, o) for p, o in inst.probes if p.file in changed_files]
-    outcomes = runner.call(world, [p for p, _ in probes])
-    candidates = []
-    for (probe, ref), got in zip(probes, outcomes, strict=True):
-        actual = (got.get("literal") or got["value"]) if got.get("ok") else f"raised {got.get('exception')}"
-        if got.get("ok") and got["value"] == ref["value"]:
-            continue
-        candidates.append(Candidate(probe, ref["value"], ref.get("literal"), actual))
-    evidence.candidates_tried = len(probes)
+    candidates = differences(inst, world, evidence, runner)
     recorded: dict[tuple[str, str], list[Probe]] = {}
     for p, _ in inst.probes:
         if p.origin == "t0":
@@ -341,6 +332,26 @@ def witnesses_for_trial(
         if any(w.validation.valid for w in out):
             break
     return out
+
+
+def differences(inst: _Instance, world: World, evidence: Evidence, runner: Runner) -> list[Candidate]:
+    """The offline differential: the probes of the modules the trial changed on which R[s]
+    answers differently from R[G] (one run in R[s]; R[G]'s answers were recorded once per instance).
+
+    Sets ``evidence.candidates_tried`` to the number of probes run.
+    """
+    assert inst.reference is not None
+    changed_files = {p.file for p, _ in inst.probes if _file_text(inst.reference, p.file) != _file_text(world, p.file)}
+    probes = [(p, o) for p, o in inst.probes if p.file in changed_files]
+    outcomes = runner.call(world, [p for p, _ in probes])
+    candidates = []
+    for (probe, ref), got in zip(probes, outcomes, strict=True):
+        actual = (got.get("literal") or got["value"]) if got.get("ok") else f"raised {got.get('exception')}"
+        if got.get("ok") and got["value"] == ref["value"]:
+            continue
+        candidates.append(Candidate(probe, ref["value"], ref.get("literal"), actual))
+    evidence.candidates_tried = len(probes)
+    return candidates
 
 
 def _why_missed(probe: Probe) -> str:

@@ -8,8 +8,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from vouch.audit._agent_calls import witness_agent
 from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
 from vouch.audit._swe_replay import replay_witness
+from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 from vouch.sources._swe import load_instances, load_predictions
 from vouch.store import AuditStore, default_store_path
@@ -26,15 +28,27 @@ __all__ = ["swe"]
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the audit results.")
 @click.option(
     "--witness-source",
-    type=click.Choice(["offline", "files"]),
+    type=click.Choice(["offline", "files", "agent"]),
     default="offline",
     show_default=True,
-    help="offline: differential tests against G; files: tests from --witness-files.",
+    help="offline: differential tests against G; files: tests from --witness-files; agent: the auditing "
+    "model (--agent-model) writes them.",
 )
 @click.option(
     "--witness-files",
     type=click.Path(file_okay=False, path_type=Path),
     help="Directory of <instance_id>/test_*.py witness tests (with --witness-source files).",
+)
+@click.option(
+    "--agent-model",
+    default=None,
+    help="The auditing model, PROVIDER/MODEL (--witness-source agent), e.g. openai/gpt-4o; "
+    "OPENAI_BASE_URL points it at a local OpenAI-compatible server.",
+)
+@click.option(
+    "--agent-config",
+    default=None,
+    help="Harness config of the auditing model: a built-in name or a .toml file (effort, budgets, timeouts).",
 )
 @click.option(
     "--repo-root",
@@ -66,6 +80,8 @@ def swe(
     json_out: Path | None,
     witness_source: str,
     witness_files: Path | None,
+    agent_model: str | None,
+    agent_config: str | None,
     repo_root: Path | None,
     cache_dir: Path | None,
     store_path: Path | None,
@@ -91,6 +107,14 @@ def swe(
         raise click.UsageError("give --instances FILE and --predictions FILE (or --replay WITNESS)")
     if witness_source == "files" and witness_files is None:
         raise click.UsageError("--witness-source files needs --witness-files DIR")
+    agent = None
+    if witness_source == "agent":
+        if not agent_model:
+            raise UsageError("--witness-source agent needs --agent-model PROVIDER/MODEL (the auditing model)")
+        agent = witness_agent(agent_model, agent_config)
+        agent.provider.check()  # no key or no endpoint: one line, before any trial starts
+    elif agent_model or agent_config:
+        raise UsageError("--agent-model and --agent-config go with --witness-source agent")
     if witness_out is None and json_out is not None:
         witness_out = json_out.parent / f"{json_out.stem}-witnesses"
     instances = load_instances(instances_file)
@@ -103,6 +127,8 @@ def swe(
         mutants=mutants,
         seed=seed,
         witness_dir=witness_out.resolve() if witness_out is not None else None,
+        agent_model=agent_model if agent is not None else None,
+        agent_config=agent_config if agent is not None else None,
     )
     cache = WorldCache(cache_dir)
     store = AuditStore(store_path or default_store_path())
@@ -116,7 +142,14 @@ def swe(
     try:
         with LocalExecutor(workers=workers, preload=SWE_PRELOAD, allow_weak=allow_weak_isolation) as executor:
             results = audit_swe(
-                instances, trials, executor=executor, cache=cache, config=config, progress=progress, store=store
+                instances,
+                trials,
+                executor=executor,
+                cache=cache,
+                config=config,
+                progress=progress,
+                store=store,
+                agent=agent,
             )
     finally:
         store.close()
@@ -132,6 +165,14 @@ def swe(
         f"resolution rate {summary.resolution_rate:.3f} -> corrected {summary.corrected_resolution_rate:.3f}; "
         f"{summary.executions} executions in {summary.wall_s:.1f} s"
     )
+    usage = results.config.get("agent")
+    if isinstance(usage, dict):
+        cost = usage.get("cost_usd")
+        Console().print(
+            f"auditing model {usage.get('model')}: {usage.get('sessions')} trial sessions, "
+            f"{usage.get('model_calls')} calls, {usage.get('input_tokens')} tokens in, "
+            f"{usage.get('output_tokens')} out" + (f", ${cost:.4f}" if isinstance(cost, float) else "")
+        )
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(results.model_dump_json(indent=2) + "\n")
