@@ -17,6 +17,7 @@ the test imports, then re-judging by the model against P. Each session is traced
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +31,7 @@ from vouch.audit._swe_evidence import best_clause, test_sources
 from vouch.audit._swe_runs import _WITNESS_DIR, IMPLICIT_CLAUSE, Runner, _validate, differences
 from vouch.audit._swe_witness import Candidate
 from vouch.errors import InfrastructureError
+from vouch.exec import RunResult
 from vouch.worlds import World
 
 if TYPE_CHECKING:
@@ -389,6 +391,7 @@ def _validate_submission(s: _Session, submission: SweSubmission, iteration: int)
     else:
         validation = validation.model_copy(update={"rejudged": False, "rejudge_note": "not re-judged: invalid"})
     failure = _first_failure(validation.model_runs)
+    failing = _failing_test(model_runs, name)
     witness = Witness(
         file=name,
         source=source,
@@ -396,7 +399,7 @@ def _validate_submission(s: _Session, submission: SweSubmission, iteration: int)
         clause_id=clause.id if clause else None,
         origin="agent",
         actual=failure,
-        defect=f"{name} ({clause.id if clause else 'an implicit requirement'}) fails in the trial "
+        defect=f"{failing or name} of {clause.id if clause else 'an implicit requirement'} fails in the trial "
         f"({failure or 'by an assertion'}) and passes with the gold patch",
         why_t0_misses=_why_t0_misses(clause.covered_by if clause else []),
         validation=validation,
@@ -415,6 +418,16 @@ def _validate_submission(s: _Session, submission: SweSubmission, iteration: int)
         model=[f"{r.outcome}:{r.exception}" for r in validation.model_runs],
     )
     return witness
+
+
+def _failing_test(runs: Sequence[RunResult], file: str) -> str | None:
+    """The name of the first test of ``file`` that did not pass in R[s], from the runs' outcomes."""
+    for run in runs:
+        outcomes = run.value.get("outcomes") if run.ok and isinstance(run.value, dict) else None
+        for nodeid, outcome in sorted((outcomes or {}).items()):
+            if outcome != "passed" and nodeid.split("::", 1)[0].endswith(file):
+                return str(nodeid).split("::")[-1]
+    return None
 
 
 def _first_failure(runs: list[RunRecord]) -> str | None:
