@@ -32,11 +32,13 @@ sys.path.append(str(Path(__file__).resolve().parents[1] / "agent"))  # loopback.
 from loopback import KEY, OpenAIServer, Turn, call, turn_index
 
 from _scratch import scratch_root
-from vouch.agent import HarnessConfig, get_provider, load_prices, read_trace
+from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices, read_trace
 from vouch.audit import AuditResults, SweAuditConfig, TrialResult, Verdict, WitnessAgent, audit_swe
+from vouch.audit._swe import _config_key
 from vouch.audit._swe_agent_tools import RepoNames, foreign_repo_names
 from vouch.exec import LocalExecutor
 from vouch.sources._swe import fixture_files, load_instances, load_predictions, materialise_fixture_repo
+from vouch.store import AuditStore
 from vouch.worlds import WorldCache
 
 VOUCH = [sys.executable, "-m", "vouch"]
@@ -245,6 +247,15 @@ def test_c_the_import_check_on_names_p_and_g_never_name(tmp_path: Path) -> None:
         "pkg.sub._helper (neither P nor the gold patch names it)",
     ]
     assert foreign_repo_names("from .pkg import wanted\n", names) == ["a relative import (from .pkg import ...)"]
+    assert foreign_repo_names("from pkg import sub\nx = getattr(sub, 'X')\n", names) == [
+        "the module pkg.sub itself (only module.NAME for names P or G names)"
+    ]
+    assert foreign_repo_names("import sys\nm = sys.modules['pkg.extra']\nw = 'pkg is fine'\n", names) == [
+        "'pkg.extra' named as a string (the module reached by name)"
+    ]
+    assert foreign_repo_names("from pkg.missing import wanted\n", names) == [
+        "module pkg.missing (R[G] has no such module)"
+    ]
 
 
 @pytest.mark.slow
@@ -314,6 +325,70 @@ def test_the_agent_sees_p_s_g_t0_the_checklist_and_the_evidence(run: dict[str, A
     assert task.note is not None and "unknown test id 'tests/nowhere.py::test_x'" in task.note
     checklist = _of(results, DROPPED).evidence.checklist
     assert checklist[2].implemented is False  # the refuted clause
+
+
+@pytest.mark.slow
+def test_a_provider_error_makes_that_trial_error_and_the_run_goes_on(scratch: Path) -> None:
+    broken = {"on": True}
+
+    def script(body: dict[str, Any]) -> Turn:
+        if _kind(body) == "witness" and _trial(body) == DROPPED and broken["on"]:
+            return Turn(status=500)
+        if _kind(body) == "witness":
+            return call("give_up", {"reason": "no defect found"})
+        return auditor(body)
+
+    every = load_instances(fixture_files()[0])
+    instances = [i for i in every if i.instance_id == INSTANCE]
+    trials = [t for t in load_predictions(fixture_files()[1], every) if t.trial_id in (DROPPED, SOUND)]
+    config = SweAuditConfig(
+        witness_source="agent",
+        agent_model="openai/scripted",
+        repo_root=scratch / "repos",
+        mutants=0,
+        witness_dir=scratch / "errors",
+    )
+    with OpenAIServer(script) as server, LocalExecutor(workers=2) as executor:
+
+        def audit() -> AuditResults:
+            provider = get_provider(
+                "openai/scripted", retry=RetryPolicy(max_retries=0), base_url=server.url, api_key=KEY
+            )
+            agent = WitnessAgent(provider, HarnessConfig(name="witness"), load_prices())
+            store = AuditStore(scratch / "errors.sqlite")
+            try:
+                return audit_swe(
+                    instances,
+                    trials,
+                    executor=executor,
+                    cache=WorldCache(scratch / "worlds"),
+                    config=config,
+                    agent=agent,
+                    store=store,
+                )
+            finally:
+                store.close()
+
+        first = audit()
+        failed, other = _of(first, DROPPED), _of(first, SOUND)
+        assert failed.verdict is Verdict.ERROR and failed.benchmark_pass
+        assert (failed.reason or "").startswith("the auditing model failed") and "HTTP 500" in (failed.reason or "")
+        assert other.verdict is Verdict.SOUND and other.reason == "no agent witness: the agent gave up: no defect found"
+        assert first.config["agent"]["provider_errors"] == 1
+        broken["on"] = False
+        second = audit()  # the errored trial was not stored: it is judged again; the other resumes
+    assert second.config["resumed_programs"] == 1
+    assert _of(second, DROPPED).verdict is Verdict.SOUND
+
+
+def test_the_store_keys_the_auditing_model() -> None:
+    spec = load_instances(fixture_files()[0])[0]
+    offline = _config_key(SweAuditConfig(), spec)
+    one = SweAuditConfig(witness_source="agent", agent_model="openai/a")
+    assert _config_key(one, spec) != offline
+    assert _config_key(one, spec) != _config_key(SweAuditConfig(witness_source="agent", agent_model="openai/b"), spec)
+    tuned = SweAuditConfig(witness_source="agent", agent_model="openai/a", agent_config="effort-low")
+    assert _config_key(one, spec) != _config_key(tuned, spec)
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -202,9 +202,25 @@ def foreign_repo_names(source: str, names: RepoNames) -> list[str]:
 
 
 def _attribute_names(tree: ast.AST, aliases: dict[str, str], names: RepoNames) -> list[str]:
-    """``A.X`` (and ``A.sub.X``) for module aliases ``A``: each attribute checked in turn."""
+    """``A.X`` (and ``A.sub.X``) for module aliases ``A``: each attribute checked in turn; ``A``
+    used otherwise (``dir(A)``, ``getattr(A, ...)``) reaches the module itself, and a module's
+    name as a string reaches it by name (``sys.modules[...]``)."""
     found: list[str] = []
+    bases: set[int] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            bases.add(id(node.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in aliases and id(node) not in bases:
+            found.append(f"the module {aliases[node.id]} itself (only module.NAME for names P or G names)")
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and re.fullmatch(r"[A-Za-z_][\w.]*", node.value)
+            and names.is_repo_module(node.value)
+            and any(_module_file(root, node.value) for root in (names.reference, names.trial))
+        ):
+            found.append(f"{node.value!r} named as a string (the module reached by name)")
         if not isinstance(node, ast.Attribute):
             continue
         chain: list[str] = []
