@@ -418,6 +418,36 @@ def test_g_no_key_or_no_endpoint_is_one_line_before_any_trial(
     assert not (tmp_path / "w").exists() and not (tmp_path / "c").exists()  # no trial started
 
 
+@pytest.mark.slow
+def test_the_cli_runs_the_agent_source_and_records_its_usage(scratch: Path) -> None:
+    every = load_instances(fixture_files()[0])
+    mine = [i for i in every if i.instance_id == INSTANCE]
+    (scratch / "instances.jsonl").write_text("".join(i.model_dump_json(by_alias=True) + "\n" for i in mine))
+    rows = [json.loads(line) for line in fixture_files()[1].read_text().splitlines()]
+    (scratch / "predictions.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows if r["instance_id"] == INSTANCE)
+    )
+    out = scratch / "cli" / "audit.json"
+    with OpenAIServer(auditor) as server:
+        proc = subprocess.run(
+            [*VOUCH, "audit", "swe", "--instances", str(scratch / "instances.jsonl"),
+             "--predictions", str(scratch / "predictions.jsonl"), "--repo-root", str(scratch / "repos"),
+             "--witness-source", "agent", "--agent-model", "openai/scripted", "--mutants", "0",
+             "--json", str(out), "--cache", str(scratch / "worlds"), "--store", str(scratch / "cli.sqlite")],
+            capture_output=True, text=True, timeout=900, check=False,
+            env=_env(OPENAI_BASE_URL=server.url, OPENAI_API_KEY=KEY),
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(out.read_text())
+    assert data["witness_source"] == "agent" and data["config"]["agent_model"] == "openai/scripted"
+    assert data["config"]["agent"]["sessions"] == 3 and data["config"]["agent"]["malformed_calls"] == 1
+    verdicts = {t["trial_id"]: t["verdict"] for t in data["trials"]}
+    assert verdicts[DROPPED] == "refuted" and verdicts[SOUND] == "sound"
+    replay = _of(AuditResults.model_validate(data), DROPPED).witnesses[0].replay
+    assert Path(replay.split()[-1]).parent == scratch / "cli" / "audit-witnesses" / INSTANCE / "1"
+    assert "auditing model openai/scripted: 3 trial sessions" in proc.stdout
+
+
 def test_g_agent_source_without_a_model_is_a_usage_error() -> None:
     instances, predictions = fixture_files()
     proc = subprocess.run(
