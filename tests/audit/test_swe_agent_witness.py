@@ -15,6 +15,7 @@ then gives up.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -381,9 +382,15 @@ def test_a_provider_error_makes_that_trial_error_and_the_run_goes_on(scratch: Pa
     assert _of(second, DROPPED).verdict is Verdict.SOUND
 
 
-def test_the_store_keys_the_auditing_model() -> None:
+def test_the_store_keys_the_auditing_model_and_keeps_offline_keys() -> None:
+    import vouch
+
     spec = load_instances(fixture_files()[0])[0]
     offline = _config_key(SweAuditConfig(), spec)
+    before = {k: v for k, v in SweAuditConfig().to_dict().items() if k not in ("repo_root", "witness_dir")}
+    del before["agent_model"], before["agent_config"]  # the key as it was before the agent source
+    text = repr(sorted(before.items())) + vouch.__version__ + spec.model_dump_json()
+    assert offline == hashlib.sha256(text.encode()).hexdigest()
     one = SweAuditConfig(witness_source="agent", agent_model="openai/a")
     assert _config_key(one, spec) != offline
     assert _config_key(one, spec) != _config_key(SweAuditConfig(witness_source="agent", agent_model="openai/b"), spec)

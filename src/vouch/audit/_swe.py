@@ -318,8 +318,13 @@ def _config_key(config: SweAuditConfig, instance: SweInstance) -> str:
     """What a judgement depends on besides the trial's patch: settings, vouch, the instance."""
     import vouch
 
-    # agent_model and agent_config stay in: witnesses of another source or model are other judgements.
-    parts = {k: v for k, v in config.to_dict().items() if k not in ("repo_root", "witness_dir")}
+    # agent_model and agent_config are in when set (another auditing model judges anew), and left
+    # out when not, so that offline and files judgements keep the keys they were stored under.
+    parts = {
+        k: v
+        for k, v in config.to_dict().items()
+        if k not in ("repo_root", "witness_dir") and not (k in ("agent_model", "agent_config") and v is None)
+    }
     text = repr(sorted(parts.items())) + vouch.__version__ + instance.model_dump_json()
     return hashlib.sha256(text.encode()).hexdigest()
 
