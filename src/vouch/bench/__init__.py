@@ -19,8 +19,8 @@ from vouch.bench._decide import (
 )
 from vouch.bench._metrics import CaseOutcome, paired_difference, score
 from vouch.bench._references import check_references
-from vouch.bench._sealed import SEALED_PACKAGES, SealedExecutor, sealed_executor, sealed_paths
 from vouch.bench._score import BASELINES, decide_stored, load_verifiers, results_object, run_verifiers, trivial_rows
+from vouch.bench._sealed import SEALED_PACKAGES, SealedExecutor, sealed_executor, sealed_paths
 
 __all__ = [
     "BASELINES",
