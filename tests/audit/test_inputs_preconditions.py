@@ -75,3 +75,52 @@ def test_generation_is_reproducible_from_the_seed() -> None:
     a = neighbours(SORTED, rules, random.Random(3), per_seed=10, limit=50)
     b = neighbours(SORTED, rules, random.Random(3), per_seed=10, limit=50)
     assert a == b
+
+
+# False refutations found on the full 16,400-sample run, each from an input P excludes.
+
+
+def _prompt(name: str) -> str:
+    from vouch.audit._samples import load_problems
+
+    return load_problems()[name].prompt
+
+
+def test_a_one_sided_bound_in_words() -> None:  # HumanEval/44: "base numbers are less than 10."
+    rules = infer(_prompt("HumanEval/44"), ["x", "base"], [[8, 3], [8, 2], [7, 2], [234, 2], [16, 2], [7, 7]])
+    assert rules.admits([20, 9]) is None  # the seeds alone would allow bases up to 14
+    assert "above 9" in (rules.admits([20, 10]) or "")
+
+
+def test_a_number_p_says_is_not_a_prime() -> None:  # HumanEval/59: "Assume n > 1 and is not a prime."
+    rules = infer(_prompt("HumanEval/59"), ["n"], [[13195], [2048], [15], [27], [63], [330]])
+    assert rules.admits([28]) is None
+    assert "prime" in (rules.admits([29]) or "")
+
+
+def test_a_list_asked_about_its_primes_holds_one() -> None:  # HumanEval/94
+    seeds = [[[0, 3, 2, 1, 3, 5, 7]], [[1, 0, 1, 8, 2, 4597, 2]], [[1, 3, 1, 32, 5107]], [[0, 81, 12, 3, 1, 21]]]
+    rules = infer(_prompt("HumanEval/94"), ["lst"], seeds)
+    assert rules.admits([[4, 3, 8]]) is None
+    assert "no prime" in (rules.admits([[0]]) or "")
+
+
+def test_numbers_with_leading_zeros_are_not_fractions_p_shows() -> None:  # HumanEval/144
+    seeds = [["1/5", "5/1"], ["1/6", "2/1"], ["7/10", "10/2"], ["2/10", "50/10"], ["11/6", "6/1"]]
+    rules = infer(_prompt("HumanEval/144"), ["x", "n"], seeds)
+    assert rules.admits(["2/1", "10/2"]) is None
+    assert "leading zero" in (rules.admits(["2/1", "05/01"]) or "")
+
+
+def test_groups_of_nested_parentheses_stay_groups() -> None:  # HumanEval/6 (no word "balanced")
+    seeds = [["(()()) ((())) () ((())()())"], ["() (()) ((())) (((())))"], ["(()(())((())))"]]
+    rules = infer(_prompt("HumanEval/6"), ["paren_string"], seeds)
+    assert rules.admits(["(()) ((()))"]) is None
+    assert "not balanced" in (rules.admits(["))(())(()("]) or "")
+    assert "together" in (rules.admits(["(())((()))"]) or "")
+
+
+def test_a_bound_a_seed_breaks_is_a_misreading_and_dropped() -> None:
+    prompt = 'def f(n):\n    """n is less than 10, says the text; T0 disagrees."""\n'
+    rules = infer(prompt, ["n"], [[3], [12], [5]])
+    assert rules.admits([11]) is None

@@ -24,7 +24,7 @@ import math
 import re
 import string
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 Sig = tuple[Any, ...]
@@ -133,6 +133,26 @@ def shape(text: str) -> str:
     return "".join(out)
 
 
+_LEADING_ZERO = re.compile(r"(?<![\d.])0\d")
+_NOT_PRIME = re.compile(r"\bnot (?:a )?prime\b")
+
+
+def _one_group(token: str) -> bool:
+    """The token is one bracket pair and what it nests: its depth first returns to 0 at its end."""
+    depth = 0
+    for i, ch in enumerate(token):
+        depth += 1 if ch in "([{<" else -1 if ch in _BRACKETS else 0
+        if depth == 0 and i < len(token) - 1:
+            return False
+    return depth == 0
+
+
+def _is_prime(n: Any) -> bool:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 2:
+        return False
+    return all(n % k for k in range(2, math.isqrt(n) + 1))
+
+
 def _is_sorted(items: list[Any]) -> bool:
     try:
         return all(a <= b for a, b in itertools.pairwise(items))
@@ -163,6 +183,15 @@ class ArgRule:
     """Every float seed is a whole number: keep it so."""
     shapes: frozenset[str] | None = None
     """For strings with digits: the seeds' shapes (digits exact, letter runs collapsed), e.g. dd-dd-dddd."""
+    single_groups: bool = False
+    """Every whitespace-separated group is one bracket pair with what it nests (as in every seed):
+    "(())((()))" is two groups run together, not a group P describes."""
+    no_leading_zeros: bool = False
+    """No run of digits starts with 0 (no seed writes a number so: "05/01" is not a fraction P shows)."""
+    not_prime: bool = False
+    """P says the number is not a prime ("Assume n > 1 and is not a prime")."""
+    has_prime: bool = False
+    """P asks about the primes of a list and every seed list holds one: a list without any is outside P."""
 
 
 @dataclass(frozen=True)
@@ -261,6 +290,14 @@ def _check(rule: ArgRule, value: Any) -> str | None:
             return f"{text!r} is not balanced"
         if rule.shapes is not None and isinstance(value, str) and shape(text) not in rule.shapes:
             return f"{text!r} has the shape {shape(text)!r}, which no example or T0 input has"
+        if rule.single_groups and not all(_one_group(g) for g in text.split()):
+            return f"{text!r} runs groups together without a space"
+        if rule.no_leading_zeros and _LEADING_ZERO.search(text):
+            return f"{text!r} writes a number with a leading zero, which no example or T0 input does"
+    if rule.not_prime and isinstance(value, int) and not isinstance(value, bool) and _is_prime(value):
+        return f"{value} is a prime, and P says it is not"
+    if rule.has_prime and isinstance(value, list) and not any(_is_prime(v) for v in _numbers(value)):
+        return "the list holds no prime, and P asks about its primes"
     if isinstance(value, (list, str, dict, tuple)):
         if len(value) < rule.min_len:
             return f"length {len(value)} is below {rule.min_len}"
@@ -307,6 +344,63 @@ def _text_ranges(prompt: str, names: Sequence[str]) -> dict[str, tuple[float, fl
     return out
 
 
+_COMPARE = {"<": "lt", "<=": "le", "≤": "le", ">": "gt", ">=": "ge", "≥": "ge"}
+_WORDS = {
+    "less than": "lt",
+    "smaller than": "lt",
+    "below": "lt",
+    "greater than": "gt",
+    "larger than": "gt",
+    "more than": "gt",
+    "above": "gt",
+    "at most": "le",
+    "at least": "ge",
+}
+
+
+def _text_bounds(prompt: str, names: Sequence[str]) -> dict[str, list[tuple[str, float]]]:
+    """One-sided bounds P states for an argument: ``n > 1``, "base numbers are less than 10"."""
+    found: dict[str, list[tuple[str, float]]] = {}
+    words = "|".join(_WORDS)
+    for name in names:
+        # The number ends there: not a decimal, not a power such as 10^3.
+        number = r"(-?\d+(?:\.\d+)?)(?!\w|\.\d|\s*(?:\^|\*\*))"
+        symbolic = re.compile(rf"(?<![\w.]){re.escape(name)}\s*(<=|>=|<|>|≤|≥)\s*{number}")
+        spoken = re.compile(rf"(?<![\w.]){re.escape(name)}\b(?:\s+\w+){{0,3}}?\s+(?:{words})\s+{number}")
+        for op, number in symbolic.findall(prompt):
+            found.setdefault(name, []).append((_COMPARE[op], float(number)))
+        for match in spoken.finditer(prompt):
+            phrase = next(w for w in _WORDS if w in match.group(0).lower())
+            found.setdefault(name, []).append((_WORDS[phrase], float(match.group(1))))
+    return found
+
+
+def _bound_holds(op: str, value: float, bound: float) -> bool:
+    return {"lt": value < bound, "le": value <= bound, "gt": value > bound, "ge": value >= bound}[op]
+
+
+def _apply_bounds(rule: ArgRule, bounds: list[tuple[str, float]], values: list[Any]) -> tuple[ArgRule, list[str]]:
+    """Tighten ``rule`` by P's one-sided bounds that every seed of the argument keeps (a bound a
+    seed breaks is a misreading of P's text, and is dropped)."""
+    numbers = [n for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) for n in [v]]
+    if not numbers or len(numbers) != len(values):
+        return rule, []
+    low, high = rule.low, rule.high
+    kept = []
+    for op, bound in bounds:
+        if not all(_bound_holds(op, n, bound) for n in numbers):
+            continue
+        whole = all(isinstance(n, int) for n in numbers)
+        if op in ("gt", "ge"):
+            edge = bound + 1 if op == "gt" and whole else bound
+            low = edge if low is None else max(low, edge)
+        else:
+            edge = bound - 1 if op == "lt" and whole else bound
+            high = edge if high is None else min(high, edge)
+        kept.append(f"{rule.name} {op} {bound:g}")
+    return replace(rule, low=low, high=high), kept
+
+
 def infer(
     prompt: str, names: Sequence[str], seeds: Sequence[Sequence[Any]], outputs: Iterable[Any] = ()
 ) -> Preconditions:
@@ -334,6 +428,14 @@ def infer(
         rules.append(_rule(name, values, text, ranges))
     if ranges:
         notes.append("ranges stated in P: " + ", ".join(f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in ranges.items()))
+    bounds = _text_bounds(prompt, names)
+    stated = []
+    for index, name in enumerate(names):
+        if name in bounds and name not in ranges and rules[index].sigs:
+            rules[index], kept = _apply_bounds(rules[index], bounds[name], [s[index] for s in usable])
+            stated += kept
+    if stated:
+        notes.append("bounds stated in P: " + ", ".join(stated))
     relations = _relations(usable, len(names))
     if relations:
         notes.append(
@@ -372,7 +474,13 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
     alphabet = _widened(frozenset("".join(strings))) if strings and any(strings) else None
     strip = bool(strings) and all(s == s.strip() and "  " not in s for s in strings)
     nonempty_str = bool(strings) and all(strings)
-    balanced = bool(strings) and "balanced" in text and all(_balanced(s) for s in strings)
+    # P speaks of balanced or nested brackets and every seed is balanced: an unbalanced string is
+    # not the "groups of nested parentheses" P describes.
+    bracket_words = ("balanced", "nested", "parenthes", "bracket")
+    bracketed = any(ch in _BRACKETS for s in strings for ch in s)
+    balanced = (
+        bool(strings) and bracketed and any(w in text for w in bracket_words) and all(_balanced(s) for s in strings)
+    )
     direct = [v for v in values if isinstance(v, str)]
     shapes = frozenset(shape(v) for v in direct) if direct and any(ch.isdigit() for v in direct for ch in v) else None
     lengths = [len(v) for v in values if isinstance(v, (list, str, tuple, dict))]
@@ -405,6 +513,23 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
     )
     floats = [n for n in numbers if isinstance(n, float)]
     whole = bool(floats) and all(f.is_integer() for f in floats) and len(floats) >= 3
+    single_groups = balanced and all(_one_group(g) for t in strings for g in t.split())
+    digit_strings = [t for t in strings if any(ch.isdigit() for ch in t)]
+    no_leading_zeros = bool(digit_strings) and not any(_LEADING_ZERO.search(t) for t in digit_strings)
+    ints = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    not_prime = (
+        bool(ints)
+        and len(ints) == len(values)
+        and _NOT_PRIME.search(text) is not None
+        and not any(map(_is_prime, ints))
+    )
+    int_lists = [v for v in values if isinstance(v, list) and v and all(isinstance(n, int) for n in _numbers(v))]
+    has_prime = (
+        "prime" in text
+        and len(int_lists) >= 3
+        and len(int_lists) == len(values)
+        and all(any(_is_prime(n) for n in _numbers(v)) for v in int_lists)
+    )
     return ArgRule(
         name=name,
         sigs=frozenset(signature(v) for v in values),
@@ -421,4 +546,8 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         distinct_lists=distinct_lists,
         whole_floats=whole,
         shapes=shapes,
+        single_groups=single_groups,
+        no_leading_zeros=no_leading_zeros,
+        not_prime=not_prime,
+        has_prime=has_prime,
     )
