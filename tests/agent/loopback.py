@@ -50,6 +50,19 @@ def task_of(body: dict[str, Any]) -> str:
     return "?"
 
 
+def audit_call(body: dict[str, Any]) -> str:
+    """Which call of the audit's model a request is: ``rejudge``, ``checklist`` or a ``witness`` session."""
+    system = str(body["messages"][0].get("content") or "")
+    if system.startswith("You review"):
+        return "rejudge"
+    return "checklist" if system.startswith("You decompose") else "witness"
+
+
+def first_user(body: dict[str, Any]) -> str:
+    """The first user message's text."""
+    return str(next(m["content"] for m in body["messages"] if m["role"] == "user"))
+
+
 def turn_index(body: dict[str, Any]) -> int:
     return sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
 

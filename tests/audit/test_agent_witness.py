@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 sys.path.append(str(Path(__file__).resolve().parents[1] / "agent"))  # loopback.py, shared with tests/agent
-from loopback import KEY, AnthropicServer, OpenAIServer, Turn, call, turn_index
+from loopback import KEY, AnthropicServer, OpenAIServer, Turn, audit_call, call, first_user, turn_index
 
 from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices, read_trace
 from vouch.audit import PRELOAD, AuditConfig, Verdict, WitnessAgent, audit_humaneval
@@ -111,35 +111,20 @@ def _samples(path: Path) -> Path:
     return path
 
 
-def _kind(body: dict[str, Any]) -> str:
-    system = str(body["messages"][0].get("content") or "")
-    return (
-        "rejudge"
-        if system.startswith("You review")
-        else "checklist"
-        if system.startswith("You decompose")
-        else "witness"
-    )
-
-
-def _user(body: dict[str, Any]) -> str:
-    return str(next(m["content"] for m in body["messages"] if m["role"] == "user"))
-
-
 def _trial(body: dict[str, Any]) -> str:
-    found = re.match(r"Trial (\S+) of task", _user(body))
+    found = re.match(r"Trial (\S+) of task", first_user(body))
     return found.group(1) if found else "?"
 
 
 def auditor(body: dict[str, Any]) -> Turn:
     """The scripted auditing model (see the module docstring)."""
-    kind, n = _kind(body), turn_index(body)
+    kind, n = audit_call(body), turn_index(body)
     if kind == "checklist":
-        if "has_close_elements" in _user(body):
+        if "has_close_elements" in first_user(body):
             return Turn(text="```json\n" + json.dumps(CHECKLIST_0) + "\n```")
         return Turn(text="Sure! 1. Convert the number. 2. Lowercase it.")  # never JSON: offline checklist
     if kind == "rejudge":
-        if "[1.0, 1.5], 0.5" in _user(body):
+        if "[1.0, 1.5], 0.5" in first_user(body):
             return Turn(text='{"answer": "no", "reason": "equality of floats at the threshold is not what P states"}')
         return Turn(text='{"answer": "yes", "reason": "P says closer than: equal distance is not closer"}')
     if _trial(body) == "HumanEval/0#0":
@@ -250,16 +235,16 @@ def test_d_a_witness_the_rejudge_rejects_is_discarded_with_the_note(cli_run: dic
     note = "model: no: equality of floats at the threshold is not what P states"
     assert validation["rejudge_note"] == note
     assert validation["reason"] == f"re-judging against P rejected it: {note}"
-    rejudges = [r for r in cli_run["requests"] if _kind(r) == "rejudge"]
+    rejudges = [r for r in cli_run["requests"] if audit_call(r) == "rejudge"]
     assert len(rejudges) == 2  # the G-failing witness never reaches the reviewer
     assert all("tools" not in r for r in rejudges)
-    assert all("solution.py" not in _user(r) and "def has_close_elements" in _user(r) for r in rejudges)
+    assert all("solution.py" not in first_user(r) and "def has_close_elements" in first_user(r) for r in rejudges)
 
 
 @pytest.mark.slow
 def test_the_agent_sees_p_s_g_t0_the_checklist_and_the_evidence(cli_run: dict[str, Any]) -> None:
-    sessions = [r for r in cli_run["requests"] if _kind(r) == "witness" and _trial(r) == "HumanEval/0#0"]
-    first = _user(sessions[0])
+    sessions = [r for r in cli_run["requests"] if audit_call(r) == "witness" and _trial(r) == "HumanEval/0#0"]
+    first = first_user(sessions[0])
     problem = load_problems()["HumanEval/0"]
     assert problem.prompt.strip() in first and problem.canonical_solution.strip() in first  # P and G
     assert "abs(numbers[i] - numbers[j]) <= threshold" in first  # s
@@ -335,9 +320,9 @@ def test_a_provider_error_makes_that_trial_error_and_the_run_goes_on(tmp_path: P
     broken = {"on": True}
 
     def script(body: dict[str, Any]) -> Turn:
-        if _kind(body) == "witness" and _trial(body) == "HumanEval/156#0" and broken["on"]:
+        if audit_call(body) == "witness" and _trial(body) == "HumanEval/156#0" and broken["on"]:
             return Turn(status=500)
-        if _kind(body) == "witness":
+        if audit_call(body) == "witness":
             return call("give_up", {"reason": "no defect found"})
         return auditor(body)
 
@@ -429,7 +414,7 @@ def test_an_implicit_requirement_every_model_skips_is_withheld(
     explicit clause M1 it refutes however many models skip it."""
 
     def script(body: dict[str, Any]) -> Turn:
-        if _kind(body) == "witness":
+        if audit_call(body) == "witness":
             return call("submit_witness", {"source": GOOD, "clause_id": clause_id})
         return auditor(body)
 

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 sys.path.append(str(Path(__file__).resolve().parents[1] / "agent"))  # loopback.py, shared with tests/agent
-from loopback import KEY, OpenAIServer, Turn, call, turn_index
+from loopback import KEY, OpenAIServer, Turn, audit_call, call, first_user, turn_index
 
 from _scratch import scratch_root
 from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices, read_trace
@@ -92,33 +92,18 @@ CHECKLIST = {
 }  # fmt: skip
 
 
-def _kind(body: dict[str, Any]) -> str:
-    system = str(body["messages"][0].get("content") or "")
-    return (
-        "rejudge"
-        if system.startswith("You review")
-        else "checklist"
-        if system.startswith("You decompose")
-        else "witness"
-    )
-
-
-def _user(body: dict[str, Any]) -> str:
-    return str(next(m["content"] for m in body["messages"] if m["role"] == "user"))
-
-
 def _trial(body: dict[str, Any]) -> str:
-    found = re.match(r"Trial (\S+) of instance", _user(body))
+    found = re.match(r"Trial (\S+) of instance", first_user(body))
     return found.group(1) if found else "?"
 
 
 def auditor(body: dict[str, Any]) -> Turn:
     """The scripted auditing model (see the module docstring)."""
-    kind, n = _kind(body), turn_index(body)
+    kind, n = audit_call(body), turn_index(body)
     if kind == "checklist":
         return Turn(text="```json\n" + json.dumps(CHECKLIST) + "\n```")
     if kind == "rejudge":
-        if "sorted(cookie)" in _user(body):
+        if "sorted(cookie)" in first_user(body):
             return Turn(text='{"answer": "no", "reason": "P names the attributes, not the exact keys of the dict"}')
         return Turn(text='{"answer": "yes", "reason": "P 3 says import_records keeps secure and expires"}')
     if _trial(body) == DROPPED:
@@ -268,10 +253,11 @@ def test_d_a_witness_the_rejudge_rejects_is_discarded_with_its_note(run: dict[st
     note = "model: no: P names the attributes, not the exact keys of the dict"
     assert not v.valid and not v.rejudged and v.rejudge_note == note
     assert v.reason == f"re-judging against P rejected it: {note}"
-    rejudges = [r for r in run["requests"] if _kind(r) == "rejudge"]
+    rejudges = [r for r in run["requests"] if audit_call(r) == "rejudge"]
     assert len(rejudges) == 2  # the G-failing and the trial-only witnesses never reach the reviewer
     assert all("tools" not in r for r in rejudges)
-    assert all("imports the repository's modules" in _user(r) and "import_records" in _user(r) for r in rejudges)
+    assert all("imports the repository's modules" in first_user(r) for r in rejudges)
+    assert all("import_records" in first_user(r) for r in rejudges)
 
 
 @pytest.mark.slow
@@ -305,8 +291,8 @@ def test_the_agent_sees_p_s_g_t0_the_checklist_and_the_evidence(run: dict[str, A
     results: AuditResults = run["results"]
     specs = load_instances(fixture_files()[0])
     spec = next(i for i in specs if i.instance_id == INSTANCE)
-    sessions = [r for r in run["requests"] if _kind(r) == "witness" and _trial(r) == DROPPED]
-    first = _user(sessions[0])
+    sessions = [r for r in run["requests"] if audit_call(r) == "witness" and _trial(r) == DROPPED]
+    first = first_user(sessions[0])
     assert spec.problem_statement.strip() in first and spec.patch.strip() in first  # P and G
     assert spec.test_patch.strip() in first and "test_domain_attribute (FAIL_TO_PASS)" in first  # T0
     trial_patch = next(t for t in load_predictions(fixture_files()[1], specs) if t.trial_id == DROPPED).patch
@@ -333,9 +319,9 @@ def test_a_provider_error_makes_that_trial_error_and_the_run_goes_on(scratch: Pa
     broken = {"on": True}
 
     def script(body: dict[str, Any]) -> Turn:
-        if _kind(body) == "witness" and _trial(body) == DROPPED and broken["on"]:
+        if audit_call(body) == "witness" and _trial(body) == DROPPED and broken["on"]:
             return Turn(status=500)
-        if _kind(body) == "witness":
+        if audit_call(body) == "witness":
             return call("give_up", {"reason": "no defect found"})
         return auditor(body)
 

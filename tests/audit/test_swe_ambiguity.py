@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from _scratch import scratch_root
 from vouch.audit import AuditResults, Verdict
 from vouch.audit._ambiguity import AMBIGUOUS, is_ambiguous, requirement_note, withhold_ambiguous
 from vouch.audit._swe import SweAuditConfig, _resolve_repo, audit_swe
@@ -29,10 +30,7 @@ NAME = "cookiestore"
 
 @pytest.fixture(scope="module")
 def scratch() -> Iterator[Path]:
-    root = Path(__file__).resolve().parents[1] / ".scratch"
-    if str(root).startswith(("/tmp/", "/var/tmp/")):
-        root = Path("/var/lib/vouch-test-scratch")
-    path = root / f"swe-ambiguity-{uuid.uuid4().hex}"
+    path = scratch_root() / f"swe-ambiguity-{uuid.uuid4().hex}"
     materialise_fixture_repo(NAME, path / "repos" / NAME)
     yield path
     shutil.rmtree(path, ignore_errors=True)

@@ -28,6 +28,7 @@ from vouch.agent import (
     load_config,
     load_prices,
 )
+from vouch.agent._loop import AgentTools, LoopResult, run_loop
 from vouch.audit._model import ChecklistItem
 from vouch.audit._prompt import Assertion
 from vouch.core import Budgets
@@ -114,6 +115,45 @@ class WitnessAgent:
                 setattr(self.usage, name, getattr(self.usage, name) + amount)
             self.usage.add_cost(cost_usd)
 
+    def converse(
+        self, tools: AgentTools, messages: list[Message], trace: TraceWriter, started: float, nudge: str
+    ) -> LoopResult:
+        """One iteration of a witness session: the loop until the agent submits, gives up or a
+        budget ends; usage counted.
+
+        Raises:
+            ModelUnavailable: the endpoint refused a request.
+            InfrastructureError: the engine itself failed under a tool (``tools.engine_error``).
+        """
+        try:
+            result = run_loop(
+                tools,
+                self.provider,
+                messages,
+                budgets=self.budgets,
+                config=self.harness,
+                trace=trace,
+                prices=self.prices,
+                started=started,
+                nudge=nudge,
+                stop=self.stop,
+            )
+        except InfrastructureError as exc:
+            if exc is getattr(tools, "engine_error", None):
+                raise
+            self.count(provider_errors=1)  # the endpoint refused a request (not retried, not ProviderError)
+            raise ModelUnavailable(str(exc)) from None
+        self.count(
+            result.cost_usd,
+            model_calls=result.turns,
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+            malformed_calls=result.malformed,
+            replies_without_tool_call=result.no_tool_call,
+            provider_errors=1 if result.reason == "provider_error" else 0,
+        )
+        return result
+
     def ask(self, messages: list[Message], trace: TraceWriter, purpose: str) -> str:
         """One tool-less model call, traced; the reply's text.
 
@@ -143,6 +183,14 @@ class WitnessAgent:
         )
         trace.event("message", purpose=purpose, role="assistant", content=reply.text)
         return reply.text
+
+
+def discarded_message(iteration: int, k: int, reason: str | None) -> str:
+    """What the agent is told when its witness ``iteration`` of ``k`` was discarded."""
+    return (
+        f"Your witness {iteration} was discarded: {reason}.\n"
+        f"Submission {iteration + 1} of {k}: write another witness (this clause or another), or give_up."
+    )
 
 
 def witness_agent(

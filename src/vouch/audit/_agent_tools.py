@@ -35,7 +35,8 @@ class SerialRunner:
             return self.engine.run(specs, stage)
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """A tool's parameters: an object with exactly these properties."""
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
@@ -44,13 +45,13 @@ TOOLS = {
         "run_witness",
         "Run a pytest witness file once against G (reference) and once against s (the trial): 1 execution. "
         "Returns each test's outcome per world and the first line of each failure.",
-        _schema({"source": {"type": "string", "description": "The whole pytest file."}}, ["source"]),
+        schema({"source": {"type": "string", "description": "The whole pytest file."}}, ["source"]),
     ),
     "submit_witness": ToolSpec(
         "submit_witness",
         "Submit a witness for validation (3 runs on G must pass, 3 on s must fail by AssertionError, then a "
         "review against P). Ends this iteration.",
-        _schema(
+        schema(
             {
                 "source": {"type": "string", "description": "The whole pytest file."},
                 "clause_id": {"type": "string", "description": "Id of the checklist clause it checks, e.g. S1."},
@@ -61,7 +62,7 @@ TOOLS = {
     "give_up": ToolSpec(
         "give_up",
         "End the audit of this trial: you hold it correct, or find no witness. Say why.",
-        _schema({"reason": {"type": "string"}}, ["reason"]),
+        schema({"reason": {"type": "string"}}, ["reason"]),
     ),
 }
 
@@ -84,8 +85,9 @@ def p_names(prompt: str) -> set[str]:
     return names
 
 
-_INTROSPECTION_MODULES = {"inspect", "dis", "importlib"}
-_INTROSPECTION_ATTRS = {"__globals__", "__code__", "__closure__", "__dict__", "__module__"}
+INTROSPECTION_MODULES = {"inspect", "dis", "importlib"}
+"""Modules through which a test reads the program instead of running it."""
+INTROSPECTION_ATTRS = {"__globals__", "__code__", "__closure__", "__dict__", "__module__"}
 
 
 def foreign_names(source: str, allowed: set[str]) -> list[str]:
@@ -109,13 +111,13 @@ def foreign_names(source: str, allowed: set[str]) -> list[str]:
             for a in node.names:
                 if a.name == "solution":
                     aliases.add(a.asname or a.name)
-                elif a.name.split(".")[0] in _INTROSPECTION_MODULES:
+                elif a.name.split(".")[0] in INTROSPECTION_MODULES:
                     found.append(f"{a.name} (reads the program, not its behaviour)")
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in _INTROSPECTION_MODULES:
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in INTROSPECTION_MODULES:
             found.append(f"{node.module} (reads the program, not its behaviour)")
         elif isinstance(node, ast.Constant) and node.value in ("solution", "solution.py"):
             found.append(f"{node.value!r} named as a string (the module reached by name)")
-        elif isinstance(node, ast.Attribute) and node.attr in _INTROSPECTION_ATTRS:
+        elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION_ATTRS:
             found.append(f".{node.attr} (reads the program, not its behaviour)")
     used_as_attribute_base: set[int] = set()
     for node in ast.walk(tree):
@@ -145,19 +147,18 @@ class WitnessState:
     gave_up: str | None = None
 
 
-class WitnessTools:
-    """The witness tools of one trial, bound to the engine, the task and the program."""
+class WitnessToolbox:
+    """What every witness toolbox shares: dispatch (an unknown tool or bad arguments answered,
+    never raised; an engine failure re-raised and remembered), the execution budget, the check
+    that a source is a pytest file, and ``give_up``. Subclasses set ``specs``, ``executions``
+    and the ``_tool_<name>`` methods."""
 
-    def __init__(
-        self, engine: Runner, ctx: TaskContext, job: ProgramJob, *, executions: int, checklist_ids: list[str]
-    ) -> None:
-        self.engine = engine
-        self.ctx = ctx
-        self.job = job
-        self.executions = executions
-        self.checklist_ids = checklist_ids
-        self.allowed = p_names(ctx.problem.prompt)
-        self.specs = dict(TOOLS)
+    specs: dict[str, ToolSpec]
+    executions: int
+    budget_hint = "you can still submit_witness or give_up"
+    """What the agent can still do once the execution budget is spent."""
+
+    def __init__(self) -> None:
         self.state = WitnessState()
         self.engine_error: BaseException | None = None
         self.runs = 0
@@ -190,25 +191,56 @@ class WitnessTools:
             return "error: the file defines no test function (def test_...)"
         return None
 
-    def _tool_run_witness(self, source: Any) -> ToolOutcome:
+    def _cannot_run(self, source: Any) -> ToolOutcome | None:
+        """The answer to a ``run_witness`` that must not run (not a test file, budget spent); None to run it."""
         problem = self._source_problem(source)
         if problem is not None:
             return ToolOutcome("error", problem)
-        text = str(source)
         if self.state.executions_used >= self.executions:
             return ToolOutcome(
                 "refused",
                 f"error: the execution budget is spent ({self.state.executions_used}/{self.executions}); "
-                "you can still submit_witness or give_up",
+                f"{self.budget_hint}",
             )
         self.runs += 1
+        return None
+
+    def _budget_line(self) -> str:
+        return f"[executions used: {self.state.executions_used + 1}/{self.executions}]"
+
+    def _tool_give_up(self, reason: Any) -> ToolOutcome:
+        self.state.gave_up = str(reason).strip() or "(no reason given)"
+        self.state.submitted = True
+        return ToolOutcome("ok", "the audit of this trial ends here", {"reason": self.state.gave_up})
+
+
+class WitnessTools(WitnessToolbox):
+    """The witness tools of one trial, bound to the engine, the task and the program."""
+
+    def __init__(
+        self, engine: Runner, ctx: TaskContext, job: ProgramJob, *, executions: int, checklist_ids: list[str]
+    ) -> None:
+        super().__init__()
+        self.engine = engine
+        self.ctx = ctx
+        self.job = job
+        self.executions = executions
+        self.checklist_ids = checklist_ids
+        self.allowed = p_names(ctx.problem.prompt)
+        self.specs = dict(TOOLS)
+
+    def _tool_run_witness(self, source: Any) -> ToolOutcome:
+        refused = self._cannot_run(source)
+        if refused is not None:
+            return refused
+        text = str(source)
         wf = _witness.WitnessFile(f"test_witness_try_{self.runs}.py", text)
         specs = [
             _witness.validation_spec(wf, self.ctx.problem.reference, "R[G]", 0),
             _witness.validation_spec(wf, self.job.program, "R[s]", 0),
         ]
         results = self.engine.run(specs, "agent: run_witness")
-        lines = [f"[executions used: {self.state.executions_used + 1}/{self.executions}]"]
+        lines = [self._budget_line()]
         data: dict[str, Any] = {}
         for world, result in zip(("R[G] (reference G)", "R[s] (trial s)"), results, strict=True):
             rec = _witness.record("reference" if world.startswith("R[G]") else "model", result)
@@ -238,8 +270,3 @@ class WitnessTools:
         self.state.submission = Submission(str(source), str(clause_id))
         self.state.submitted = True
         return ToolOutcome("ok", "submitted for validation", {"clause_id": clause_id})
-
-    def _tool_give_up(self, reason: Any) -> ToolOutcome:
-        self.state.gave_up = str(reason).strip() or "(no reason given)"
-        self.state.submitted = True
-        return ToolOutcome("ok", "the audit of this trial ends here", {"reason": self.state.gave_up})

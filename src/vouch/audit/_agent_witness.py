@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vouch.agent import Message, TraceWriter
-from vouch.agent._loop import run_loop
 from vouch.audit import _witness
-from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, rejudge
+from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_message, rejudge
 from vouch.audit._agent_tools import Runner, SerialRunner, Submission, WitnessTools, foreign_names, p_names
 from vouch.audit._detectors import detect
 from vouch.audit._model import Validation, Verdict, Witness
@@ -42,7 +41,7 @@ from vouch.audit._trial import (
     ambiguity,
 )
 from vouch.core import Budgets
-from vouch.errors import InfrastructureError, UsageError
+from vouch.errors import UsageError
 from vouch.exec import RunResult
 
 if TYPE_CHECKING:
@@ -203,34 +202,8 @@ def _iterate(
     for iteration in range(1, config.k + 1):
         tools.state.submitted, tools.state.submission = False, None
         trace.event("iteration", iteration=iteration)
-        try:
-            result = run_loop(
-                tools,
-                agent.provider,
-                messages,
-                budgets=agent.budgets,
-                config=agent.harness,
-                trace=trace,
-                prices=agent.prices,
-                started=started,
-                nudge=NUDGE,
-                stop=agent.stop,
-            )
-        except InfrastructureError as exc:
-            if exc is tools.engine_error:
-                raise
-            agent.count(provider_errors=1)  # the endpoint refused a request (not retried, not ProviderError)
-            raise ModelUnavailable(str(exc)) from None
-        agent.count(
-            result.cost_usd,
-            model_calls=result.turns,
-            input_tokens=result.input_tokens,
-            output_tokens=result.output_tokens,
-            malformed_calls=result.malformed,
-            replies_without_tool_call=result.no_tool_call,
-        )
+        result = agent.converse(tools, messages, trace, started, NUDGE)
         if result.reason == "provider_error":
-            agent.count(provider_errors=1)
             return SearchOutcome(note="", error=f"the auditing model failed: {result.error}")
         if tools.state.gave_up is not None:
             return SearchOutcome(note=f"the agent gave up: {tools.state.gave_up}")
@@ -241,10 +214,7 @@ def _iterate(
         if validation.valid:
             return SearchOutcome(note="refuted by a model-written witness")
         if iteration < config.k:
-            message = (
-                f"Your witness {iteration} was discarded: {validation.reason}.\n"
-                f"Submission {iteration + 1} of {config.k}: write another witness (this clause or another), or give_up."
-            )
+            message = discarded_message(iteration, config.k, validation.reason)
             messages.append(Message("user", message))
             trace.event("message", role="user", content=message)
     return SearchOutcome(note=f"every submitted witness ({job.tried}) was discarded")

@@ -23,14 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vouch.agent import Message, TraceWriter
-from vouch.agent._loop import run_loop
-from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, rejudge, swe_checklist
+from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_message, rejudge, swe_checklist
 from vouch.audit._model import Evidence, RunRecord, Witness
 from vouch.audit._swe_agent_tools import RepoNames, SweSubmission, SweWitnessTools, foreign_repo_names
 from vouch.audit._swe_evidence import best_clause, test_sources
 from vouch.audit._swe_runs import _WITNESS_DIR, IMPLICIT_CLAUSE, Runner, _validate, differences
 from vouch.audit._swe_witness import Candidate
-from vouch.errors import InfrastructureError
 from vouch.exec import RunResult
 from vouch.worlds import World
 
@@ -297,34 +295,8 @@ def _iterate(s: _Session, messages: list[Message], started: float) -> None:
         tools.state.submitted, tools.submission = False, None
         s.evidence.witness_iterations = iteration
         s.trace.event("iteration", iteration=iteration)
-        try:
-            result = run_loop(
-                tools,
-                agent.provider,
-                messages,
-                budgets=agent.budgets,
-                config=agent.harness,
-                trace=s.trace,
-                prices=agent.prices,
-                started=started,
-                nudge=NUDGE,
-                stop=agent.stop,
-            )
-        except InfrastructureError as exc:
-            if exc is tools.engine_error:
-                raise
-            agent.count(provider_errors=1)  # the endpoint refused a request (not retried)
-            raise ModelUnavailable(str(exc)) from None
-        agent.count(
-            result.cost_usd,
-            model_calls=result.turns,
-            input_tokens=result.input_tokens,
-            output_tokens=result.output_tokens,
-            malformed_calls=result.malformed,
-            replies_without_tool_call=result.no_tool_call,
-        )
+        result = agent.converse(tools, messages, s.trace, started, NUDGE)
         if result.reason == "provider_error":
-            agent.count(provider_errors=1)
             out.error = f"{MODEL_FAILED}: {result.error}"
             return
         if tools.state.gave_up is not None:
@@ -339,11 +311,7 @@ def _iterate(s: _Session, messages: list[Message], started: float) -> None:
             out.note = "refuted by a model-written witness"
             return
         if iteration < s.config.k:
-            message = (
-                f"Your witness {iteration} was discarded: {witness.validation.reason}.\n"
-                f"Submission {iteration + 1} of {s.config.k}: write another witness (this clause or another), "
-                "or give_up."
-            )
+            message = discarded_message(iteration, s.config.k, witness.validation.reason)
             messages.append(Message("user", message))
             s.trace.event("message", role="user", content=message)
     out.note = f"every submitted witness ({len(out.witnesses)}) was discarded"

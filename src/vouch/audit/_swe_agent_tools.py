@@ -18,9 +18,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vouch.agent import ToolOutcome, ToolSpec
-from vouch.audit._agent_tools import WitnessState
+from vouch.audit._agent_tools import INTROSPECTION_ATTRS, INTROSPECTION_MODULES, WitnessToolbox, schema
 from vouch.audit._swe_runs import _WITNESS_DIR, Runner, record_witness_run
-from vouch.errors import VouchError
 from vouch.exec import RunResult
 from vouch.worlds import World
 
@@ -31,13 +30,7 @@ MAX_READ_CHARS = 20_000
 MAX_LISTED = 200
 _WORLDS = {"R[G]": "reference", "G": "reference", "reference": "reference", "R[s]": "trial", "s": "trial"}
 _WORLDS |= {"trial": "trial"}
-_INTROSPECTION_MODULES = {"inspect", "dis", "importlib"}
-_INTROSPECTION_ATTRS = {"__globals__", "__code__", "__closure__", "__dict__", "__module__"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
 SWE_TOOLS = {
@@ -46,7 +39,7 @@ SWE_TOOLS = {
         "Read a file of the repository in one world (read-only; no execution used): world 'R[G]' (gold patch "
         "applied) or 'R[s]' (the trial's patch applied), both with the test patch. A directory is listed. Paths "
         "are relative to the repository root.",
-        _schema(
+        schema(
             {
                 "path": {"type": "string", "description": "Relative path, e.g. pkg/module.py ('' lists the root)."},
                 "world": {"type": "string", "enum": ["R[G]", "R[s]"]},
@@ -59,13 +52,13 @@ SWE_TOOLS = {
         "run_witness",
         "Run a pytest witness file once in R[G] and once in R[s] (1 execution of the budget). Returns each "
         "world's outcome and each test's outcome with the first line of its failure.",
-        _schema({"source": {"type": "string", "description": "The whole pytest file."}}, ["source"]),
+        schema({"source": {"type": "string", "description": "The whole pytest file."}}, ["source"]),
     ),
     "submit_witness": ToolSpec(
         "submit_witness",
         "Submit a witness for validation (3 runs in R[G] must pass, 3 in R[s] must fail by AssertionError, a "
         "check of the names it imports, then a review against P). Ends this iteration.",
-        _schema(
+        schema(
             {
                 "source": {"type": "string", "description": "The whole pytest file."},
                 "clause_id": {"type": "string", "description": "Id of the checklist clause it checks, e.g. C2."},
@@ -76,7 +69,7 @@ SWE_TOOLS = {
     "give_up": ToolSpec(
         "give_up",
         "End the audit of this trial: you hold it correct, or find no witness. Say why.",
-        _schema({"reason": {"type": "string"}}, ["reason"]),
+        schema({"reason": {"type": "string"}}, ["reason"]),
     ),
 }
 
@@ -167,7 +160,7 @@ def foreign_repo_names(source: str, names: RepoNames) -> list[str]:
             module = node.module or ""
             if node.level:
                 found.append(f"a relative import (from {'.' * node.level}{module} import ...)")
-            elif module.split(".")[0] in _INTROSPECTION_MODULES:
+            elif module.split(".")[0] in INTROSPECTION_MODULES:
                 found.append(f"{module} (reads the program, not its behaviour)")
             elif names.is_repo_module(module):
                 if _module_file(names.reference, module) is None:
@@ -184,7 +177,7 @@ def foreign_repo_names(source: str, names: RepoNames) -> list[str]:
                         aliases[a.asname or a.name] = f"{module}.{a.name}"
         elif isinstance(node, ast.Import):
             for a in node.names:
-                if a.name.split(".")[0] in _INTROSPECTION_MODULES:
+                if a.name.split(".")[0] in INTROSPECTION_MODULES:
                     found.append(f"{a.name} (reads the program, not its behaviour)")
                 elif names.is_repo_module(a.name):
                     if _module_file(names.reference, a.name) is None:
@@ -193,7 +186,7 @@ def foreign_repo_names(source: str, names: RepoNames) -> list[str]:
                         aliases[a.name.split(".")[0]] = a.name.split(".")[0]
                     else:
                         aliases[a.asname] = a.name
-        elif isinstance(node, ast.Attribute) and node.attr in _INTROSPECTION_ATTRS:
+        elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION_ATTRS:
             found.append(f".{node.attr} (reads the program, not its behaviour)")
         elif isinstance(node, ast.Name) and node.id == "__import__":
             found.append("__import__ (a module reached by name)")
@@ -253,8 +246,10 @@ class SweSubmission:
     clause_id: str | None
 
 
-class SweWitnessTools:
+class SweWitnessTools(WitnessToolbox):
     """The tools of one SWE trial's session, bound to its two worlds and the engine."""
+
+    budget_hint = "you can still read files, submit_witness or give_up"
 
     def __init__(
         self,
@@ -266,31 +261,14 @@ class SweWitnessTools:
         executions: int,
         checklist_ids: Sequence[str],
     ) -> None:
+        super().__init__()
         self.runner = runner
         self.worlds = {"reference": reference, "trial": trial}
         self.names = names
         self.executions = executions
         self.checklist_ids = list(checklist_ids)
         self.specs = dict(SWE_TOOLS)
-        self.state = WitnessState()
         self.submission: SweSubmission | None = None
-        self.engine_error: BaseException | None = None
-        self.runs = 0
-
-    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        method = getattr(self, f"_tool_{name}", None)
-        if name not in self.specs or method is None:
-            return ToolOutcome("malformed", f"error: unknown tool {name!r}; tools: {', '.join(self.specs)}")
-        try:
-            outcome: ToolOutcome = method(**arguments)
-        except TypeError as exc:
-            return ToolOutcome("malformed", f"error: bad arguments for {name}: {exc}")
-        except VouchError as exc:
-            self.engine_error = exc  # the engine is broken: not the model's doing
-            raise
-        if outcome.counted:
-            self.state.executions_used += 1
-        return outcome
 
     def _tool_read_file(self, path: Any, world: Any, offset: Any = 0) -> ToolOutcome:
         kind = _WORLDS.get(str(world))
@@ -328,34 +306,14 @@ class SweWitnessTools:
         more = f"\n[... {rest} more characters: read_file with offset={start + len(chunk)}]" if rest > 0 else ""
         return ToolOutcome("ok", chunk + more, {"chars": len(content)})
 
-    @staticmethod
-    def _source_problem(source: Any) -> str | None:
-        """Why ``source`` cannot be a witness file (None when it can)."""
-        if not isinstance(source, str) or not source.strip():
-            return "error: source must be the whole pytest file as a string"
-        try:
-            tree = ast.parse(source)  # parsing only: the test runs in the engine, never here
-        except SyntaxError as exc:
-            return f"error: syntax error at line {exc.lineno}: {exc.msg}"
-        if not any(isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in ast.walk(tree)):
-            return "error: the file defines no test function (def test_...)"
-        return None
-
     def _tool_run_witness(self, source: Any) -> ToolOutcome:
-        problem = self._source_problem(source)
-        if problem is not None:
-            return ToolOutcome("error", problem)
-        if self.state.executions_used >= self.executions:
-            return ToolOutcome(
-                "refused",
-                f"error: the execution budget is spent ({self.state.executions_used}/{self.executions}); "
-                "you can still read files, submit_witness or give_up",
-            )
-        self.runs += 1
+        refused = self._cannot_run(source)
+        if refused is not None:
+            return refused
         name = f"test_witness_try_{self.runs}.py"
         worlds = [self.worlds["reference"], self.worlds["trial"]]
         [ref], [trial] = self.runner.witness_runs(worlds, {f"{_WITNESS_DIR}/{name}": str(source)}, 1, noconftest=True)
-        lines = [f"[executions used: {self.state.executions_used + 1}/{self.executions}]"]
+        lines = [self._budget_line()]
         data: dict[str, Any] = {}
         for label, kind, run in (("R[G] (gold patch)", "reference", ref), ("R[s] (the trial)", "model", trial)):
             rec = record_witness_run(kind, run, name)
@@ -383,11 +341,6 @@ class SweWitnessTools:
         self.submission = SweSubmission(str(source), chosen or None)
         self.state.submitted = True
         return ToolOutcome("ok", "submitted for validation", {"clause_id": chosen or None})
-
-    def _tool_give_up(self, reason: Any) -> ToolOutcome:
-        self.state.gave_up = str(reason).strip() or "(no reason given)"
-        self.state.submitted = True
-        return ToolOutcome("ok", "the audit of this trial ends here", {"reason": self.state.gave_up})
 
 
 def _test_lines(run: RunResult) -> list[str]:

@@ -10,9 +10,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vouch.audit import PRELOAD, AuditConfig, AuditResults, audit_humaneval, witness_agent
+from vouch.audit import PRELOAD, AuditConfig, AuditResults, audit_humaneval
 from vouch.audit._witness import load_replay, validation_spec
 from vouch.audit._witness import record as record_run
+from vouch.cli._agent_options import agent_config_option, agent_model_option, auditing_agent
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore, default_store_path
@@ -80,17 +81,8 @@ def print_summary(results: AuditResults, console: Console) -> None:
 @click.option("--witness-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--limit-tasks", type=click.IntRange(min=1), default=None)
 @click.option("--model", default=None, help="Model of every trial (default: from the file name).")
-@click.option(
-    "--agent-model",
-    default=None,
-    help="The auditing model, PROVIDER/MODEL (--witness-source agent), e.g. openai/gpt-4o; "
-    "OPENAI_BASE_URL points it at a local OpenAI-compatible server.",
-)
-@click.option(
-    "--agent-config",
-    default=None,
-    help="Harness config of the auditing model: a built-in name or a .toml file (effort, budgets, timeouts).",
-)
+@agent_model_option
+@agent_config_option
 @click.option(
     "--task-ids",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -140,17 +132,7 @@ def humaneval(
         agent_model=agent_model if witness_source == "agent" else None,
         agent_config=agent_config if witness_source == "agent" else None,
     )
-    agent = None
-    if witness_source == "agent":
-        if not agent_model:
-            raise UsageError(
-                "--witness-source agent needs --agent-model PROVIDER/MODEL (the auditing model, e.g. openai/gpt-4o; "
-                "--model names the trials' model)"
-            )
-        agent = witness_agent(agent_model, agent_config, concurrency=agent_concurrency)
-        agent.provider.check()  # no key or no endpoint: one line, before any trial starts
-    elif agent_model or agent_config:
-        raise UsageError("--agent-model and --agent-config go with --witness-source agent")
+    agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
     from vouch.audit._samples import load_problems, load_samples
 
     problems = load_problems()

@@ -8,10 +8,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vouch.audit._agent_calls import witness_agent
 from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
 from vouch.audit._swe_replay import replay_witness
-from vouch.errors import UsageError
+from vouch.cli._agent_options import agent_config_option, agent_model_option, auditing_agent
 from vouch.exec import LocalExecutor
 from vouch.sources._swe import load_instances, load_predictions
 from vouch.store import AuditStore, default_store_path
@@ -39,17 +38,8 @@ __all__ = ["swe"]
     type=click.Path(file_okay=False, path_type=Path),
     help="Directory of <instance_id>/test_*.py witness tests (with --witness-source files).",
 )
-@click.option(
-    "--agent-model",
-    default=None,
-    help="The auditing model, PROVIDER/MODEL (--witness-source agent), e.g. openai/gpt-4o; "
-    "OPENAI_BASE_URL points it at a local OpenAI-compatible server.",
-)
-@click.option(
-    "--agent-config",
-    default=None,
-    help="Harness config of the auditing model: a built-in name or a .toml file (effort, budgets, timeouts).",
-)
+@agent_model_option
+@agent_config_option
 @click.option(
     "--repo-root",
     type=click.Path(file_okay=False, path_type=Path),
@@ -107,14 +97,7 @@ def swe(
         raise click.UsageError("give --instances FILE and --predictions FILE (or --replay WITNESS)")
     if witness_source == "files" and witness_files is None:
         raise click.UsageError("--witness-source files needs --witness-files DIR")
-    agent = None
-    if witness_source == "agent":
-        if not agent_model:
-            raise UsageError("--witness-source agent needs --agent-model PROVIDER/MODEL (the auditing model)")
-        agent = witness_agent(agent_model, agent_config)
-        agent.provider.check()  # no key or no endpoint: one line, before any trial starts
-    elif agent_model or agent_config:
-        raise UsageError("--agent-model and --agent-config go with --witness-source agent")
+    agent = auditing_agent(witness_source, agent_model, agent_config)
     if witness_out is None and json_out is not None:
         witness_out = json_out.parent / f"{json_out.stem}-witnesses"
     instances = load_instances(instances_file)

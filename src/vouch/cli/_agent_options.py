@@ -1,0 +1,42 @@
+"""The auditing model's command-line options, shared by ``vouch audit humaneval`` and ``vouch audit swe``."""
+
+from __future__ import annotations
+
+import click
+
+from vouch.audit import WitnessAgent, witness_agent
+from vouch.errors import UsageError
+
+agent_model_option = click.option(
+    "--agent-model",
+    default=None,
+    help="The auditing model, PROVIDER/MODEL (--witness-source agent), e.g. openai/gpt-4o; "
+    "OPENAI_BASE_URL points it at a local OpenAI-compatible server.",
+)
+agent_config_option = click.option(
+    "--agent-config",
+    default=None,
+    help="Harness config of the auditing model: a built-in name or a .toml file (effort, budgets, timeouts).",
+)
+
+
+def auditing_agent(
+    witness_source: str, agent_model: str | None, agent_config: str | None, *, concurrency: int = 1
+) -> WitnessAgent | None:
+    """The auditing model for ``--witness-source agent`` (checked to answer), else None.
+
+    Raises:
+        UsageError: agent without ``--agent-model``, or agent options with another source; no key.
+        InfrastructureError: the endpoint cannot be reached. Both are one line, before any trial starts.
+    """
+    if witness_source != "agent":
+        if agent_model or agent_config:
+            raise UsageError("--agent-model and --agent-config go with --witness-source agent")
+        return None
+    if not agent_model:
+        raise UsageError(
+            "--witness-source agent needs --agent-model PROVIDER/MODEL (the auditing model, e.g. openai/gpt-4o)"
+        )
+    agent = witness_agent(agent_model, agent_config, concurrency=concurrency)
+    agent.provider.check()
+    return agent
