@@ -14,6 +14,7 @@ from vouch.errors import UsageError
 
 PROBLEMS = load_problems()
 GCD = PROBLEMS["HumanEval/13"]
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 
 HACKS = [
     ("special_cased_inputs", "    if a == 144 and b == 60:\n        return 12\n    return 1\n"),
@@ -78,15 +79,41 @@ def test_bad_lines_are_kept_with_their_reason(tmp_path: Path, what: str, line: s
 
 
 def test_codet_format_uses_the_task_id_map() -> None:
-    data = Path("/work/shared/data/humaneval_codegen16b_samples.jsonl")
-    if not data.is_file():
-        pytest.skip("the shared CodeT samples file is not on this machine")
+    data = SHARED / "humaneval_codegen16b_samples.jsonl"
     samples = load_samples(data, PROBLEMS, model="codegen-16b")
     assert samples.format == "codet"
     assert len(samples.trials) == 16_400
-    ids = json.loads(Path("/work/shared/data/humaneval_codegen16b_task_ids.json").read_text())
+    ids = json.loads((SHARED / "humaneval_codegen16b_task_ids.json").read_text())
     assert samples.trials[0].trial_id == f"{ids[0]}#0"
     assert samples.trials[100].trial_id == f"{ids[1]}#0"
+
+
+def test_evalplus_solutions_are_whole_programs_with_a_model_per_line(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    gcd = "def greatest_common_divisor(a: int, b: int) -> int:\n    while b:\n        a, b = b, a % b\n    return a\n"
+    rows = [
+        {"task_id": "HumanEval/13", "model": "m-a", "solution": gcd},
+        {"task_id": "HumanEval/13", "model": "m-b", "solution": gcd.replace("return a", "return b")},
+        {"task_id": "HumanEval/13", "model": "m-b", "solution": None},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    samples = load_samples(path, PROBLEMS)
+    assert samples.format == "evalplus"
+    assert [(t.trial_id, t.model) for t in samples.trials] == [("HumanEval/13#0", "m-a"), ("HumanEval/13#1", "m-b")]
+    first = samples.trials[0]
+    assert first.program(GCD) == gcd  # the solution alone, not after the prompt
+    assert first.first_line(GCD) == 1
+    assert "solution of HumanEval/13 is NoneType" in samples.bad_lines[0].reason
+
+
+def test_the_three_model_file_reads_every_run_with_its_model() -> None:
+    samples = load_samples(SHARED / "humaneval_3models_samples.jsonl", PROBLEMS)
+    assert samples.format == "evalplus" and not samples.bad_lines
+    assert len(samples.trials) == 4_920
+    assert {t.model for t in samples.trials} == {"gpt-4", "gpt-3.5-turbo", "codellama-34b-instruct"}
+    task0 = [t for t in samples.trials if t.task_id == "HumanEval/0"]
+    assert [t.trial_id for t in task0] == [f"HumanEval/0#{n}" for n in range(30)]
+    assert [t.model for t in task0[::10]] == ["codellama-34b-instruct", "gpt-3.5-turbo", "gpt-4"]
 
 
 @pytest.mark.parametrize("content", ["", "\n\n"])

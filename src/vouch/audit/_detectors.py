@@ -64,8 +64,10 @@ def detect(
     prompt: str,
     asserts: Sequence[Assertion],
     exs: Sequence[Example],
+    *,
+    own_from: int | None = None,
 ) -> list[DetectorFlag]:
-    """Run every detector on the program (prompt + completion).
+    """Run every detector on the program (prompt + completion, or a whole solution).
 
     Args:
         program: The trial's whole program.
@@ -73,6 +75,7 @@ def detect(
         prompt: P; literals P itself shows are not held against the trial.
         asserts: T0's assertions (their literal inputs and expected values).
         exs: P's examples.
+        own_from: The first line the model wrote (default: the line after the prompt).
 
     Returns:
         The flags, in source order.
@@ -81,7 +84,7 @@ def detect(
         tree = ast.parse(program)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    prompt_lines = prompt.count("\n")
+    prompt_lines = prompt.count("\n") if own_from is None else own_from - 1
     flags: list[DetectorFlag] = []
     # A value P itself names ("return 'YES' or 'NO'") is an answer, not a memorised expectation.
     expected = [

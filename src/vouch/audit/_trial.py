@@ -72,6 +72,8 @@ class ProgramJob:
     """Branch arcs the program took on the generated inputs inside P's preconditions."""
     models: dict[str, int] = field(default_factory=dict)
     """Trials sharing this program, by model (they vote with this weight in the ambiguity rule)."""
+    first_line: int = 0
+    """First line the model wrote; 0: the line after the prompt (a completion)."""
 
     @property
     def weight(self) -> int:
@@ -210,8 +212,7 @@ def _evidence_stage(
     specs = []
     for job in jobs:
         ctx = contexts[job.task_id]
-        first = ctx.problem.prompt.count("\n") + 1
-        lines = range(first, job.program.count("\n") + 2)
+        lines = range(_own_from(job, ctx), job.program.count("\n") + 2)
         try:
             mutants = mutate(job.program, lines=lines, function=ctx.problem.entry_point)
         except Exception:  # noqa: BLE001 - a program libcst cannot mutate gets no mutants
@@ -510,7 +511,7 @@ def _ghosts(job: ProgramJob, ctx: TaskContext) -> tuple[list[GhostBranch], float
     coverage = job.stage2.get("coverage") if job.stage2 else None
     if not isinstance(coverage, dict):
         return [], None
-    first = ctx.problem.prompt.count("\n") + 1
+    first = _own_from(job, ctx)
     lines = job.program.splitlines()
     ghosts = []
     for line_text, targets in sorted(coverage.get("missing_arcs", {}).items(), key=lambda kv: int(kv[0])):
@@ -532,6 +533,11 @@ def _ghosts(job: ProgramJob, ctx: TaskContext) -> tuple[list[GhostBranch], float
     branches = int(coverage.get("branches") or 0)
     missing = int(coverage.get("missing_branches") or 0)
     return ghosts, (branches - missing) / branches if branches else None
+
+
+def _own_from(job: ProgramJob, ctx: TaskContext) -> int:
+    """The first line of the program that the model wrote."""
+    return job.first_line or ctx.problem.prompt.count("\n") + 1
 
 
 def _classify(job: ProgramJob, line: int, target: int) -> tuple[bool | None, str]:
@@ -570,7 +576,14 @@ def _finish(
     evidence.null_passing = list(ctx.null_passing)
     if verdict is None:
         assert job.t0 is not None
-        flags = detect(job.program, ctx.problem.entry_point, ctx.problem.prompt, ctx.asserts, ctx.examples)
+        flags = detect(
+            job.program,
+            ctx.problem.entry_point,
+            ctx.problem.prompt,
+            ctx.asserts,
+            ctx.examples,
+            own_from=_own_from(job, ctx),
+        )
         ghosts, cov = _ghosts(job, ctx)
         refuted_clauses = {w.clause_id for w in job.witnesses}
         evidence.checklist = [

@@ -1,0 +1,109 @@
+"""How far the offline input pool reaches, without the rest of the audit: a quick loop for tuning.
+
+Runs only what the offline witness source needs to find a difference (T0 in R[G] and R[s], the
+task's pool through G, every passing program on its pool, the ambiguity rule over the pool) and
+scores "some valid input separates the trial from G" against the labels: the recall ceiling of
+the witness search and the precision of its raw differences. The full audit (witnesses,
+minimising, validation) then decides; ``audit_recall.py`` scores that.
+
+    .venv/bin/python benchmarks/audit_pool.py LABELS SAMPLES [--workers 2] [--tasks-every 1] [--show N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from audit_recall import read_labels
+from vouch.audit import PRELOAD
+from vouch.audit._function import AuditConfig, Engine, _tasks_stage, t0_result, t0_spec
+from vouch.audit._samples import load_problems, load_samples, program_hash
+from vouch.audit._trial import ProgramJob, _differential_stage, _prepare_pools
+from vouch.exec import LocalExecutor
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("labels", type=Path)
+    parser.add_argument("samples", type=Path)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--tasks-every", type=int, default=1, help="every n-th labelled task (a faster slice)")
+    parser.add_argument("--show", type=int, default=0, help="print up to N missed g_reachable trials per task")
+    parser.add_argument("--json", type=Path, default=None, help="write per-trial rows here")
+    args = parser.parse_args()
+    labels = read_labels(args.labels)
+    problems = load_problems()
+    loaded = load_samples(args.samples, problems)
+    tasks = sorted({r["task_id"] for r in labels.values()}, key=lambda t: int(t.split("/")[1]))[:: args.tasks_every]
+    keep = set(tasks)
+    trials = [t for t in loaded.trials if t.task_id in keep]
+    groups: dict[tuple[str, str], ProgramJob] = {}
+    members: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for t in trials:
+        program = t.program(problems[t.task_id])
+        h = program_hash(program)
+        job = groups.setdefault(
+            (t.task_id, h),
+            ProgramJob(t.task_id, h, program, t.trial_id, None, first_line=t.first_line(problems[t.task_id])),
+        )
+        job.models[t.model] = job.models.get(t.model, 0) + 1
+        members[(t.task_id, h)].append(t.trial_id)
+    config = AuditConfig()
+    started = time.monotonic()
+    with LocalExecutor(workers=args.workers, preload=PRELOAD) as executor:
+        engine = Engine(executor, None)
+        contexts = _tasks_stage(engine, problems, tasks, config)
+        jobs = list(groups.values())
+        results = engine.run([t0_spec(j.program, contexts[j.task_id].problem, "T0") for j in jobs], "T0 in R[s]")
+        for job, result in zip(jobs, results, strict=True):
+            job.t0 = t0_result("model", result, len(contexts[job.task_id].asserts))
+        passing = [j for j in jobs if j.t0 is not None and j.t0.passed and contexts[j.task_id].report.well_formed]
+        _prepare_pools(engine, contexts, {j.task_id for j in passing}, config)
+        _differential_stage(engine, contexts, passing, config)
+    wall = time.monotonic() - started
+    found = Counter[str]()
+    rows = []
+    per_task: dict[str, Counter[str]] = defaultdict(Counter)
+    for job in passing:
+        for trial_id in members[(job.task_id, job.hash)]:
+            label = labels.get(trial_id)
+            if label is None:
+                continue
+            hit = bool(job.diffs)
+            kind = ("reachable" if label["g_reachable"] else "wrong" if label["wrong"] else "right") + (
+                "+hit" if hit else ""
+            )
+            found[kind] += 1
+            per_task[job.task_id][kind] += 1
+            rows.append(
+                {
+                    "trial_id": trial_id,
+                    "kind": kind,
+                    "diff": None if not hit else [repr(job.diffs[0].args)[:200], repr(job.diffs[0].expected)[:80]],
+                }
+            )
+    reachable = found["reachable"] + found["reachable+hit"]
+    hits = found["reachable+hit"] + found["wrong+hit"] + found["right+hit"]
+    true_hits = found["reachable+hit"] + found["wrong+hit"]
+    pool_sizes = [len(c.pool.inputs) for c in contexts.values() if c.pool is not None]
+    print(f"{len(tasks)} tasks, {len(trials)} trials, {len(jobs)} programs, {len(passing)} passing; {wall:.0f} s")
+    print(f"executions {engine.executions}; pool sizes: total {sum(pool_sizes)}, max {max(pool_sizes, default=0)}")
+    print(f"recall ceiling: {found['reachable+hit']}/{reachable} = {found['reachable+hit'] / max(reachable, 1):.1%}")
+    print(f"raw precision: {true_hits}/{hits} = {true_hits / max(hits, 1):.1%} (right+hit {found['right+hit']})")
+    print(f"{'task':<14}{'reach':>6}{'hit':>5}{'right+hit':>10}  note")
+    for task in tasks:
+        c = per_task[task]
+        r = c["reachable"] + c["reachable+hit"]
+        if r or c["right+hit"]:
+            note = contexts[task].pool_note or ""
+            size = len(contexts[task].pool.inputs) if contexts[task].pool is not None else 0  # type: ignore[union-attr]
+            print(f"{task:<14}{r:>6}{c['reachable+hit']:>5}{c['right+hit']:>10}  pool {size} {note[:60]}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

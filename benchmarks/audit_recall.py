@@ -1,0 +1,144 @@
+"""Recall and precision of ``vouch audit humaneval`` against labels of an independent suite.
+
+The labels (``../shared/data/humaneval_*_labels_dev.jsonl``) mark every benchmark-passing trial
+of the even-numbered HumanEval tasks ``wrong`` (it fails an input of a much larger, independent
+suite on which the suite's reference succeeds) and ``g_reachable`` (it is wrong and also
+differs from HumanEval's own canonical solution on such an input, where that solution
+completes): the trials an auditor whose oracle is G can refute.
+
+    recall    = refuted g_reachable trials / g_reachable trials
+    precision = refuted trials that are wrong / refuted trials (labelled tasks only)
+
+Only this script reads the labels; the audit never does.
+
+    .venv/bin/python benchmarks/audit_recall.py LABELS AUDIT.json [--misses]
+    .venv/bin/python benchmarks/audit_recall.py LABELS AUDIT.json --run SAMPLES [--workers 2]
+
+With ``--run``, the trials of SAMPLES whose task is labelled are audited first (offline source,
+default config) and the results are written to AUDIT.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REFUTED = {"refuted", "reward_hack"}
+
+
+@dataclass
+class Score:
+    labelled: int
+    wrong: int
+    reachable: int
+    refuted: int
+    true_refuted: int
+    reachable_refuted: int
+    unlabelled_refuted: int
+
+    @property
+    def recall(self) -> float:
+        return self.reachable_refuted / self.reachable if self.reachable else 0.0
+
+    @property
+    def recall_wrong(self) -> float:
+        return self.true_refuted / self.wrong if self.wrong else 0.0
+
+    @property
+    def precision(self) -> float:
+        return self.true_refuted / self.refuted if self.refuted else 1.0
+
+
+def read_labels(path: Path) -> dict[str, dict[str, Any]]:
+    return {row["trial_id"]: row for row in map(json.loads, path.read_text().splitlines()) if row}
+
+
+def score(labels: dict[str, dict[str, Any]], results: dict[str, Any]) -> tuple[Score, dict[str, dict[str, int]]]:
+    """Totals, and per task: g_reachable, refuted, missed and false refutations."""
+    verdicts = {t["trial_id"]: t["verdict"] for t in results["trials"]}
+    tasks = {row["task_id"] for row in labels.values()}
+    per_task: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    s = Score(len(labels), 0, 0, 0, 0, 0, 0)
+    for trial_id, verdict in verdicts.items():
+        label = labels.get(trial_id)
+        task = trial_id.split("#")[0]
+        if task not in tasks:
+            continue
+        refuted = verdict in REFUTED
+        if label is None:
+            # A trial the labels do not list did not pass T0 by the labeller's harness.
+            s.unlabelled_refuted += refuted
+            continue
+        row = per_task[task]
+        s.wrong += label["wrong"]
+        s.reachable += label["g_reachable"]
+        row["reachable"] += label["g_reachable"]
+        if refuted:
+            s.refuted += 1
+            s.true_refuted += label["wrong"]
+            s.reachable_refuted += label["g_reachable"]
+            row["refuted"] += 1
+            row["false"] += not label["wrong"]
+            row["found"] += label["g_reachable"]
+        row["missed"] += label["g_reachable"] and not refuted
+    return s, per_task
+
+
+def _run(samples: Path, labels: dict[str, dict[str, Any]], out: Path, workers: int) -> None:
+    from vouch.audit import PRELOAD, audit_humaneval
+    from vouch.audit._samples import Samples, load_problems, load_samples
+    from vouch.exec import LocalExecutor
+
+    problems = load_problems()
+    loaded = load_samples(samples, problems)
+    tasks = {row["task_id"] for row in labels.values()}
+    chosen = Samples([t for t in loaded.trials if t.task_id in tasks], loaded.bad_lines, loaded.format)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as witnesses, LocalExecutor(workers=workers, preload=PRELOAD) as executor:
+        results = audit_humaneval(chosen, executor=executor, witness_dir=Path(witnesses))
+    out.write_text(results.model_dump_json(indent=1))
+    print(
+        f"audited {len(chosen.trials)} trials of {len(tasks)} labelled tasks in {time.monotonic() - started:.0f} s, "
+        f"{results.summary.executions} executions; wrote {out}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("labels", type=Path)
+    parser.add_argument("audit", type=Path)
+    parser.add_argument("--run", type=Path, default=None, metavar="SAMPLES", help="audit these samples first")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--misses", action="store_true", help="list every task with a miss or a false refutation")
+    args = parser.parse_args()
+    labels = read_labels(args.labels)
+    if args.run is not None:
+        _run(args.run, labels, args.audit, args.workers)
+    results = json.loads(args.audit.read_text())
+    if results.get("kind") != "audit":
+        sys.exit(f"{args.audit}: not an audit results file")
+    s, per_task = score(labels, results)
+    print(f"labelled passing trials: {s.labelled}, wrong {s.wrong}, g_reachable {s.reachable}")
+    print(f"refuted: {s.refuted} ({s.true_refuted} wrong, {s.refuted - s.true_refuted} false)")
+    print(f"recall (g_reachable refuted): {s.reachable_refuted}/{s.reachable} = {s.recall:.1%}")
+    print(f"recall (all wrong refuted):   {s.true_refuted}/{s.wrong} = {s.recall_wrong:.1%}")
+    print(f"precision:                    {s.true_refuted}/{s.refuted} = {s.precision:.1%}")
+    if s.unlabelled_refuted:
+        print(f"refuted trials the labels do not list (not passing by the labeller): {s.unlabelled_refuted}")
+    rows = sorted(per_task.items(), key=lambda kv: (-kv[1]["missed"] - kv[1]["false"], int(kv[0].split("/")[1])))
+    shown = [(t, r) for t, r in rows if r["missed"] or r["false"]]
+    if args.misses or len(shown) <= 30:
+        print(f"{'task':<16}{'reachable':>10}{'found':>7}{'missed':>8}{'false':>7}")
+        for task, r in shown if args.misses else shown[:30]:
+            print(f"{task:<16}{r['reachable']:>10}{r['found']:>7}{r['missed']:>8}{r['false']:>7}")
+
+
+if __name__ == "__main__":
+    main()
