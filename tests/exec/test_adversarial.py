@@ -207,6 +207,13 @@ def host_lacks(*templates: str) -> Check:
     return check
 
 
+def exit_code(code: int) -> Check:
+    def check(result: RunResult, world: World, executor: LocalExecutor) -> None:
+        assert result.exit_code == code, (result.exit_code, result.reason)
+
+    return check
+
+
 def no_value(result: RunResult, world: World, executor: LocalExecutor) -> None:
     assert result.value is None
 
@@ -281,6 +288,36 @@ for fd in range(3, 65):
             pass
 """
 )
+
+# Code in the run's process walks the stack to the harness's frame nonce and writes a
+# well-formed record (this run's nonce, right length) whose value the pool cannot decode.
+_FORGE = r"""
+import os, struct, sys
+def _nonce():
+    frame = sys._getframe(0)
+    while frame is not None:
+        value = frame.f_locals.get("nonce")
+        if isinstance(value, bytes) and len(value) == 16:
+            return value
+        frame = frame.f_back
+    raise RuntimeError("no nonce on the stack")
+def forge(value):
+    body = b'{"outcome":"returned","value":' + value + b',"exception":null}'
+    record = b"VOUCH-FRAME-1\n" + _nonce() + struct.pack("<Q", len(body)) + body
+    os.ftruncate(@@RESULT_FD@@, 0)
+    os.pwrite(@@RESULT_FD@@, record, 0)
+    os._exit(0)
+"""
+_BAD_BASE64 = b'{"__vouch__":"bytes","b64":"A"}'
+_DEEP_JSON = b"[" * 100_000 + b"]" * 100_000
+
+
+def reason_has(*texts: str) -> Check:
+    def check(result: RunResult, world: World, executor: LocalExecutor) -> None:
+        assert result.reason is not None and any(t in result.reason for t in texts), result.reason
+
+    return check
+
 
 _SETNS = r"""
 import ctypes, os, socket
@@ -618,6 +655,28 @@ CASES = [
     case("raises-SystemExit-0", "print('PASS')\nraise SystemExit(0)\n", ERROR, checks=(raised("SystemExit"),)),
     case("raises-KeyboardInterrupt", "raise KeyboardInterrupt\n", ERROR, checks=(raised("KeyboardInterrupt"),)),
     case("calls-os-exit-0", "import os\nprint('PASS')\nos._exit(0)\n", ERROR),
+    # A forged record the pool cannot decode is that run's error, never the pool's (issue 14).
+    case(
+        "call-forges-record-with-invalid-base64",
+        _FORGE + f"def f():\n    forge({_BAD_BASE64!r})\n",
+        ERROR,
+        call=True,
+        checks=(no_value, reason_has("not valid data")),
+    ),
+    case(
+        "call-forges-record-nested-100000-deep",
+        _FORGE + f"def f():\n    forge({_DEEP_JSON!r})\n",
+        ERROR,
+        call=True,
+        checks=(no_value, reason_has("not JSON")),
+    ),
+    case(
+        "forges-record-with-unknown-tag-at-import",
+        _FORGE + "forge(b'{\"__vouch__\":\"object\",\"name\":\"os.system\"}')\n",
+        ERROR,
+        checks=(no_value, reason_has("not valid data")),
+    ),
+    case("script-sys-exit-3", "import sys\nsys.exit(3)\n", ERROR, checks=(raised("SystemExit"), exit_code(3))),
     # --- state ---
     case("monkeypatches-builtins-and-modules", _DIRTY, OK, checks=(next_run_is_clean,)),
     # The harness encodes its record with builtins the code can rebind: a run that rebinds

@@ -208,3 +208,60 @@ def test_signal_and_exit_code_are_reported_as_observed() -> None:
     assert (result.exit_code, result.signal) == (None, SIGSEGV)
     result = build_result(observed(exit_code=7, frame=b""))
     assert (result.exit_code, result.signal) == (7, None)
+
+
+# --- forged records the pool cannot decode (issue 14, finding 2) ----------------------------
+# Code in the run's process can find the harness's nonce and write a well-formed record whose
+# value is not valid data. Whatever it writes is that run's outcome (error, with a reason),
+# never an exception in the pool.
+
+
+def _body(value_json: bytes, outcome: bytes = b'"returned"') -> bytes:
+    body = b'{"outcome":' + outcome + b',"value":' + value_json + b',"exception":null}'
+    return _raw(body)
+
+
+def _raw(body: bytes) -> bytes:
+    import struct
+
+    from vouch.exec._frame import MAGIC
+
+    return MAGIC + NONCE + struct.pack("<Q", len(body)) + body
+
+
+UNDECODABLE = [
+    ("bytes-invalid-base64", b'{"__vouch__":"bytes","b64":"A"}'),
+    ("bytes-b64-not-a-string", b'{"__vouch__":"bytes","b64":[1]}'),
+    ("json-nested-100000-deep", b"[" * 100_000 + b"]" * 100_000),
+    ("dicts-nested-100000-deep", b'{"a":' * 100_000 + b"1" + b"}" * 100_000),
+    ("data-nested-past-the-value-depth", b"[" * 600 + b"]" * 600),
+    ("tuple-items-not-a-list", b'{"__vouch__":"tuple","items":5}'),
+    ("set-of-unhashable-items", b'{"__vouch__":"set","items":[[1],[2]]}'),
+    ("dict-items-not-pairs", b'{"__vouch__":"dict","items":[[1,2,3]]}'),
+    ("dict-items-unhashable-key", b'{"__vouch__":"dict","items":[[[1],2]]}'),
+    ("float-repr-not-a-float", b'{"__vouch__":"float","repr":"one"}'),
+    ("unknown-tag", b'{"__vouch__":"object","module":"os","name":"system"}'),
+]
+
+
+@pytest.mark.parametrize("value", [pytest.param(v, id=name) for name, v in UNDECODABLE])
+def test_an_undecodable_forged_value_is_the_runs_error_never_an_exception(value: bytes) -> None:
+    result = build_result(observed(frame=_body(value)))
+    assert result.status is Status.ERROR
+    assert result.value is None
+    assert result.reason is not None, result
+    assert "not valid data" in result.reason or "not JSON" in result.reason, result.reason
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(b"[" * 100_000 + b"]" * 100_000, id="top-level-nested-100000-deep"),
+        pytest.param(b'{"outcome":"raised","value":null,"exception":' + b"[" * 50_000 + b"]" * 50_000 + b"}", id="exc"),
+        pytest.param(b'{"outcome":"returned","value":' + b"9" * 100_000 + b',"exception":null}', id="huge-int"),
+    ],
+)
+def test_a_malformed_forged_record_is_the_runs_error(body: bytes) -> None:
+    result = build_result(observed(frame=_raw(body)))
+    assert result.status is Status.ERROR
+    assert result.value is None

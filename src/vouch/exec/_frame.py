@@ -3,9 +3,11 @@
 The harness writes exactly one frame, at offset 0 of a file only the run holds, after the
 code under test has finished: ``MAGIC + nonce + length + JSON``. The nonce is fresh per
 run and known to the pool, so text the code prints or writes to descriptors it inherited
-does not parse as a frame. The frame never decides a status on its own: the parent's
-observation (exit status, signal, limits) comes first, and a frame only turns an observed
-clean exit into ``ok`` and carries a call's return value as JSON data.
+does not parse as a frame. Code in the run's own process can still find the nonce and write a
+frame; reading it is therefore total and bounded (a size cap, a parser depth cap), so that whatever
+a run writes is that run's outcome, never an error of the pool. The frame never decides a status
+on its own: the parent's observation (exit status, signal, limits) comes first, and a frame only
+turns an observed clean exit into ``ok`` and carries a call's return value as JSON data.
 """
 
 from __future__ import annotations
@@ -49,8 +51,10 @@ def decode(data: bytes, nonce: bytes) -> Frame:
         raise FrameError("result record length does not match its content")
     try:
         payload = json.loads(body)
-    except ValueError as exc:
-        raise FrameError(f"result record is not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        # RecursionError: JSON nested deeper than the parser goes (a forged record); ValueError
+        # covers bad UTF-8 and integers past Python's digit limit.
+        raise FrameError(f"result record is not JSON: {type(exc).__name__}: {exc}"[:300]) from None
     if not isinstance(payload, dict) or payload.get("outcome") not in ("completed", "returned", "raised"):
         raise FrameError("result record has no valid outcome")
     exception = payload.get("exception")

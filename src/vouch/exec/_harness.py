@@ -72,9 +72,25 @@ def _describe(exc: BaseException) -> dict[str, str]:
     return {"type": type(exc).__name__, "message": message[:_TRACEBACK_TAIL], "traceback_tail": tail}
 
 
+def _exit_status(exc: BaseException) -> int:
+    """The status ``python FILE`` would exit with after ``exc``: a SystemExit's own code."""
+    if not isinstance(exc, SystemExit):
+        return 1
+    try:
+        code = exc.code
+    except BaseException:  # noqa: BLE001 - a SystemExit subclass may make .code raise
+        return 1
+    if code is None:
+        return 0
+    if type(code) in (int, bool):
+        return int(code) & 0xFF
+    return 1
+
+
 def run_entry(entry: Script | Call, nonce: bytes) -> NoReturn:
     """Run ``entry``, record how it ended, and leave the process."""
     payload: dict[str, Any]
+    status = 0
     try:
         if isinstance(entry, Script):
             path = os.path.abspath(entry.path)
@@ -90,6 +106,7 @@ def run_entry(entry: Script | Call, nonce: bytes) -> NoReturn:
             payload = {"outcome": "returned", "value": value, "exception": None}
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are outcomes here
         payload = {"outcome": "raised", "value": None, "exception": _describe(exc)}
+        status = _exit_status(exc)
     builtins.__dict__.clear()
     builtins.__dict__.update(_BUILTINS)
     try:
@@ -107,6 +124,7 @@ def run_entry(entry: Script | Call, nonce: bytes) -> NoReturn:
             },
         }
         frame = _encode(nonce, payload)
+        status = 1
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -114,4 +132,6 @@ def run_entry(entry: Script | Call, nonce: bytes) -> NoReturn:
             pass
     _ftruncate(RESULT_FD, 0)
     _pwrite(RESULT_FD, frame, 0)
-    _exit(1 if payload["outcome"] == "raised" else 0)
+    # A SystemExit exits with its own code, as under ``python FILE``; exit 0 with a raised
+    # record (``sys.exit(0)``) is still an error (see _outcome).
+    _exit(status)

@@ -44,6 +44,14 @@ def build_result(observed: dict[str, Any]) -> RunResult:
         )
 
     status, reason = _classify(observed, exit_code, signal, frame, frame_problem, isolation)
+    value = None
+    if status is Status.OK and frame is not None:
+        try:
+            value = _values.decode(frame.value)
+        except _values.DataError as exc:
+            # Only code in the run's process can write a frame with this run's nonce: what it
+            # wrote is this run's outcome.
+            status, reason = Status.ERROR, f"the run's result record holds a value that is not valid data ({exc})"
     return RunResult(
         status=status,
         reason=reason,
@@ -55,7 +63,7 @@ def build_result(observed: dict[str, Any]) -> RunResult:
         stdout_tail=observed["stdout_tail"].decode(errors="replace"),
         stderr_tail=observed["stderr_tail"].decode(errors="replace"),
         isolation=isolation,
-        value=_values.from_data(frame.value) if status is Status.OK and frame is not None else None,
+        value=value,
         exception=exception,
         workdir=observed.get("workdir"),
     )
@@ -86,5 +94,8 @@ def _classify(
     if frame is None:
         return Status.ERROR, f"exit code 0 before the code completed ({frame_problem})"
     if frame.outcome == "raised":
+        kind = frame.exception.get("type") if frame.exception is not None else None
+        if kind == "SystemExit":
+            return Status.ERROR, "exit code 0 before the code completed (SystemExit)"
         return Status.ERROR, "the harness recorded an exception but the process exited 0"
     return Status.OK, None
