@@ -18,7 +18,7 @@ import pytest
 
 VOUCH = [sys.executable, "-m", "vouch"]
 
-FORGING_VERIFIER = r'''
+FORGING_VERIFIER = r"""
 import os, struct, sys
 
 def verify(candidate, env):
@@ -30,7 +30,7 @@ def verify(candidate, env):
     os.ftruncate(1000, 0)
     os.pwrite(1000, record, 0)
     os._exit(0)
-'''
+"""
 
 
 def vouch(*args: str) -> subprocess.CompletedProcess[str]:

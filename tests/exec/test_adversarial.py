@@ -672,7 +672,7 @@ CASES = [
     ),
     case(
         "forges-record-with-unknown-tag-at-import",
-        _FORGE + "forge(b'{\"__vouch__\":\"object\",\"name\":\"os.system\"}')\n",
+        _FORGE + 'forge(b\'{"__vouch__":"object","name":"os.system"}\')\n',
         ERROR,
         checks=(no_value, reason_has("not valid data")),
     ),
