@@ -45,7 +45,7 @@ from vouch.worlds import Patch, Unappliable, World, WorldCache, parse_patch, pat
 
 __all__ = ["SWE_PRELOAD", "SweAuditConfig", "audit_fixture", "audit_swe"]
 
-SWE_PRELOAD = ("vouch.worlds._inrun", "coverage", "coverage.control", "pytest")
+SWE_PRELOAD = ("vouch.worlds._inrun", "vouch.worlds._foreign", "coverage", "coverage.control", "pytest")
 """Modules a pool for the SWE audit should pre-import (``LocalExecutor(preload=SWE_PRELOAD)``)."""
 
 ProgressLine = Callable[[str], None]
@@ -325,7 +325,7 @@ def _config_key(config: SweAuditConfig, instance: SweInstance) -> str:
         for k, v in config.to_dict().items()
         if k not in ("repo_root", "witness_dir") and not (k in ("agent_model", "agent_config") and v is None)
     }
-    text = repr(sorted(parts.items())) + vouch.__version__ + instance.model_dump_json()
+    text = repr(sorted(parts.items())) + vouch.__version__ + instance.model_dump_json(exclude_none=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,17 +17,26 @@ from vouch.audit._model import Evidence, RunRecord, SurvivingMutant, T0Result, V
 from vouch.audit._swe_evidence import best_clause
 from vouch.audit._swe_witness import Candidate, Probe, iteration_batches, witness_source
 from vouch.errors import UsageError
-from vouch.exec import Call, Executor, Limits, RunResult, RunSpec
+from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
 from vouch.mutation import kill_matrix, mutate
-from vouch.worlds import FileChange, World
+from vouch.worlds import Environment, FileChange, World, generated_files
 
 if TYPE_CHECKING:
     from vouch.audit._swe import SweAuditConfig, _Instance
     from vouch.sources._swe import SweTrial
 
-__all__ = ["Runner", "differences", "mutation_evidence", "record_witness_run", "t0_result", "witnesses_for_trial"]
+__all__ = [
+    "Runner",
+    "WorldEnv",
+    "differences",
+    "mutation_evidence",
+    "record_witness_run",
+    "t0_result",
+    "witnesses_for_trial",
+]
 
 _ENTRY = "vouch.worlds._inrun"
+_FOREIGN = "vouch.worlds._foreign:run_inrun"
 _PASSING_FAILURES = ("AssertionError", "Failed")
 _NAME_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError", "NameError")
 _WITNESS_DIR = "vouch_witness"
@@ -34,42 +44,111 @@ IMPLICIT_CLAUSE = "behaviour of G that no sentence of P states (an implicit requ
 """The clause of a witness that matches no clause of the checklist."""
 
 
+@dataclass(frozen=True)
+class WorldEnv:
+    """The environment a world's runs use: its interpreter, and the harness's test command."""
+
+    env: Environment
+    harness: tuple[str, ...]
+    """pytest options of the spec's ``test_cmd`` (e.g. ``-rA``)."""
+    test_files: tuple[str, ...]
+    """The files the test patch touches: what the harness runs."""
+    parser: str | None
+    """swebench's log parser name for the repository."""
+
+
 class Runner:
-    """Submits the audit's runs and counts them."""
+    """Submits the audit's runs and counts them.
+
+    A world with an environment attached (``attach``) runs in that environment's interpreter,
+    started inside the engine run by ``vouch.worlds._foreign``; others run in the pool's own.
+    """
 
     def __init__(self, executor: Executor, timeout_s: float = 120.0) -> None:
         self.executor = executor
+        self.timeout_s = timeout_s
         self.limits = Limits(timeout_s=timeout_s, memory_mb=1024)
+        # The child interpreter gets its own time within the run's, so its outcome comes back.
+        self.foreign_limits = Limits(timeout_s=timeout_s + 60, memory_mb=4096, open_files=1024, processes=128)
         self.executions = 0
+        self.envs: dict[str, WorldEnv] = {}
+
+    def attach(self, world: World, env: WorldEnv) -> None:
+        """Run ``world``'s tests and calls in ``env`` from now on (generated files written first)."""
+        generated_files(world.path)
+        self.envs[world.key] = env
+
+    def env_of(self, world: World) -> WorldEnv | None:
+        return self.envs.get(world.key)
+
+    def spec(
+        self,
+        world: World,
+        function: str,
+        first: Any,
+        kwargs: dict[str, Any],
+        *,
+        name: str,
+        files: dict[str, str] | None = None,
+    ) -> RunSpec:
+        """The RunSpec of one ``_inrun`` function (``run_tests`` or ``call_functions``) in ``world``."""
+        env = self.envs.get(world.key)
+        if env is None:
+            return RunSpec(
+                Call(f"{_ENTRY}:{function}", args=(first,), kwargs=kwargs),
+                files=files or {},
+                limits=self.limits,
+                name=name,
+            )
+        named = {"run_tests": "argv", "call_functions": "calls"}[function]
+        return RunSpec(
+            Call(
+                _FOREIGN,
+                args=(str(env.env.python), function, {named: first, **kwargs}, env.env.run_env(world.path)),
+                kwargs={"timeout_s": self.timeout_s},
+            ),
+            files=files or {},
+            limits=self.foreign_limits,
+            name=name,
+        )
 
     def batch(self, specs: Sequence[RunSpec]) -> list[RunResult]:
         self.executions += len(specs)
-        return self.executor.run_batch(specs)
+        results = self.executor.run_batch(specs)
+        return [_unwrap(spec, result) for spec, result in zip(specs, results, strict=True)]
 
     def t0_batch(
         self, jobs: Sequence[tuple[World, list[str] | None, list[str] | None]], t0: Sequence[str]
     ) -> list[RunResult]:
-        """T0 in each (world, files to cover, functions to record), concurrently."""
-        specs = [
-            RunSpec(
-                Call(
-                    f"{_ENTRY}:run_tests", args=(list(t0),), kwargs={"root": str(w.path), "cover": cover, "record": rec}
-                ),
-                limits=self.limits,
-                name=f"t0 {w.key}",
-            )
-            for w, cover, rec in jobs
-        ]
+        """T0 in each (world, files to cover, functions to record), concurrently.
+
+        A world with an environment runs as the harness does: the spec's test command on the
+        test patch's files; its result carries the log (``value["log"]``) for the parser.
+        """
+        specs = []
+        for w, cover, rec in jobs:
+            env = self.envs.get(w.key)
+            if env is None:
+                specs.append(
+                    self.spec(
+                        w,
+                        "run_tests",
+                        list(t0),
+                        {"root": str(w.path), "cover": cover, "record": rec},
+                        name=f"t0 {w.key}",
+                    )
+                )
+            else:
+                kwargs = {"root": str(w.path), "cover": cover, "record": rec, "harness": list(env.harness)}
+                specs.append(self.spec(w, "run_tests", list(env.test_files), kwargs, name=f"t0 {w.key}"))
         return self.batch(specs)
 
     def call(self, world: World, probes: Sequence[Probe]) -> list[dict[str, Any]]:
         """Each probe's outcome in ``world`` (one run); all failed when the run itself failed."""
         if not probes:
             return []
-        spec = RunSpec(
-            Call(f"{_ENTRY}:call_functions", args=([p.as_call() for p in probes],), kwargs={"root": str(world.path)}),
-            limits=self.limits,
-            name=f"calls {world.key}",
+        spec = self.spec(
+            world, "call_functions", [p.as_call() for p in probes], {"root": str(world.path)}, name=f"calls {world.key}"
         )
         (result,) = self.batch([spec])
         value = result.value if result.ok and isinstance(result.value, list) else None
@@ -84,14 +163,12 @@ class Runner:
         """Run the witness files in each world ``repeats`` times; results per world."""
         names = sorted(files)
         specs = [
-            RunSpec(
-                Call(
-                    f"{_ENTRY}:run_tests",
-                    args=([],),
-                    kwargs={"root": str(w.path), "workdir_tests": names, "noconftest": noconftest},
-                ),
+            self.spec(
+                w,
+                "run_tests",
+                [],
+                {"root": str(w.path), "workdir_tests": names, "noconftest": noconftest},
                 files=files,
-                limits=self.limits,
                 name=f"witness {w.key}",
             )
             for w in worlds
@@ -99,6 +176,36 @@ class Runner:
         ]
         results = self.batch(specs)
         return [results[i * repeats : (i + 1) * repeats] for i in range(len(worlds))]
+
+
+def _unwrap(spec: RunSpec, result: RunResult) -> RunResult:
+    """A foreign run's result as if the function had run in the pool: its value, or an error.
+
+    The log and the child's exit code stay beside the value (``value["log"]``) for T0.
+    """
+    if not isinstance(spec.entry, Call) or spec.entry.target != _FOREIGN or not result.ok:
+        return result
+    wrapped = result.value if isinstance(result.value, dict) else {}
+    inner = wrapped.get("result")
+    log = str(wrapped.get("log") or "")
+    if wrapped.get("timed_out"):
+        return replace(
+            result,
+            status=Status.TIMEOUT,
+            reason=f"the environment's interpreter ran past {spec.limits.timeout_s - 60:.0f} s",
+            value=None,
+        )
+    if inner is None:
+        tail = " | ".join(line for line in log.strip().splitlines()[-4:])
+        return replace(
+            result,
+            status=Status.ERROR,
+            reason=f"the environment's interpreter exited {wrapped.get('exit_code')} without a result: {tail}"[:400],
+            value=None,
+        )
+    if isinstance(inner, dict):
+        inner = {**inner, "log": log, "child_exit_code": wrapped.get("exit_code")}
+    return replace(result, value=inner)
 
 
 def t0_result(world: str, t0: Sequence[str], run: RunResult) -> T0Result:
@@ -156,13 +263,11 @@ def mutation_evidence(
     chosen = sorted(rng.sample(range(len(pool)), min(limit, len(pool))))
     picked = [pool[i] for i in chosen]
     specs = [
-        RunSpec(
-            Call(
-                f"{_ENTRY}:run_tests",
-                args=(list(passing),),
-                kwargs={"root": str(world.path), "overlay": {path: mutant.source}},
-            ),
-            limits=runner.limits,
+        runner.spec(
+            world,
+            "run_tests",
+            list(passing),
+            {"root": str(world.path), "overlay": {path: mutant.source}},
             name=f"mutant {mutant.id}",
         )
         for path, mutant in picked

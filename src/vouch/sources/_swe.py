@@ -66,6 +66,14 @@ class SweInstance(BaseModel):
     test_patch: str = Field(description="The patch adding the official tests (unified diff).")
     fail_to_pass: list[str] = Field(alias="FAIL_TO_PASS", description="T0 tests that G makes pass.")
     pass_to_pass: list[str] = Field(alias="PASS_TO_PASS", description="T0 tests that must keep passing.")
+    version: str | None = Field(
+        default=None, description="The repo version whose environment spec applies (SWE-bench's field)."
+    )
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, (int, float)) else value
 
     @field_validator("fail_to_pass", "pass_to_pass", mode="before")
     @classmethod
@@ -92,6 +100,9 @@ class SweTrial(BaseModel):
     instance_id: str = Field(description="The instance it attempts.")
     model: str = Field(description="model_name_or_path of the prediction.")
     patch: str = Field(description="model_patch: the trial's unified diff (may be empty).")
+    harness_resolved: bool | None = Field(
+        default=None, description="The benchmark harness's own verdict, when the predictions carry one (resolved)."
+    )
 
 
 class _Prediction(BaseModel):
@@ -100,6 +111,7 @@ class _Prediction(BaseModel):
     instance_id: str = Field(min_length=1)
     model_name_or_path: str = Field(min_length=1)
     model_patch: str | None
+    resolved: bool | None = None
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -191,6 +203,7 @@ def load_predictions(path: Path | str, instances: list[SweInstance] | None = Non
                 instance_id=prediction.instance_id,
                 model=prediction.model_name_or_path,
                 patch=prediction.model_patch or "",
+                harness_resolved=prediction.resolved,
             )
         )
     if not out:

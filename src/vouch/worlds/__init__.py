@@ -7,17 +7,35 @@ engine, with ``vouch.worlds._inrun`` as the in-run entry.
 
 from __future__ import annotations
 
+from vouch.worlds._env import (
+    EnvCache,
+    EnvFailure,
+    Environment,
+    EnvRecipe,
+    default_env_dir,
+    find_python,
+    generated_files,
+    import_root,
+)
 from vouch.worlds._patch import FileChange, Patch, parse_patch, patch_hash
 from vouch.worlds._world import Unappliable, World, WorldCache, default_cache_dir, git
 
 __all__ = [
+    "EnvCache",
+    "EnvFailure",
+    "EnvRecipe",
+    "Environment",
     "FileChange",
     "Patch",
     "Unappliable",
     "World",
     "WorldCache",
     "default_cache_dir",
+    "default_env_dir",
+    "find_python",
+    "generated_files",
     "git",
+    "import_root",
     "parse_patch",
     "patch_hash",
 ]

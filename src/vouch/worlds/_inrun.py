@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import os
 import sys
 from collections.abc import Sequence
@@ -26,11 +27,13 @@ _MAX_REPR = 2000
 _CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
 
-def _enter(root: str | None) -> str:
+def _enter(root: str | None, on_path: bool = True) -> str:
     """chdir into ``root`` (default: the run's workdir) and put it first on sys.path."""
     sys.dont_write_bytecode = True
     where = os.path.abspath(root) if root else os.getcwd()
     os.chdir(where)
+    if not on_path:
+        return where
     if where in sys.path:
         sys.path.remove(where)
     sys.path.insert(0, where)
@@ -106,7 +109,8 @@ class _Recorder:
         if event != "call":
             return
         code = frame.f_code
-        key = (os.path.realpath(code.co_filename), code.co_qualname)
+        # co_qualname is new in 3.11; an environment's older interpreter has only co_name.
+        key = (os.path.realpath(code.co_filename), getattr(code, "co_qualname", code.co_name))
         target = self.wanted.get(key)
         if target is None:
             return
@@ -224,6 +228,13 @@ def _branch_arcs(analysis: Any) -> dict[str, list[int]]:
     return {k: sorted(v) for k, v in found.items()}
 
 
+def _pytest_major(pytest: Any) -> int:
+    try:
+        return int(str(pytest.__version__).split(".", 1)[0])
+    except ValueError:
+        return 0
+
+
 def run_tests(
     argv: list[str],
     cover: list[str] | None = None,
@@ -233,6 +244,7 @@ def run_tests(
     record: list[str] | None = None,
     noconftest: bool = False,
     workdir_tests: list[str] | None = None,
+    harness: list[str] | None = None,
 ) -> dict[str, Any]:
     """Run pytest on ``argv`` and return per-test outcomes, optionally with branch coverage.
 
@@ -245,6 +257,9 @@ def run_tests(
         noconftest: Load no conftest.py (a trial may have tampered with them).
         workdir_tests: Test files in the run's own working directory (e.g. witnesses passed in
             ``RunSpec.files``), run with ``argv`` while importing from ``root``.
+        harness: Run as a benchmark harness would: these options (the spec's ``test_cmd``,
+            e.g. ``-rA``) instead of vouch's own, pytest's own rootdir and config discovery,
+            and ``root`` not put on sys.path (the environment's PYTHONPATH decides imports).
 
     Returns:
         ``{"exit_code", "outcomes": {nodeid: passed|failed|skipped|error}, "failures":
@@ -255,7 +270,7 @@ def run_tests(
 
     workdir = os.getcwd()
     extra = [os.path.join(workdir, path) for path in workdir_tests or []]
-    where = _enter(root)
+    where = _enter(root, on_path=harness is None)
     if overlay:
         sys.meta_path.insert(
             0, _OverlayFinder({os.path.realpath(os.path.join(where, k)): v for k, v in overlay.items()})
@@ -263,10 +278,16 @@ def run_tests(
     # Tests brought into the run (witnesses) are rooted in the run's workdir, so that their node
     # ids name their files; the world's own tests are rooted in the world.
     rootdir = workdir if extra and not argv else where
-    args = ["-p", "no:cacheprovider", "-q", "--no-header", "--continue-on-collection-errors", f"--rootdir={rootdir}"]
-    if rootdir != where or not any(os.path.exists(os.path.join(where, name)) for name in _CONFIG_FILES):
-        # Without a config of its own, pytest would adopt one from a directory above the world.
-        args.extend(["-c", os.devnull])
+    if harness is not None:
+        # The world is read-only in a run: no cache plugin (it would warn, and -W error fails).
+        args = ["-p", "no:cacheprovider", *harness]
+    else:
+        args = ["-p", "no:cacheprovider", "-q", "--continue-on-collection-errors", f"--rootdir={rootdir}"]
+        if _pytest_major(pytest) >= 6:
+            args.insert(3, "--no-header")
+        if rootdir != where or not any(os.path.exists(os.path.join(where, name)) for name in _CONFIG_FILES):
+            # Without a config of its own, pytest would adopt one from a directory above the world.
+            args.extend(["-c", os.devnull])
     if noconftest:
         args.append("--noconftest")
     args.extend(argv)

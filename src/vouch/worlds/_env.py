@@ -1,0 +1,485 @@
+"""Environments: one virtualenv per repository/version, built once and cached by its recipe's hash.
+
+A world is a directory of source; the interpreter and the packages its tests import come from
+an environment. Every world of one repo/version (SWE-bench's unit of environment) shares it:
+the recipe (Python version, requirement files, pinned packages, install command) is hashed,
+and the venv under ``<env root>/<hash>`` is built the first time and found the next.
+
+Runs must be able to read the interpreter, and a pyenv Python lives under a home other users
+cannot search (``/root/.pyenv``), so its prefix is copied once into ``<env root>/pythons`` and
+the venv is made from the copy (``LD_LIBRARY_PATH`` finds its ``libpython``).
+
+The repository's own package is installed non-editable into the venv from a scratch checkout
+(its dependencies and metadata, e.g. entry points); in a run the world's import root comes first
+on ``PYTHONPATH``, so the code imported is always the world's own (docs/design.md, "Worlds and
+environments"). Building runs pip and the spec's ``pre_install`` on trusted upstream material
+(the registry, the repository at its base commit), never on a trial's patch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from vouch.errors import UsageError
+from vouch.exec import visible_in_runs
+from vouch.worlds._world import _locked, git
+
+__all__ = [
+    "EnvCache",
+    "EnvFailure",
+    "EnvRecipe",
+    "Environment",
+    "default_env_dir",
+    "find_python",
+    "generated_files",
+    "import_root",
+]
+
+_PIP_TIMEOUT_S = 1800
+_TAIL_LINES = 6
+_COPY_IGNORE = shutil.ignore_patterns("test", "tests", "idle_test", "__pycache__", "*.pyc", "tkinter", "turtledemo")
+_MANIFEST = "vouch-env.json"
+_FORMAT = 1
+"""Bumped when the layout of a built environment changes: older ones are rebuilt."""
+
+EnvProgress = Callable[[str, int, int], None]
+"""Called as ``(step, done, total)`` while an environment is built."""
+
+
+@dataclass(frozen=True)
+class EnvRecipe:
+    """What an environment holds; its hash names it."""
+
+    name: str
+    """A label, e.g. ``psf/requests 2.9``."""
+    python: str
+    """The Python version, ``3.9`` (the newest patch release found is used)."""
+    requirement_files: tuple[str, ...] = ()
+    """Repository paths of requirement files, read at the install commit (``pip install -r``)."""
+    packages: tuple[str, ...] = ()
+    """Requirement specifiers installed first."""
+    pip_packages: tuple[str, ...] = ()
+    """Pinned requirement specifiers installed after (the spec's ``pip_packages``)."""
+    pre_install: tuple[str, ...] = ()
+    """Shell commands run in the scratch checkout before the install (the spec's ``pre_install``)."""
+    install: tuple[str, ...] = (".",)
+    """``pip install`` arguments for the repository itself, run in the scratch checkout."""
+    tools: tuple[str, ...] = ("coverage",)
+    """What vouch's own in-run code needs besides the tests' packages (branch coverage)."""
+    notes: tuple[str, ...] = ()
+    """What was mapped or left out while deriving the recipe (e.g. conda-only packages)."""
+    digest: str = ""
+    """Hash of the inputs read to derive it (the spec, requirement files' text): part of the key."""
+
+    def key(self, python_version: str) -> str:
+        """The hash naming this recipe's environment with one exact interpreter version."""
+        data = asdict(self) | {"python_version": python_version, "format": _FORMAT}
+        data.pop("notes")
+        data.pop("name")
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A built environment: a venv whose interpreter runs can start."""
+
+    key: str
+    root: Path
+    python: Path
+    """The venv's interpreter."""
+    library_path: Path
+    """Where the copied interpreter's ``libpython`` is (``LD_LIBRARY_PATH`` in runs)."""
+    python_version: str
+    built: bool
+    """True when this call built it (False: found in the cache)."""
+    build_s: float
+    """Seconds this call spent (building, or finding it)."""
+    installs: int
+    """pip installs this call ran (0 when found in the cache)."""
+    notes: tuple[str, ...] = ()
+
+    def run_env(self, world: Path) -> dict[str, str]:
+        """Variables a run of this environment's interpreter in ``world`` needs."""
+        return {
+            "PATH": f"{self.python.parent}:/usr/local/bin:/usr/bin:/bin",
+            "LD_LIBRARY_PATH": str(self.library_path),
+            "PYTHONPATH": str(import_root(world)),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONNOUSERSITE": "1",
+            "VIRTUAL_ENV": str(self.root),
+            "MPLBACKEND": "Agg",
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "NUMBA_DISABLE_JIT": "0",
+        }
+
+
+@dataclass(frozen=True)
+class EnvFailure:
+    """An environment that could not be built: the step and pip's (or the tool's) last lines."""
+
+    key: str
+    step: str
+    reason: str
+
+
+def default_env_dir() -> Path:
+    """``$VOUCH_CACHE/envs`` when set, else ``.vouch/envs`` under the working directory.
+
+    Not the user cache under the home directory: runs cannot search a private home.
+    """
+    base = os.environ.get("VOUCH_CACHE")
+    root = Path(base) / "envs" if base else Path.cwd() / ".vouch" / "envs"
+    return root.resolve()
+
+
+def import_root(world: Path) -> Path:
+    """Where a world's package is imported from: ``src/`` for a src layout, else its root."""
+    src = world / "src"
+    if src.is_dir() and any((child / "__init__.py").is_file() for child in src.iterdir() if child.is_dir()):
+        return src
+    return world
+
+
+_WRITE_TO = re.compile(r"""(?:write_to|version_file)["']?\s*[:=]\s*["']([^"']+\.py)["']""")
+
+
+def generated_files(world: Path) -> list[str]:
+    """Write what an install would generate into a world's tree, and name what was written.
+
+    A setuptools_scm project (pytest) has its version module (``write_to``) written by the
+    install; the harness's editable install writes it into the tree, and the package cannot
+    be imported without it. vouch writes it from ``git describe`` (data only: nothing of the
+    repository runs), so every world carries its own.
+    """
+    written: list[str] = []
+    for config in ("setup.py", "setup.cfg", "pyproject.toml"):
+        try:
+            text = (world / config).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for relative in _WRITE_TO.findall(text):
+            target = world / relative
+            if target.exists() or ".." in Path(relative).parts:
+                continue
+            described = git(["describe", "--tags", "--long", "--always"], cwd=world).stdout.strip()
+            match = re.fullmatch(r"v?(\d+(?:\.\d+)*)-(\d+)-g([0-9a-f]+)", described)
+            if match:
+                tag, distance, sha = match.groups()
+                version = tag if distance == "0" else f"{tag}.dev{distance}+g{sha}"
+            else:
+                version = "0.0.dev0"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(
+                "# written by vouch in place of the install's setuptools_scm\n"
+                f"version = __version__ = {version!r}\n"
+                f"version_tuple = __version_tuple__ = {tuple(version.split('.')[:3])!r}\n"
+            )
+            os.chmod(target, 0o644)
+            written.append(relative)
+    return written
+
+
+def _version_of(python: Path) -> str | None:
+    done = subprocess.run(
+        [str(python), "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _release(name: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", name))
+
+
+def find_python(version: str, explicit: Mapping[str, str] | None = None) -> Path | None:
+    """An interpreter of ``version`` (``3.9``): ``explicit[version]``, else pyenv, else ``uv``.
+
+    Args:
+        version: Major.minor.
+        explicit: ``--python`` values: version -> path (``*`` for any version).
+
+    Returns:
+        The interpreter's path, or None when none is found.
+    """
+    chosen = dict(explicit or {})
+    for name in (version, "*"):
+        if name in chosen:
+            return Path(chosen[name])
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    if pyenv.is_dir():
+        found = sorted(
+            (p for p in pyenv.iterdir() if re.fullmatch(re.escape(version) + r"\.\d+", p.name)),
+            key=lambda p: _release(p.name),
+        )
+        for prefix in reversed(found):
+            binary = prefix / "bin" / f"python{version}"
+            if binary.exists():
+                return binary
+    uv = shutil.which("uv")
+    if uv is not None:
+        done = subprocess.run([uv, "python", "find", version], capture_output=True, text=True, timeout=120, check=False)
+        if done.returncode == 0 and done.stdout.strip():
+            return Path(done.stdout.strip())
+    return None
+
+
+def _tail(text: str, n: int = _TAIL_LINES) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(lines[-n:]) or "no output"
+
+
+class _StepFailed(Exception):
+    def __init__(self, step: str, reason: str) -> None:
+        super().__init__(f"{step}: {reason}")
+        self.step = step
+        self.reason = reason
+
+
+class EnvCache:
+    """Builds and finds environments under one directory, one lock per environment.
+
+    Args:
+        root: Directory of the environments; default ``default_env_dir()``. It must be
+            readable by runs (not under /tmp, not behind a private home).
+        python: ``--python`` values: version -> interpreter path (``*`` for any version).
+    """
+
+    def __init__(self, root: Path | str | None = None, python: Mapping[str, str] | None = None) -> None:
+        resolved = Path(root).resolve() if root is not None else default_env_dir()
+        hidden = visible_in_runs(resolved)
+        if hidden is not None:
+            raise UsageError(
+                f"environment directory {str(resolved)!r} cannot be read by runs ({hidden}); "
+                "pass --env-dir elsewhere or set VOUCH_CACHE"
+            )
+        self.root = resolved
+        self.python = dict(python or {})
+        for sub in ("pythons", "locks", "scratch"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        os.chmod(self.root, 0o755)  # noqa: S103 - runs (another uid) start these interpreters
+
+    # --- interpreters -------------------------------------------------------------------
+
+    def _interpreter(self, version: str) -> tuple[Path, Path, str]:
+        """(binary, library dir, exact version) of a copy of the base interpreter runs can read."""
+        found = find_python(version, self.python)
+        if found is None:
+            raise _StepFailed(
+                "python", f"no Python {version} found under pyenv or uv; install it or pass --python {version}=PATH"
+            )
+        exact = _version_of(found)
+        if exact is None:
+            raise _StepFailed("python", f"{found} does not run")
+        if visible_in_runs(found) is None and visible_in_runs(Path(os.path.realpath(found)).parent.parent) is None:
+            prefix = Path(os.path.realpath(found)).parent.parent
+            return found, prefix / "lib", exact
+        prefix = Path(os.path.realpath(found)).parent.parent
+        name = f"{exact}-{hashlib.sha256(str(prefix).encode()).hexdigest()[:8]}"
+        dest = self.root / "pythons" / name
+        with _locked(self.root / "locks" / f"python-{name}.lock"):
+            if not (dest / ".complete").exists():
+                if dest.exists():
+                    shutil.rmtree(dest)
+                # Runs cannot search a private home: copy the prefix (without its test suite).
+                shutil.copytree(prefix, dest, symlinks=True, ignore=_COPY_IGNORE)
+                site = dest / "lib" / f"python{version}" / "site-packages"
+                if site.is_dir():
+                    shutil.rmtree(site)
+                    site.mkdir()
+                for where, _dirs, files in os.walk(dest):
+                    os.chmod(where, 0o755)  # noqa: S103 - runs start this interpreter
+                    for file in files:
+                        path = Path(where) / file
+                        if not path.is_symlink():
+                            os.chmod(path, 0o755 if os.access(path, os.X_OK) else 0o644)
+                (dest / ".complete").write_text(str(prefix))
+        return dest / "bin" / f"python{version}", dest / "lib", exact
+
+    # --- environments -------------------------------------------------------------------
+
+    def get(
+        self,
+        recipe: EnvRecipe,
+        repo: Path,
+        commit: str,
+        progress: EnvProgress | None = None,
+    ) -> Environment | EnvFailure:
+        """The environment of ``recipe``, built from ``repo`` at ``commit`` if not cached.
+
+        Args:
+            recipe: What to install.
+            repo: A git clone holding ``commit`` (requirement files and the install come from it).
+            commit: The commit whose tree is installed (any commit of the recipe's version).
+            progress: Called per build step.
+
+        Returns:
+            The Environment, or an EnvFailure naming the step and the tool's last lines (a
+            failure is not cached: the next call tries again).
+        """
+        started = time.monotonic()
+        try:
+            base, library, exact = self._interpreter(recipe.python)
+        except _StepFailed as exc:
+            return EnvFailure(key=recipe.key("?"), step=exc.step, reason=exc.reason)
+        key = recipe.key(exact)
+        venv = self.root / key
+        with _locked(self.root / "locks" / f"env-{key}.lock"):
+            manifest = venv / _MANIFEST
+            if manifest.exists():
+                return Environment(
+                    key=key,
+                    root=venv,
+                    python=venv / "bin" / "python",
+                    library_path=library,
+                    python_version=exact,
+                    built=False,
+                    build_s=time.monotonic() - started,
+                    installs=0,
+                    notes=recipe.notes,
+                )
+            try:
+                installs = self._build(recipe, venv, base, library, repo, commit, progress)
+            except _StepFailed as exc:
+                shutil.rmtree(venv, ignore_errors=True)
+                return EnvFailure(key=key, step=exc.step, reason=exc.reason)
+            elapsed = time.monotonic() - started
+            freeze = self._pip(venv, library, ["freeze", "--all"], cwd=venv, step="freeze")
+            manifest.write_text(
+                json.dumps(
+                    {
+                        "format": _FORMAT,
+                        "recipe": asdict(recipe),
+                        "python": exact,
+                        "base_interpreter": str(base),
+                        "install_commit": commit,
+                        "build_s": round(elapsed, 1),
+                        "freeze": freeze.splitlines(),
+                    },
+                    indent=1,
+                )
+            )
+        return Environment(
+            key=key,
+            root=venv,
+            python=venv / "bin" / "python",
+            library_path=library,
+            python_version=exact,
+            built=True,
+            build_s=elapsed,
+            installs=installs,
+            notes=recipe.notes,
+        )
+
+    def _pip(self, venv: Path, library: Path, args: Sequence[str], *, cwd: Path, step: str) -> str:
+        env = {
+            "PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "LD_LIBRARY_PATH": str(library),
+            "HOME": os.environ.get("HOME", str(cwd)),
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "PIP_NO_INPUT": "1",
+            "PIP_PROGRESS_BAR": "off",
+            "LANG": "C.UTF-8",
+            "VIRTUAL_ENV": str(venv),
+        }
+        for name in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CACHE_DIR", "PIP_FIND_LINKS", "SSL_CERT_FILE"):
+            if name in os.environ:
+                env[name] = os.environ[name]
+        try:
+            done = subprocess.run(
+                [str(venv / "bin" / "python"), "-m", "pip", *args],
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=_PIP_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise _StepFailed(step, f"pip {' '.join(args[:3])} ran past {_PIP_TIMEOUT_S} s") from None
+        if done.returncode != 0:
+            raise _StepFailed(step, _tail(done.stdout + "\n" + done.stderr))
+        return done.stdout
+
+    def _build(
+        self,
+        recipe: EnvRecipe,
+        venv: Path,
+        base: Path,
+        library: Path,
+        repo: Path,
+        commit: str,
+        progress: EnvProgress | None,
+    ) -> int:
+        steps: list[tuple[str, list[str]]] = [("pip", ["install", "pip<24.1"])]
+        if recipe.packages:
+            steps.append(("packages", ["install", *recipe.packages]))
+        for path in recipe.requirement_files:
+            steps.append((f"requirements {path}", ["install", "-r", path]))
+        if recipe.pip_packages:
+            steps.append(("pip_packages", ["install", *recipe.pip_packages]))
+        steps.append(("install", ["install", *recipe.install]))
+        if recipe.tools:
+            steps.append(("tools", ["install", *recipe.tools]))
+        total = len(steps) + 2
+        if venv.exists():
+            shutil.rmtree(venv)
+        scratch = self.root / "scratch" / venv.name
+        shutil.rmtree(scratch, ignore_errors=True)
+
+        def tell(step: str, done: int) -> None:
+            if progress is not None:
+                progress(f"{recipe.name}: {step}", done, total)
+
+        tell("venv", 0)
+        made = subprocess.run(
+            [str(base), "-m", "venv", str(venv)],
+            env={**os.environ, "LD_LIBRARY_PATH": str(library)},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        if made.returncode != 0:
+            raise _StepFailed("venv", _tail(made.stdout + made.stderr))
+        tell("checkout", 1)
+        cloned = git(["clone", "--quiet", "--shared", "--no-checkout", str(repo), str(scratch)])
+        if cloned.returncode != 0:
+            raise _StepFailed("checkout", _tail(cloned.stderr))
+        checked = git(["checkout", "--quiet", "--detach", commit], cwd=scratch)
+        if checked.returncode != 0:
+            raise _StepFailed("checkout", _tail(checked.stderr))
+        try:
+            for command in recipe.pre_install:
+                done = subprocess.run(
+                    ["/bin/sh", "-c", command], cwd=scratch, capture_output=True, text=True, timeout=600, check=False
+                )
+                if done.returncode != 0:
+                    raise _StepFailed("pre_install", f"{command!r}: {_tail(done.stdout + done.stderr)}")
+            for index, (step, args) in enumerate(steps, 2):
+                tell(step, index)
+                self._pip(venv, library, args, cwd=scratch, step=step)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        for where, _, names in os.walk(venv):
+            os.chmod(where, 0o755)  # noqa: S103 - runs read the environment
+            for name in names:
+                entry = Path(where) / name
+                if not entry.is_symlink():
+                    mode = entry.stat().st_mode
+                    os.chmod(entry, mode | 0o444 | (0o111 if mode & 0o100 else 0))
+        tell("done", total)
+        return len(steps)

@@ -1,0 +1,108 @@
+"""Run-side helper: another interpreter (an environment's venv) started INSIDE an engine run.
+
+The engine's pool runs vouch's own Python; a world of a real repository needs the Python and
+packages of its environment. A run whose entry is ``vouch.worlds._foreign:run_inrun`` starts
+that interpreter as a child of the run, so it inherits everything the engine gave the run
+(namespaces with no network, the unprivileged uid, rlimits, the read-only root, the private
+/tmp, the kill of the whole tree on timeout) and adds nothing. In it, one function of
+``vouch/worlds/_inrun.py`` runs (loaded by path: the venv has no vouch installed), and its JSON
+result comes back through a file in the run's private working directory, with the child's
+output (the test log the harness would read).
+
+Nothing here runs in the judge's process; what it returns is the run's claim, read outside.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from typing import Any
+
+_BOOT = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("vouch_inrun", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+with open(sys.argv[3]) as handle:
+    kwargs = json.load(handle)
+result = getattr(module, sys.argv[2])(**kwargs)
+with open(sys.argv[4], "w") as handle:
+    json.dump(result, handle)
+"""
+_MAX_LOG = 4 * 2**20
+"""The most of the child's output carried back (its end: pytest's summary is last)."""
+_INRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_inrun.py")
+
+
+def run_inrun(
+    python: str,
+    function: str,
+    kwargs: dict[str, Any],
+    env: dict[str, str],
+    timeout_s: float,
+) -> dict[str, Any]:
+    """Call ``_inrun.<function>(**kwargs)`` under ``python``; return its result and output.
+
+    Args:
+        python: The environment's interpreter.
+        function: ``run_tests`` or ``call_functions``.
+        kwargs: Its keyword arguments (JSON data).
+        env: The environment's variables (``Environment.run_env``), added to the run's own.
+        timeout_s: The child is killed (its whole group) after this; the run's own limit is
+            longer, so the outcome still comes back.
+
+    Returns:
+        ``{"exit_code", "log", "duration_s", "result" (the function's value or None),
+        "timed_out"}``.
+    """
+    workdir = os.getcwd()
+    args_file = os.path.join(workdir, ".vouch-foreign-args.json")
+    result_file = os.path.join(workdir, ".vouch-foreign-result.json")
+    with open(args_file, "w") as handle:
+        json.dump(kwargs, handle)
+    if os.path.exists(result_file):
+        os.unlink(result_file)
+    child_env = {k: v for k, v in os.environ.items() if k in ("LANG", "LC_ALL", "TZ")}
+    child_env.update({"HOME": workdir, "TMPDIR": "/tmp", "LANG": child_env.get("LANG", "C.UTF-8")})  # noqa: S108
+    child_env.update(env)
+    started = time.monotonic()
+    timed_out = False
+    log_path = os.path.join(workdir, ".vouch-foreign-log.txt")
+    with open(log_path, "wb") as log:
+        child = subprocess.Popen(
+            [python, "-c", _BOOT, _INRUN, function, args_file, result_file],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=child_env,
+            cwd=workdir,
+            start_new_session=True,
+        )
+        try:
+            code = child.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(child.pid, signal.SIGKILL)
+            code = child.wait()
+    size = os.path.getsize(log_path)
+    with open(log_path, "rb") as handle:
+        if size > _MAX_LOG:
+            handle.seek(size - _MAX_LOG)
+        text = handle.read().decode("utf-8", errors="replace")
+    result = None
+    if os.path.exists(result_file):
+        try:
+            with open(result_file) as handle:
+                result = json.load(handle)
+        except ValueError:
+            result = None
+    return {
+        "exit_code": code,
+        "log": text,
+        "duration_s": round(time.monotonic() - started, 3),
+        "result": result,
+        "timed_out": timed_out,
+    }
