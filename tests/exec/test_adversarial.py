@@ -940,3 +940,29 @@ def test_the_next_run_of_a_slot_finds_nothing_the_last_one_left_in_its_network_n
         second = run_script(pool, _FIND_LISTENER)
     assert first.ok and "left a listener" in first.stdout_tail
     assert second.ok and "refused" in second.stdout_tail, second.stdout_tail
+
+
+# --- what a run may see of vouch and its caller (issue 14) --------------------------------
+
+
+def test_the_callers_working_directory_is_neither_importable_nor_readable_in_a_run(
+    tmp_path, make_executor: ExecutorFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool started from a directory under /tmp (where earlier results may lie) gives runs
+    nothing of it: it is not on sys.path, not bound back, and its modules do not import."""
+    caller = tmp_path / "caller"
+    caller.mkdir()
+    (caller / "results.json").write_text('{"label": "positive"}')
+    (caller / "callers_module.py").write_text("X = 1\n")
+    monkeypatch.chdir(caller)
+    executor = make_executor(workers=1)
+    probe = (
+        "import importlib.util, os, sys\n"
+        "def f(caller):\n"
+        "    return [[p for p in sys.path if p and os.path.realpath(p) == caller],\n"
+        "            os.path.exists(os.path.join(caller, 'results.json')),\n"
+        "            importlib.util.find_spec('callers_module') is not None]\n"
+    )
+    result = executor.run(call_spec(probe, args=(str(caller.resolve()),)))
+    assert result.ok, (result.status, result.reason, result.stderr_tail)
+    assert result.value == [[], False, False]

@@ -62,3 +62,34 @@ def test_exec_reports_the_scripts_own_exit_code(tmp_path: Path, source: str, cod
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout)
     assert (report["status"], report["exit_code"]) == ("error", code), report
+
+
+CWD_PROBE = """
+import json, os, sys
+caller = os.environ.get("CALLER", "")
+print(json.dumps({
+    "on_sys_path": [p for p in sys.path if p and os.path.realpath(p) == os.path.realpath(caller)],
+    "labels_readable": os.path.exists(os.path.join(caller, "results.json")),
+    "imports_callers_module": __import__("importlib.util").util.find_spec("callers_module") is not None,
+}))
+"""
+
+
+def test_a_run_never_sees_the_callers_working_directory(tmp_path: Path) -> None:
+    """Started from a directory under /tmp holding labels and a module, ``vouch exec`` gives
+    its run neither: not on sys.path, not bound back, not importable."""
+    caller = tmp_path / "caller"
+    caller.mkdir()
+    (caller / "results.json").write_text('{"labels": ["positive"]}')
+    (caller / "callers_module.py").write_text("X = 1\n")
+    script = caller / "probe.py"
+    script.write_text(CWD_PROBE.replace('os.environ.get("CALLER", "")', repr(str(caller))))
+    proc = vouch("exec", "probe.py", "--json", cwd=caller)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report["status"] == "ok", report
+    assert json.loads(report["stdout_tail"]) == {
+        "on_sys_path": [],
+        "labels_readable": False,
+        "imports_callers_module": False,
+    }

@@ -191,7 +191,7 @@ class LocalExecutor(Executor):
         self._hash_seed = str(hash_seed)
         self._allow_weak = allow_weak
         self._warm_pytest = warm_pytest
-        self._runs_dir = runs_dir
+        self._runs_dir = os.path.abspath(runs_dir) if runs_dir is not None else None
         self._lock = threading.Lock()  # guards the futures and writes to the socket
         self._life = threading.Lock()  # serialises start and close
         self._futures: dict[int, Future[RunResult]] = {}
@@ -241,9 +241,13 @@ class LocalExecutor(Executor):
             "uid_base": self._uid_base,
             "fd": child.fileno(),
         }
-        # The zygote gets its end of the socket and no other descriptor of ours.
+        # The zygote gets its end of the socket and no other descriptor of ours. It starts in
+        # "/" with -P (no script or working directory prepended to sys.path): the caller's
+        # working directory is neither importable in a run nor bound back into one as a path
+        # the interpreter needs (it may hold earlier results with labels).
         process = subprocess.Popen(
-            [sys.executable, "-m", "vouch.exec._zygote", json.dumps(config)],
+            [sys.executable, "-P", "-m", "vouch.exec._zygote", json.dumps(config)],
+            cwd="/",
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             env=_scrubbed_environment(self._hash_seed),
