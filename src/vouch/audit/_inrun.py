@@ -324,10 +324,25 @@ class _WitnessCollector:
 
 
 def run_witness(test_file: str) -> dict[str, Any]:
-    """Run one witness test file with pytest; per test: outcome and the failure's first line."""
+    """Run one witness test file with pytest; per test: outcome and the failure's first line.
+
+    The program (``solution.py``) never runs in this process: ``solution`` is a module whose
+    functions are called in a child process that alone loads the program, and only plain data
+    comes back (``vouch.exec._apart``). The test's comparisons are then the harness's, on data,
+    and an object that claims to equal anything (or that is not data at all) fails it. Judge and
+    judged never share a process, as for a verifier and its candidate.
+    """
     import pytest
 
+    from vouch.exec._apart import Program
+
+    program = Program(SOLUTION, "solution", hide=[test_file])
+    sys.modules["solution"] = program.module()
     collector = _WitnessCollector()
-    with _quiet():
-        code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", test_file], plugins=[collector])
+    try:
+        with _quiet():
+            code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", test_file], plugins=[collector])
+    finally:
+        program.close()
+        sys.modules.pop("solution", None)
     return {"exit_code": int(code), "tests": collector.tests}
