@@ -73,6 +73,8 @@ class EnvRecipe:
     """Shell commands run in the scratch checkout before the install (the spec's ``pre_install``)."""
     install: tuple[str, ...] = (".",)
     """``pip install`` arguments for the repository itself, run in the scratch checkout."""
+    pip: str | None = "pip<24.1"
+    """The pip the venv gets first (old setup.py projects need a pip before 24.1); None: ensurepip's."""
     tools: tuple[str, ...] = ("coverage",)
     """What vouch's own in-run code needs besides the tests' packages (branch coverage)."""
     notes: tuple[str, ...] = ()
@@ -85,6 +87,8 @@ class EnvRecipe:
         data = asdict(self) | {"python_version": python_version, "format": _FORMAT}
         data.pop("notes")
         data.pop("name")
+        if data["pip"] == "pip<24.1":
+            data.pop("pip")  # at its default, out of the key (keys of environments built before it stay)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:20]
 
 
@@ -357,7 +361,7 @@ class EnvCache:
                 shutil.rmtree(venv, ignore_errors=True)
                 return EnvFailure(key=key, step=exc.step, reason=exc.reason)
             elapsed = time.monotonic() - started
-            freeze = self._pip(venv, library, ["freeze", "--all"], cwd=venv, step="freeze")
+            freeze = self._pip(venv, library, ["freeze", "--all"], cwd=venv, step="freeze") if installs else ""
             manifest.write_text(
                 json.dumps(
                     {
@@ -424,14 +428,15 @@ class EnvCache:
         commit: str,
         progress: EnvProgress | None,
     ) -> int:
-        steps: list[tuple[str, list[str]]] = [("pip", ["install", "pip<24.1"])]
+        steps: list[tuple[str, list[str]]] = [("pip", ["install", recipe.pip])] if recipe.pip else []
         if recipe.packages:
             steps.append(("packages", ["install", *recipe.packages]))
         for path in recipe.requirement_files:
             steps.append((f"requirements {path}", ["install", "-r", path]))
         if recipe.pip_packages:
             steps.append(("pip_packages", ["install", *recipe.pip_packages]))
-        steps.append(("install", ["install", *recipe.install]))
+        if recipe.install:
+            steps.append(("install", ["install", *recipe.install]))
         if recipe.tools:
             steps.append(("tools", ["install", *recipe.tools]))
         total = len(steps) + 2
@@ -446,7 +451,7 @@ class EnvCache:
 
         tell("venv", 0)
         made = subprocess.run(
-            [str(base), "-m", "venv", str(venv)],
+            [str(base), "-m", "venv", *([] if steps else ["--without-pip"]), str(venv)],
             env={**os.environ, "LD_LIBRARY_PATH": str(library)},
             capture_output=True,
             text=True,

@@ -1,0 +1,170 @@
+"""Environments: interpreters found and copied where runs can start them, venvs built once and
+found by hash, failures as one line, and another interpreter run inside an engine run."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from _scratch import scratch_root
+from vouch.audit._swe import SWE_PRELOAD
+from vouch.audit._swe_runs import Runner, WorldEnv
+from vouch.exec import LocalExecutor
+from vouch.sources._swe import fixture_files, load_instances, materialise_fixture_repo
+from vouch.sources._swebench_logs import grade, parse_log
+from vouch.worlds import (
+    EnvCache,
+    EnvFailure,
+    Environment,
+    EnvRecipe,
+    Patch,
+    World,
+    WorldCache,
+    find_python,
+    generated_files,
+    git,
+    import_root,
+)
+from vouch.worlds._env import _version_of
+
+BASE_PYTHON = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+VERSION = f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+@pytest.fixture(scope="module")
+def env_root() -> Iterator[Path]:
+    """One environment directory for the module: the interpreter is copied into it once."""
+    path = scratch_root() / uuid.uuid4().hex
+    path.mkdir(parents=True)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _repo(root: Path, files: dict[str, str]) -> str:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    git(["init", "--quiet", "--initial-branch=main"], cwd=root)
+    git(["add", "--all"], cwd=root)
+    git(["-c", "commit.gpgsign=false", "commit", "--quiet", "-m", "base"], cwd=root)
+    git(["tag", "v1.2"], cwd=root)
+    return git(["rev-parse", "HEAD"], cwd=root).stdout.strip()
+
+
+def test_find_python_prefers_explicit_then_newest_pyenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("3.9.1", "3.9.10", "3.10.2"):
+        binary = tmp_path / "versions" / name / "bin" / f"python{name.rsplit('.', 1)[0]}"
+        binary.parent.mkdir(parents=True)
+        binary.write_text("")
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    monkeypatch.setenv("PATH", "/nonexistent")  # no uv either
+    assert find_python("3.9") == tmp_path / "versions" / "3.9.10" / "bin" / "python3.9"
+    assert find_python("3.9", {"3.9": "/opt/py39"}) == Path("/opt/py39")
+    assert find_python("3.7", {"*": "/opt/any"}) == Path("/opt/any")
+    assert find_python("3.7") is None
+
+
+def test_import_root_and_generated_version_file(tmp_path: Path) -> None:
+    world = tmp_path / "world"
+    world.mkdir()
+    _repo(
+        world, {"setup.py": 'setup(use_scm_version={"write_to": "src/pkg/_version.py"})\n', "src/pkg/__init__.py": ""}
+    )
+    assert import_root(world) == world / "src"
+    assert generated_files(world) == ["src/pkg/_version.py"]
+    assert "version = __version__ = '1.2'" in (world / "src/pkg/_version.py").read_text()
+    assert generated_files(world) == [], "an existing file is left alone"
+    flat = tmp_path / "flat"
+    (flat / "pkg").mkdir(parents=True)
+    assert import_root(flat) == flat and generated_files(flat) == []
+
+
+@pytest.mark.slow
+def test_environment_built_once_and_started_inside_a_run(visible_tmp: Path, env_root: Path) -> None:
+    repo = visible_tmp / "repo"
+    repo.mkdir()
+    commit = _repo(repo, {"README": "x\n"})
+    envs = EnvCache(env_root, python={VERSION: str(BASE_PYTHON)})
+    # No registry here: a recipe with nothing to download (ensurepip's pip, no packages).
+    recipe = EnvRecipe(name="o/r 1", python=VERSION, pip=None, install=(), tools=())
+    first = envs.get(recipe, repo, commit)
+    assert isinstance(first, Environment), first
+    assert first.built and first.installs == 0 and (first.root / "vouch-env.json").exists()
+    assert _version_of(first.python) == first.python_version
+    # Runs cannot search /root: the interpreter is a copy under the environment directory.
+    assert str(first.library_path).startswith(str(env_root))
+    again = EnvCache(env_root, python={VERSION: str(BASE_PYTHON)}).get(recipe, repo, commit)
+    assert isinstance(again, Environment) and not again.built and again.root == first.root
+
+    world_dir = visible_tmp / "world"
+    world_dir.mkdir()
+    _repo(world_dir, {"mod.py": "import sys\ndef where():\n    return sys.prefix\n"})
+    world = World(path=world_dir, key="w1", commit="x", patches=())
+    with LocalExecutor(workers=1, preload=SWE_PRELOAD) as executor:
+        runner = Runner(executor, timeout_s=60)
+        runner.attach(world, WorldEnv(env=first, harness=(), test_files=(), parser=None))
+        from vouch.audit._swe_witness import Probe
+
+        (outcome,) = runner.call(world, [Probe("mod.py", "mod", "where", (), ())])
+    assert outcome["ok"], outcome
+    assert str(first.root) in outcome["value"], "the call ran in the environment's interpreter"
+
+
+@pytest.mark.slow
+def test_failed_build_is_one_line_and_not_cached(visible_tmp: Path, env_root: Path) -> None:
+    repo = visible_tmp / "repo"
+    repo.mkdir()
+    commit = _repo(repo, {"README": "x\n"})
+    envs = EnvCache(env_root, python={VERSION: str(BASE_PYTHON)})
+    recipe = EnvRecipe(name="o/r 2", python=VERSION, pip=None, requirement_files=("missing.txt",), install=(), tools=())
+    failure = envs.get(recipe, repo, commit)
+    assert isinstance(failure, EnvFailure)
+    assert failure.step == "requirements missing.txt" and "missing.txt" in failure.reason
+    assert "\n" not in failure.reason
+    assert not (envs.root / failure.key).exists()
+    missing = EnvCache(env_root).get(EnvRecipe(name="o/r 3", python="2.1"), repo, commit)
+    assert isinstance(missing, EnvFailure) and missing.step == "python" and "--python 2.1" in missing.reason
+
+
+@pytest.mark.slow
+def test_harness_t0_through_another_interpreter(visible_tmp: Path) -> None:
+    """T0 as the harness runs it (test_cmd on the test patch's files, -rA log, parser, grading),
+    in an environment whose interpreter is started inside the run (vouch's own venv here)."""
+    inst = next(i for i in load_instances(fixture_files()[0]) if i.repo == "unitconv")
+    commit = materialise_fixture_repo("unitconv", visible_tmp / "repo")
+    worlds = WorldCache(visible_tmp / "worlds")
+    gold = worlds.materialise(
+        str(visible_tmp / "repo"), commit, [Patch("patch", inst.patch), Patch("t", inst.test_patch, True)]
+    )
+    null = worlds.materialise(str(visible_tmp / "repo"), commit, [Patch("t", inst.test_patch, True)])
+    assert isinstance(gold, World) and isinstance(null, World)
+    own = Environment(
+        key="own",
+        root=Path(sys.prefix),
+        python=Path(sys.executable),
+        library_path=Path(sys.base_prefix) / "lib",
+        python_version=VERSION,
+        built=False,
+        build_s=0.0,
+        installs=0,
+    )
+    files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in inst.t0))  # the fixture's T0 spans two files
+    env = WorldEnv(env=own, harness=("-rA",), test_files=files, parser="parse_log_pytest")
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as executor:
+        runner = Runner(executor, timeout_s=120)
+        runner.attach(gold, env)
+        runner.attach(null, env)
+        gold_run, null_run = runner.t0_batch([(gold, None, None), (null, None, None)], [])
+    assert gold_run.ok and null_run.ok, (gold_run.reason, null_run.reason)
+    assert "short test summary info" in gold_run.value["log"]
+    gold_grade = grade(parse_log(gold_run.value["log"], env.parser), inst.fail_to_pass, inst.pass_to_pass)
+    null_grade = grade(parse_log(null_run.value["log"], env.parser), inst.fail_to_pass, inst.pass_to_pass)
+    assert gold_grade.resolved and not null_grade.resolved
+    assert set(null_grade.f2p_failed) == set(inst.fail_to_pass)
