@@ -35,7 +35,8 @@ from conftest import (
     script_spec,
     zygote_children,
 )
-from vouch.exec import Limits, LocalExecutor, RunResult, Status
+from vouch.exec import Limits, LocalExecutor, RunResult, Status, hide_in_runs
+from vouch.exec._hidden import package_data_dir
 
 RESULT_FD = 1000  # where the harness writes the real frame (vouch.exec._harness.RESULT_FD)
 API_KEYS = {
@@ -966,3 +967,48 @@ def test_the_callers_working_directory_is_neither_importable_nor_readable_in_a_r
     result = executor.run(call_spec(probe, args=(str(caller.resolve()),)))
     assert result.ok, (result.status, result.reason, result.stderr_tail)
     assert result.value == [[], False, False]
+
+
+VARIANTS = "humaneval_codegen16b_variants.jsonl"  # passing and failing completions per task
+
+
+def test_vouchs_own_package_data_is_hidden_from_every_run(executor: LocalExecutor) -> None:
+    """The package ships labelled completions; a verifier under test must not read them, even
+    when the spec hides nothing."""
+    data = package_data_dir()
+    assert os.path.getsize(os.path.join(data, VARIANTS)) > 0  # the control: it is there on the host
+    probe = (
+        "import os\n"
+        "def f(data, name):\n"
+        "    path = os.path.join(data, name)\n"
+        "    try:\n"
+        "        content = open(path).read()\n"
+        "    except OSError as exc:\n"
+        "        content = type(exc).__name__\n"
+        "    return [os.listdir(data) if os.path.isdir(data) else None, content]\n"
+    )
+    result = executor.run(call_spec(probe, args=(data, VARIANTS)))
+    assert result.ok, (result.status, result.reason, result.stderr_tail)
+    assert result.value == [[], "FileNotFoundError"]
+    assert data in result.isolation.hidden_paths
+
+
+def test_paths_vouch_registers_and_its_default_outputs_are_hidden_from_every_run(
+    visible_tmp, make_executor: ExecutorFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A results file registered with ``hide_in_runs`` and the default store under the
+    caller's working directory read as empty in a run started after them."""
+    home = visible_tmp / "project"
+    (home / ".vouch").mkdir(parents=True)
+    (home / ".vouch" / "store.sqlite").write_text("labels in the default store")
+    results = visible_tmp / "results.json"
+    results.write_text('{"labels": "in a results file"}')
+    monkeypatch.chdir(home)
+    monkeypatch.delenv("VOUCH_STORE", raising=False)
+    hide_in_runs(results)
+    executor = make_executor(workers=1)
+    probe = "def f(*paths):\n    return [open(p).read() for p in paths]\n"
+    store = str(home / ".vouch" / "store.sqlite")
+    result = executor.run(call_spec(probe, args=(str(results), store)))
+    assert result.ok, (result.status, result.reason, result.stderr_tail)
+    assert result.value == ["", ""]

@@ -15,7 +15,17 @@ import pytest
 
 from conftest import FAST, KEPT_RUNS_DIRS, ExecutorFactory, call_spec, run_call, run_script, script_spec
 from vouch.errors import InfrastructureError, UsageError
-from vouch.exec import Call, Limits, LocalExecutor, RunResult, RunSpec, Script, Status, get_executor
+from vouch.exec import (
+    Call,
+    Limits,
+    LocalExecutor,
+    RunResult,
+    RunSpec,
+    Script,
+    Status,
+    get_executor,
+    hidden_in_every_run,
+)
 
 # --- batches -------------------------------------------------------------------------------
 
@@ -98,7 +108,9 @@ def test_the_run_is_not_root_on_the_host(executor: LocalExecutor) -> None:
 def test_recorded_hidden_paths(executor: LocalExecutor) -> None:
     result = run_script(executor, "pass\n", hidden=("/nonexistent/secret",))
     assert result.ok
-    assert result.isolation.hidden_paths == ("/nonexistent/secret",)
+    # The spec's own paths first, then what every run is given hidden (vouch's own answers).
+    assert result.isolation.hidden_paths[0] == "/nonexistent/secret"
+    assert set(result.isolation.hidden_paths[1:]) == set(hidden_in_every_run())
 
 
 _NOT_DATA = {

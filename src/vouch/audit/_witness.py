@@ -18,7 +18,7 @@ from typing import Any
 
 from vouch.audit._model import RunRecord, Validation
 from vouch.errors import UsageError
-from vouch.exec import Call, Limits, RunResult, RunSpec, Status
+from vouch.exec import Call, Limits, RunResult, RunSpec, Status, hide_in_runs
 
 MARKER = "# vouch-witness: "
 MODEL_FILE = "model_solution.py"
@@ -149,7 +149,12 @@ def judge(reference: list[RunRecord], model: list[RunRecord], rejudge: str | Non
 
 
 def write(directory: Path, witness: WitnessFile, model_program: str, reference_program: str) -> Path:
-    """Write a witness with both worlds' programs beside it, so that ``vouch audit replay`` can run it."""
+    """Write a witness with both worlds' programs beside it, so that ``vouch audit replay`` can run it.
+
+    The witness root (``directory``'s parent) holds G's values and every trial's defects: from
+    the first witness on, it is hidden from every run this process starts.
+    """
+    hide_in_runs(directory.parent)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / witness.name).write_text(witness.source)
     (directory / MODEL_FILE).write_text(model_program)

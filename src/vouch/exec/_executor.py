@@ -6,6 +6,7 @@ over a socket; a reader thread turns the zygote's reports into ``RunResult`` fut
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import os
@@ -24,6 +25,7 @@ from typing import Any, ClassVar, Self
 import vouch
 from vouch.errors import EngineCrashed, InfrastructureError, IsolationUnavailable, UsageError
 from vouch.exec import _protocol
+from vouch.exec._hidden import hidden_in_every_run
 from vouch.exec._outcome import build_result
 from vouch.exec._spec import RunResult, RunSpec
 from vouch.exec._values import from_data, to_data
@@ -337,6 +339,11 @@ class LocalExecutor(Executor):
             raise UsageError(f"run {spec.name or spec.entry!r} asks for a service channel but no service was given")
         if self._process is None or self._dead is not None:
             self.start()
+        # vouch's own answers (its package data, stores, witnesses, registered outputs) are
+        # hidden from every run, whatever the spec asked.
+        extra = [p for p in hidden_in_every_run() if p not in spec.hidden]
+        if extra:
+            spec = dataclasses.replace(spec, hidden=(*spec.hidden, *extra))
         future: Future[RunResult] = Future()
         with self._lock:
             if self._sock is None:
