@@ -309,6 +309,18 @@ def forge(value):
     os.pwrite(@@RESULT_FD@@, record, 0)
     os._exit(0)
 """
+_FILL_DISK = r"""
+def fill(path, mb):
+    try:
+        with open(path, "wb") as f:
+            for _ in range(mb):
+                f.write(b"x" * (1 << 20))
+        return "ok"
+    except OSError as exc:
+        return f"OSError {exc.errno}"
+for name, path in [("work", "a.bin"), ("tmp", "/tmp/b"), ("shm", "/dev/shm/c"), ("var", "/var/tmp/d")]:
+    print(name, fill(path, 30))
+"""
 _BAD_BASE64 = b'{"__vouch__":"bytes","b64":"A"}'
 _DEEP_JSON = b"[" * 100_000 + b"]" * 100_000
 
@@ -676,6 +688,14 @@ CASES = [
         _FORGE + 'forge(b\'{"__vouch__":"object","name":"os.system"}\')\n',
         ERROR,
         checks=(no_value, reason_has("not valid data")),
+    ),
+    # One disk budget for the working directory and the private temp dirs together (issue 14).
+    case(
+        "fills-workdir-then-tmp-past-one-disk-budget",
+        _FILL_DISK,
+        OK,
+        limits=Limits(timeout_s=10, memory_mb=256, disk_mb=48, file_size_mb=64),
+        checks=(stdout_has("work ok\ntmp OSError 28\nshm OSError 28\nvar OSError 28\n"),),
     ),
     case("script-sys-exit-3", "import sys\nsys.exit(3)\n", ERROR, checks=(raised("SystemExit"), exit_code(3))),
     # --- state ---

@@ -10,6 +10,7 @@ import dataclasses
 import fcntl
 import json
 import os
+import queue
 import socket
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from vouch.errors import EngineCrashed, InfrastructureError, IsolationUnavailabl
 from vouch.exec import _protocol
 from vouch.exec._hidden import hidden_in_every_run
 from vouch.exec._outcome import build_result
-from vouch.exec._spec import RunResult, RunSpec
+from vouch.exec._spec import Isolation, RunResult, RunSpec, Status
 from vouch.exec._values import from_data, to_data
 
 Progress = Callable[[int, int, RunResult], None]
@@ -159,6 +160,53 @@ def _scrubbed_environment(hash_seed: str) -> dict[str, str]:
     return env
 
 
+@dataclass(frozen=True)
+class _Attempt:
+    """A submitted run as the pool got it: sent again, once, if the pool dies under it."""
+
+    spec: RunSpec
+    service: Service | None
+    future: Future[RunResult]
+    retried: bool
+
+
+def _lost(spec: RunSpec, info: PoolInfo | None, reason: str) -> RunResult:
+    """The result of a run the pool died under twice: an error with the reason, nothing observed."""
+    limits = spec.limits
+    isolation = Isolation(
+        level=info.isolation_level if info is not None else "full",
+        user_namespace=True,
+        pid_namespace=True,
+        mount_namespace=True,
+        network=False,
+        readonly_root=True,
+        private_tmp=True,
+        uid=-1,
+        host_uid=-1,
+        hidden_paths=tuple(spec.hidden),
+        hash_seed=info.hash_seed if info is not None else "",
+        cpu_s=limits.effective_cpu_s,
+        address_space_mb=0,
+        file_size_mb=limits.file_size_mb,
+        processes=limits.processes,
+        open_files=limits.open_files,
+        weak_reason=info.weak_reason if info is not None else None,
+        disk_mb=limits.disk_mb,
+    )
+    return RunResult(
+        status=Status.ERROR,
+        reason=reason[:500],
+        exit_code=None,
+        signal=None,
+        duration_s=0.0,
+        peak_memory_mb=0.0,
+        pid=0,
+        stdout_tail="",
+        stderr_tail="",
+        isolation=isolation,
+    )
+
+
 class LocalExecutor(Executor):
     """A warm pool on this machine: one zygote forking a sandboxed child per run.
 
@@ -198,6 +246,11 @@ class LocalExecutor(Executor):
         self._life = threading.Lock()  # serialises start and close
         self._futures: dict[int, Future[RunResult]] = {}
         self._services: dict[int, Service] = {}
+        self._inflight: dict[int, _Attempt] = {}
+        """What each pending run needs to be sent again if the pool dies under it."""
+        self._closing = False
+        self._restarts: queue.SimpleQueue[tuple[list[_Attempt], str] | None] = queue.SimpleQueue()
+        self._supervisor: threading.Thread | None = None
         self._service_pool: ThreadPoolExecutor | None = None
         self._next_id = 0
         self._process: subprocess.Popen[bytes] | None = None
@@ -298,7 +351,15 @@ class LocalExecutor(Executor):
 
     def close(self) -> None:
         with self._life:
-            self._shutdown_process()
+            self._closing = True
+            try:
+                self._shutdown_process()
+            finally:
+                self._closing = False
+            supervisor, self._supervisor = self._supervisor, None
+        if supervisor is not None and supervisor is not threading.current_thread():
+            self._restarts.put(None)
+            supervisor.join(timeout=10)
 
     def _shutdown_process(self) -> None:
         # The reader thread takes self._lock when it sees the socket close: never wait for
@@ -345,20 +406,25 @@ class LocalExecutor(Executor):
         if extra:
             spec = dataclasses.replace(spec, hidden=(*spec.hidden, *extra))
         future: Future[RunResult] = Future()
+        self._send(_Attempt(spec, service, future, retried=False))
+        return future
+
+    def _send(self, attempt: _Attempt) -> None:
         with self._lock:
             if self._sock is None:
                 raise EngineCrashed("the engine's pool is closed")
             run_id = self._next_id
             self._next_id += 1
-            self._futures[run_id] = future
-            if service is not None and spec.service:
-                self._services[run_id] = service
+            self._futures[run_id] = attempt.future
+            self._inflight[run_id] = attempt
+            if attempt.service is not None and attempt.spec.service:
+                self._services[run_id] = attempt.service
             try:
-                self._sock.sendall(_protocol.pack_message(("run", run_id, spec)))
+                self._sock.sendall(_protocol.pack_message(("run", run_id, attempt.spec)))
             except OSError as exc:
                 del self._futures[run_id]
+                del self._inflight[run_id]
                 raise EngineCrashed(f"cannot reach the engine's pool process: {exc}") from None
-        return future
 
     def _answer_later(self, run_id: int, payload: bytes) -> None:
         """Answer a run's service request on a worker thread (the handler may wait on runs)."""
@@ -403,10 +469,45 @@ class LocalExecutor(Executor):
         code = process.poll() if process is not None else None
         with self._lock:
             pending, self._futures = self._futures, {}
+            attempts, self._inflight = self._inflight, {}
+            closing = self._closing or self._sock is None
             if pending:
                 self._dead = f"the engine's pool process died (exit code {code}); {len(pending)} runs have no result"
-        for future in pending.values():
-            future.set_exception(EngineCrashed(self._dead or "the engine's pool process stopped"))
+        if closing or not pending:
+            for future in pending.values():
+                future.set_exception(EngineCrashed(self._dead or "the engine's pool process stopped"))
+            return
+        # The pool died under running work (killed, out of memory): a new pool takes the runs
+        # that had no result yet, each at most once more; a run in flight at a second death is
+        # an error with the reason. Each future is resolved once, so nothing is decided twice.
+        reason = self._dead or "the engine's pool process died"
+        with self._lock:
+            if self._supervisor is None:
+                # The new zygote dies with the thread that starts it (PR_SET_PDEATHSIG follows the
+                # parent thread), so restarts come from one thread that lives as long as this pool.
+                self._supervisor = threading.Thread(target=self._supervise, name="vouch-pool-restart", daemon=True)
+                self._supervisor.start()
+            self._restarts.put(([attempts[i] for i in sorted(pending) if i in attempts], reason))
+
+    def _supervise(self) -> None:
+        while (job := self._restarts.get()) is not None:
+            self._recover(*job)
+
+    def _recover(self, attempts: list[_Attempt], reason: str) -> None:
+        retry = [a for a in attempts if not a.retried]
+        for attempt in attempts:
+            if attempt.retried:
+                attempt.future.set_result(_lost(attempt.spec, self.info, f"{reason}; the run was retried once already"))
+        if not retry:
+            return
+        try:
+            self.start()
+            for attempt in retry:
+                self._send(dataclasses.replace(attempt, retried=True))
+        except Exception as exc:  # noqa: BLE001 - no pool to retry on: the runs end with the reason
+            for attempt in retry:
+                if not attempt.future.done():
+                    attempt.future.set_exception(EngineCrashed(f"{reason}; restarting the pool failed: {exc}"))
 
     def _deliver(self, message: Any) -> None:
         kind, run_id = message[0], message[1]
@@ -416,6 +517,7 @@ class LocalExecutor(Executor):
         with self._lock:
             future = self._futures.pop(run_id, None)
             self._services.pop(run_id, None)
+            self._inflight.pop(run_id, None)
         if future is None:
             return
         if kind == "done":

@@ -146,6 +146,10 @@ class JobSetup:
     address_space_bytes: int
     env: Mapping[str, str]
     service: bool
+    files: Mapping[str, bytes] | None = None
+    """The working directory's files, for the run to write into its disk budget; None when the
+    zygote wrote them into the directory on the host (a kept working directory)."""
+    disk_mb: int | None = None
 
 
 @dataclass(frozen=True)
@@ -244,6 +248,46 @@ def _bind_workdir(prepared: Prepared, workdir: str) -> None:
     _linux.mount(f"/proc/self/fd/{work_fd}", workdir, None, _linux.MS_BIND)
     flags = _linux.locked_mount_flags(workdir)
     _linux.mount(None, workdir, None, _linux.MS_BIND | _linux.MS_REMOUNT | flags)
+    os.close(work_fd)
+
+
+_DISK_STAGE = "/tmp/.vouch-disk"  # noqa: S108 - inside the spare's own tmpfs, covered below
+
+
+def _mount_disk_budget(job: JobSetup) -> int | None:
+    """One tmpfs of ``disk_mb`` for everything the run writes: its /tmp, /var/tmp, /dev/shm and
+    (unless kept for the caller) its working directory are directories of it, bound in place.
+    Returns an O_PATH descriptor of the working directory's part, or None for a kept one."""
+    os.mkdir(_DISK_STAGE, 0o700)
+    _linux.mount("tmpfs", _DISK_STAGE, "tmpfs", _linux.MS_NOSUID | _linux.MS_NODEV, f"size={job.disk_mb}m,mode=0700")
+    held = {}
+    for target in _PRIVATE_TMP:
+        if os.path.isdir(target):
+            part = os.path.join(_DISK_STAGE, target.strip("/").replace("/", "-"))
+            os.mkdir(part)
+            os.chmod(part, 0o1777)  # noqa: S103 - the run's own /tmp, sticky as a /tmp is
+            held[target] = os.open(part, os.O_PATH | os.O_DIRECTORY)
+    work_fd = None
+    if job.files is not None:
+        work = os.path.join(_DISK_STAGE, "work")
+        os.mkdir(work, 0o700)
+        for rel, data in job.files.items():
+            path = os.path.join(work, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as f:
+                f.write(data)
+        work_fd = os.open(work, os.O_PATH | os.O_DIRECTORY)
+    # /tmp last: the stage lives in the spare's /tmp, which the bind then covers for good.
+    for target in sorted(held, key=lambda t: t == _PRIVATE_TMP[0]):
+        _linux.mount(f"/proc/self/fd/{held[target]}", target, None, _linux.MS_BIND)
+        os.close(held[target])
+    return work_fd
+
+
+def _bind_budgeted_workdir(work_fd: int, job: JobSetup) -> None:
+    # The working directory's path may lie under /tmp, now the budget's: recreate it there.
+    os.makedirs(job.workdir, exist_ok=True)
+    _linux.mount(f"/proc/self/fd/{work_fd}", job.workdir, None, _linux.MS_BIND)
     os.close(work_fd)
 
 
@@ -349,7 +393,11 @@ def enter(prepared: Prepared, job: JobSetup) -> None:
     try:
         if setup.full:
             _cover_hidden(job.hidden)
-            _bind_workdir(prepared, job.workdir)
+            work_fd = _mount_disk_budget(job) if job.disk_mb is not None else None
+            if work_fd is not None:
+                _bind_budgeted_workdir(work_fd, job)
+            else:
+                _bind_workdir(prepared, job.workdir)
         # Descriptors before limits: dup2 cannot reach RESULT_FD once RLIMIT_NOFILE is lower.
         _set_stdio(setup, job.service)
         _set_limits(job)

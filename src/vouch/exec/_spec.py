@@ -38,6 +38,9 @@ class Limits:
     memory_mb: int = 512
     file_size_mb: int = 64
     """Largest file the run may write, its captured stdout and stderr included."""
+    disk_mb: int = 512
+    """One budget for all the run writes: its working directory (unless kept for the caller) and
+    its private /tmp, /var/tmp and /dev/shm share one tmpfs of this size (full isolation)."""
     processes: int = 64
     open_files: int = 256
     output_tail_bytes: int = 8192
@@ -48,6 +51,7 @@ class Limits:
             "timeout_s": self.timeout_s,
             "memory_mb": self.memory_mb,
             "file_size_mb": self.file_size_mb,
+            "disk_mb": self.disk_mb,
             "processes": self.processes,
             "open_files": self.open_files,
             "output_tail_bytes": self.output_tail_bytes,
@@ -145,6 +149,8 @@ class Isolation:
     processes: int
     open_files: int
     weak_reason: str | None = None
+    disk_mb: int | None = None
+    """The run's one disk budget (working directory and private temp dirs); None when it had none."""
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__} | {

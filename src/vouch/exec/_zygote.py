@@ -174,21 +174,35 @@ class Zygote:
     def _host_uid(self, slot: int) -> int:
         return int(self.config["uid_base"]) + slot
 
-    def _prepare_workdir(self, spec: RunSpec, uid: int) -> str:
+    def _budgeted(self, spec: RunSpec) -> bool:
+        """Whether the run's working directory lives in its disk budget (a tmpfs of the run's
+        own), so that the run writes its files there; a kept one must outlive the run."""
+        return self.full and not spec.keep_workdir
+
+    def _prepare_workdir(self, spec: RunSpec, uid: int) -> tuple[str, dict[str, bytes] | None]:
+        """Make the run's working directory; returns it and, for a budgeted run, the files the
+        run writes into it itself (else they are written here)."""
         self.counter += 1
         workdir = os.path.join(self.runs_dir, f"run-{self.counter}")
         os.mkdir(workdir, 0o700)
+        files: dict[str, bytes] = {}
         for rel, content in spec.files.items():
             path = os.path.normpath(os.path.join(workdir, rel))
             if not path.startswith(workdir + os.sep):
                 raise ValueError(f"file {rel!r} would land outside the working directory")
+            files[os.path.relpath(path, workdir)] = content.encode() if isinstance(content, str) else content
+        if self._budgeted(spec):
+            if os.geteuid() == 0:
+                os.lchown(workdir, uid, uid)
+            return workdir, files
+        for rel, data in files.items():
+            path = os.path.join(workdir, rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            data = content.encode() if isinstance(content, str) else content
             with open(path, "wb") as f:
                 f.write(data)
         if os.geteuid() == 0 and (self.full or self.can_switch_uid):
             _chown_tree(workdir, uid, uid)
-        return workdir
+        return workdir, None
 
     def _isolation(self, spec: RunSpec, uid: int, address_space: int) -> dict[str, Any]:
         full = self.full
@@ -211,6 +225,7 @@ class Zygote:
             "processes": limits.processes,
             "open_files": limits.open_files,
             "weak_reason": None if full else self.config.get("weak_reason"),
+            "disk_mb": limits.disk_mb if full else None,
         }
 
     def make_spare(self, slot: int) -> None:
@@ -290,7 +305,7 @@ class Zygote:
         child = self.spares.pop(slot)
         uid = child.uid
         try:
-            workdir = self._prepare_workdir(spec, uid)
+            workdir, files = self._prepare_workdir(spec, uid)
         except (OSError, ValueError) as exc:
             self.spares[slot] = child
             self.free_slots[spec.nested].append(slot)
@@ -305,6 +320,8 @@ class Zygote:
             address_space_bytes=address_space,
             env=dict(spec.env),
             service=spec.service,
+            files=files,
+            disk_mb=spec.limits.disk_mb if self.full else None,
         )
         started = time.monotonic()
         try:

@@ -1,0 +1,78 @@
+"""Faults of the engine itself (issue 14): the zygote is SIGKILLed in the middle of a batch.
+
+The pool restarts, the runs that had no result yet are sent again once, a run in flight at a
+second death is an ``error`` with the reason, the batch completes, and every run is resolved
+exactly once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+from conftest import ExecutorFactory, script_spec
+from vouch.exec import Limits, RunResult, Status
+
+SLOW = Limits(timeout_s=60, memory_mb=256)
+
+
+def _wait_for(condition, what: str, limit_s: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_sigkill_of_the_zygote_mid_batch_restarts_the_pool_and_the_batch_completes(
+    make_executor: ExecutorFactory,
+) -> None:
+    pool = make_executor(workers=2)
+    assert pool.info is not None
+    first = pool.info.pid
+    specs = [script_spec(f"import time\ntime.sleep(0.3)\nprint('done {i}')\n", limits=SLOW) for i in range(8)]
+    seen: list[RunResult] = []
+    lock = threading.Lock()
+
+    def progress(done: int, total: int, result: RunResult) -> None:
+        with lock:
+            seen.append(result)
+            if len(seen) == 1:
+                os.kill(first, signal.SIGKILL)  # runs are still in flight and queued
+
+    results = pool.run_batch(specs, progress)
+    assert [r.status for r in results] == [Status.OK] * 8, [(r.status, r.reason) for r in results]
+    assert [r.stdout_tail for r in results] == [f"done {i}\n" for i in range(8)]
+    assert len(seen) == 8, "every run is resolved exactly once"
+    assert pool.info is not None and pool.info.pid != first
+
+
+def test_a_run_the_pool_dies_under_twice_is_an_error_with_the_reason(make_executor: ExecutorFactory) -> None:
+    pool = make_executor(workers=1)
+    future = pool.submit(script_spec("import time\ntime.sleep(30)\n", limits=SLOW))
+    for _ in range(2):
+        assert pool.info is not None
+        pid = pool.info.pid
+        # The run has started once the zygote has a child beyond its spares (workers x 2 lanes).
+        _wait_for(lambda: _running(pid) > 2, "the run to start")
+        os.kill(pid, signal.SIGKILL)
+        _wait_for(lambda: future.done() or (pool.info is not None and pool.info.pid != pid), "a new pool")
+    result = future.result(timeout=120)
+    assert result.status is Status.ERROR
+    assert result.reason is not None and "died" in result.reason and "retried once" in result.reason
+    after = pool.run(script_spec("print('fine')\n"))
+    assert after.ok and after.stdout_tail == "fine\n"
+
+
+def _running(zygote: int) -> int:
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            count += int(fields[1]) == zygote
+    return count
