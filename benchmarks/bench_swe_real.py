@@ -24,7 +24,12 @@ from pathlib import Path
 import vouch
 from vouch.audit._swe import SWE_PRELOAD
 from vouch.audit._swe_env import RepoLocator, plan_environments
-from vouch.audit._swe_harness import EnvironmentRecord, HarnessReproduction, reproduce_harness, summarise_reproduction
+from vouch.audit._swe_harness import (
+    HarnessReproduction,
+    environment_records,
+    reproduce_harness,
+    summarise_reproduction,
+)
 from vouch.exec import LocalExecutor
 from vouch.sources._swe import load_instances, load_predictions
 from vouch.sources._swebench import load_environments
@@ -96,25 +101,12 @@ def main() -> None:
     print(json.dumps(summary))
     print()
     print(f"{'environment':28} {'built':>6} {'seconds':>8} {'pip installs':>13}")
-    env_records = []
-    for name, env in sorted(plan.built.items()):
-        print(f"{name:28} {env.built!s:>6} {env.build_s:8.1f} {env.installs:13d}")
-        env_records.append(
-            EnvironmentRecord(
-                name=name,
-                key=env.key,
-                built=env.built,
-                seconds=round(env.build_s, 1),
-                installs=env.installs,
-                python=env.python_version,
-                notes=list(plan.notes.get(name, ())),
-            )
-        )
-    for name, failure in sorted(plan.failed.items()):
-        print(f"{name:28} FAILED at {failure.step}: {failure.reason[:200]}")
-        env_records.append(
-            EnvironmentRecord(name=name, key=failure.key, built=False, seconds=0.0, installs=0, error=failure.reason)
-        )
+    env_records = environment_records(plan)
+    for record in env_records:
+        if record.error:
+            print(f"{record.name:28} FAILED: {record.error[:200]}")
+        else:
+            print(f"{record.name:28} {record.built!s:>6} {record.seconds:8.1f} {record.installs:13d}")
     world_s = sum(r.world_build_s for r in records)
     installs = sum(e.installs for e in plan.built.values())
     print(f"environments: {env_s:.1f} s ({installs} pip installs); worlds: {world_s:.1f} s; total {total_s:.1f} s")

@@ -99,3 +99,44 @@ def test_files_source_needs_a_directory(visible_tmp: Path) -> None:
         "audit", "swe", "--instances", str(instances), "--predictions", str(predictions), "--witness-source", "files"
     )
     assert done.returncode == 2 and "--witness-files" in done.stderr
+
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "swebench"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--harness-only"], "--harness-only needs --environments"),
+        (["--repo-map", "psf/requests"], "--repo-map 'psf/requests': give NAME=VALUE"),
+        (["--only", "nobody__nothing-1"], "--only nobody__nothing-1: not in"),
+        (["--environments", "missing.json"], "missing.json: cannot be read"),
+    ],
+)
+def test_real_mode_usage_errors(visible_tmp: Path, extra: list[str], message: str) -> None:
+    instances, predictions = _one_fixture(visible_tmp, "booknotes")
+    args = ["audit", "swe", "--instances", str(instances), "--predictions", str(predictions), *extra]
+    done = vouch(*args, cwd=visible_tmp)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_instance_without_a_spec_is_one_error_line(visible_tmp: Path) -> None:
+    """An instance whose repo has no environment spec: one line, that instance is an error, exit 0."""
+    materialise_fixture_repo("booknotes", visible_tmp / "repos" / "booknotes")
+    instances, predictions = _one_fixture(visible_tmp, "booknotes")
+    out = visible_tmp / "harness.json"
+    done = vouch(
+        "audit", "swe", "--instances", str(instances), "--predictions", str(predictions),
+        "--repo-root", str(visible_tmp / "repos"), "--environments", str(DATA / "environments.json"),
+        "--env-dir", str(visible_tmp / "envs"), "--cache", str(visible_tmp / "cache"),
+        "--harness-only", "--json", str(out),
+        cwd=visible_tmp,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "no environment spec for repo 'booknotes'" in line]
+    assert len(lines) == 1
+    data = json.loads(out.read_text())
+    assert data["kind"] == "swe-harness" and data["summary"]["errors"] == 1
+    assert data["instances"][0]["status"] == "error"

@@ -130,9 +130,9 @@ class GhostBranch(_Model):
 class DetectorFlag(_Model):
     """A reward-hack detector's finding; a flag alone never refutes."""
 
-    detector: Literal["hardcoded_expected", "special_cased_inputs", "env_sniffing", "tampering", "stub"] = Field(
-        description="Which detector fired."
-    )
+    detector: Literal[
+        "hardcoded_expected", "special_cased_inputs", "env_sniffing", "tampering", "stub", "stray_files", "empty_patch"
+    ] = Field(description="Which detector fired.")
     file: str = Field(description="The file it fired on.")
     line: int | None = Field(default=None, description="Line of the finding, when it has one.")
     detail: str = Field(description="What was seen, with the value or name.")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,15 +33,16 @@ from vouch.audit._model import (
     summarise,
 )
 from vouch.audit._swe_agent import MODEL_FAILED, agent_witnesses, instance_checklist, witness_root
+from vouch.audit._swe_env import EnvPlan
 from vouch.audit._swe_evidence import checklist, detect_reward_hacks, ghost_branches, source_files, test_sources
 from vouch.audit._swe_replay import write_witnesses
-from vouch.audit._swe_runs import Runner, mutation_evidence, t0_result, witnesses_for_trial
+from vouch.audit._swe_runs import Runner, WorldEnv, graded_t0, mutation_evidence, t0_result, witnesses_for_trial
 from vouch.audit._swe_witness import Probe, function_targets, module_name, mutate_call, string_pool
 from vouch.errors import UsageError
-from vouch.exec import Executor
+from vouch.exec import Executor, RunResult
 from vouch.sources._swe import SweInstance, SweTrial
 from vouch.store import AuditStore
-from vouch.worlds import Patch, Unappliable, World, WorldCache, parse_patch, patch_hash
+from vouch.worlds import Patch, Unappliable, World, WorldCache, git, parse_patch, patch_hash
 
 __all__ = ["SWE_PRELOAD", "SweAuditConfig", "audit_fixture", "audit_swe"]
 
@@ -108,6 +109,12 @@ class _Instance:
     t0_null: T0Result | None = None
     probes: list[tuple[Probe, dict[str, Any]]] = field(default_factory=list)
     """Inputs on which R[G] returned, with its result."""
+    env: WorldEnv | None = None
+    """The instance's environment (real repositories); None: the pool's own interpreter."""
+    env_error: str | None = None
+    """Why the instance has no environment, when one was asked for."""
+    t0_excluded: list[str] = field(default_factory=list)
+    """PASS_TO_PASS ids failing in both R[G] and R here (network, paths): left out of T0."""
     recorded_literals: list[str] = field(default_factory=list)
 
 
@@ -142,14 +149,26 @@ def _prepare(
     tests = Patch("test_patch", spec.test_patch, reset=True)
     report = TaskReport(task_id=spec.instance_id, well_formed=False, t0_tests=len(t0), trials=len(trials))
     inst.report = report
-    reference = cache.materialise(inst.source, spec.base_commit, [Patch("patch", spec.patch), tests])
-    null = cache.materialise(inst.source, spec.base_commit, [tests])
+    if inst.env_error is not None:
+        report.reason = f"environment: {inst.env_error}"
+        return
+    try:
+        reference = cache.materialise(inst.source, spec.base_commit, [Patch("patch", spec.patch), tests])
+        null = cache.materialise(inst.source, spec.base_commit, [tests])
+    except UsageError as exc:  # a base commit missing from the repository: this instance only
+        report.reason = f"worlds: {exc}"
+        return
     if isinstance(reference, Unappliable) or isinstance(null, Unappliable):
         bad = reference if isinstance(reference, Unappliable) else null
         assert isinstance(bad, Unappliable)
         report.reason = f"A.1: the reference world cannot be built: {bad.reason}"
         return
     inst.reference, inst.null = reference, null
+    if inst.env is not None:
+        runner.attach(reference, inst.env)
+        runner.attach(null, inst.env)
+        _prepare_t0_in_env(inst, runner, reference, null, trials, config.seed)
+        return
 
     # Public functions of every module G or a trial touches: the differential's targets.
     touched = {c.path for c in source_files(parse_patch(spec.patch))}
@@ -169,8 +188,68 @@ def _prepare(
         return
     report.well_formed = True
 
+    _probes_from(inst, ref_run, runner, reference, config.seed)
+
+
+def _prepare_t0_in_env(
+    inst: _Instance, runner: Runner, reference: World, null: World, trials: Sequence[SweTrial], seed: int
+) -> None:
+    """_prepare for an instance with an environment: T0 as the harness runs it, then T0 again
+    with calls of the changed modules recorded, in a run of its own (recording slows every call:
+    if it runs out of time, the differential has fewer inputs, and T0's verdict stands)."""
+    spec = inst.spec
+    report = inst.report
+    assert inst.env is not None and report is not None
+    t0 = spec.t0
+    ref_run, null_run = runner.t0_batch([(reference, None, None), (null, None, None)], t0)
+    ref_t0 = graded_t0("reference", t0, ref_run, inst.env, spec)
+    null_t0 = graded_t0("null", t0, null_run, inst.env, spec)
+    if ref_run.ok and null_run.ok:
+        # A PASS_TO_PASS test that fails with G and without it fails whatever the patch: an
+        # artefact of this machine (no network, other paths), not a behaviour T0 checks here.
+        excluded = [t for t in spec.pass_to_pass if t in ref_t0.tests_failed and t in null_t0.tests_failed]
+        if excluded:
+            inst.t0_excluded = excluded
+            t0 = [t for t in t0 if t not in set(excluded)]
+            ref_t0 = graded_t0("reference", t0, ref_run, inst.env, spec)
+            null_t0 = graded_t0("null", t0, null_run, inst.env, spec)
+            report.note = (
+                f"{len(excluded)} PASS_TO_PASS tests fail with G and in R here (e.g. {excluded[0]}): left out of T0"
+            )
+    inst.t0_reference, inst.t0_null = ref_t0, null_t0
+    report.null_passing = list(null_t0.tests_passed)
+    test_files = {node.split("::", 1)[0] for node in t0}
+    report.checklist = checklist(spec.problem_statement, test_sources({f: _read(reference, f) for f in test_files}, t0))
+    if not ref_t0.passed:
+        failed = ", ".join(ref_t0.tests_failed[:5]) or ref_t0.reason or "no outcome"
+        report.reason = f"A.1: G does not pass T0 in R[G] ({failed}); the instance is reported, not audited"
+        return
+    report.well_formed = True
+    touched = {c.path for c in source_files(parse_patch(spec.patch))}
+    for trial in trials:
+        touched.update(c.path for c in source_files(parse_patch(trial.patch)))
+    targets = [t for path in sorted(touched) for t in function_targets(_read(reference, path), path)]
+    if not targets:
+        return
+    (recording,) = runner.batch(
+        [
+            runner.spec(
+                reference,
+                "run_tests",
+                list(inst.env.test_files),
+                {"root": str(reference.path), "record": targets, "harness": list(inst.env.harness)},
+                name=f"record {reference.key}",
+            )
+        ]
+    )
+    _probes_from(inst, recording, runner, reference, seed)
+
+
+def _probes_from(inst: _Instance, run: RunResult, runner: Runner, reference: World, seed: int) -> None:
+    """Recorded T0 calls and their mutations, kept where R[G] returns (the differential's inputs)."""
+    spec = inst.spec
     recorded: list[Probe] = []
-    calls = (ref_run.value or {}).get("calls") or {} if ref_run.ok and isinstance(ref_run.value, dict) else {}
+    calls = (run.value or {}).get("calls") or {} if run.ok and isinstance(run.value, dict) else {}
     for target, records in sorted(calls.items()):
         file, _, qualname = target.partition("::")
         for record in records:
@@ -178,7 +257,7 @@ def _prepare(
                 Probe(file, module_name(file), qualname, tuple(record["args"]), tuple(sorted(record["kwargs"].items())))
             )
             inst.recorded_literals.extend([*record["args"], *record["kwargs"].values()])
-    rng = random.Random(f"{config.seed}:{spec.instance_id}")
+    rng = random.Random(f"{seed}:{spec.instance_id}")
     pool = string_pool(spec.problem_statement, recorded)
     probes: list[Probe] = []
     seen: set[tuple[str, str, tuple[str, ...], tuple[tuple[str, str], ...]]] = set()
@@ -225,9 +304,11 @@ def _audit_trial(
             program_hash=program,
         )
     changes = source_files(parse_patch(trial.patch))
-    t0 = spec.t0
+    t0 = [t for t in spec.t0 if t not in set(inst.t0_excluded)]
+    if inst.env is not None:
+        runner.attach(world, inst.env)
     (run,) = runner.t0_batch([(world, [c.path for c in changes], None)], t0)
-    model_t0 = t0_result("model", t0, run)
+    model_t0 = graded_t0("model", t0, run, inst.env, spec) if inst.env is not None else t0_result("model", t0, run)
     evidence.t0 = [model_t0, inst.t0_reference, inst.t0_null]
     evidence.steps.append("t0")
     if not model_t0.passed:
@@ -251,6 +332,7 @@ def _audit_trial(
         gold_patch=spec.patch,
         problem=spec.problem_statement,
         t0_literal_inputs=inst.recorded_literals,
+        base_top_level=_top_level(inst.null),
     )
     coverage = (run.value or {}).get("coverage") or {} if isinstance(run.value, dict) else {}
     sources = {c.path: _read(world, c.path) for c in changes}
@@ -310,11 +392,19 @@ def _audit_trial(
     )
 
 
+def _top_level(world: World | None) -> set[str] | None:
+    """Names at the top of a world's tree as git tracks them at the base commit."""
+    if world is None:
+        return None
+    done = git(["ls-tree", "--name-only", world.commit], cwd=world.path)
+    return set(done.stdout.split()) if done.returncode == 0 else None
+
+
 def _model_failed(result: TrialResult) -> bool:
     return result.verdict is Verdict.ERROR and (result.reason or "").startswith(MODEL_FAILED)
 
 
-def _config_key(config: SweAuditConfig, instance: SweInstance) -> str:
+def _config_key(config: SweAuditConfig, instance: SweInstance, env: WorldEnv | None = None) -> str:
     """What a judgement depends on besides the trial's patch: settings, vouch, the instance."""
     import vouch
 
@@ -326,6 +416,8 @@ def _config_key(config: SweAuditConfig, instance: SweInstance) -> str:
         if k not in ("repo_root", "witness_dir") and not (k in ("agent_model", "agent_config") and v is None)
     }
     text = repr(sorted(parts.items())) + vouch.__version__ + instance.model_dump_json(exclude_none=True)
+    if env is not None:  # the judgement depends on the environment it ran in
+        text += f"env:{env.env.key}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -339,6 +431,8 @@ def audit_swe(
     progress: ProgressLine | None = None,
     store: AuditStore | None = None,
     agent: WitnessAgent | None = None,
+    sources: Mapping[str, str] | None = None,
+    environments: EnvPlan | None = None,
 ) -> AuditResults:
     """Audit every trial of the given instances (TestJack section 3.2, repository level).
 
@@ -353,6 +447,10 @@ def audit_swe(
             instance contents resumes from it instead of judging a patch again.
         agent: The auditing model (``agent`` source); default: built from ``config.agent_model``
             and ``config.agent_config`` (``_agent_calls.witness_agent``).
+        sources: instance_id -> repository source (``RepoLocator.locate``); default: the
+            instance's ``repo`` under ``config.repo_root``.
+        environments: Each instance's environment (``plan_environments``): its worlds run in
+            it, T0 as the harness runs it; an instance it has none for is an error.
 
     Returns:
         The ``audit`` results: every trial with its verdict, per-instance reports, summary.
@@ -374,7 +472,20 @@ def audit_swe(
     cache = cache or WorldCache()
     started = time.monotonic()
     runner = Runner(executor, timeout_s=config.timeout_s)
-    by_id = {i.instance_id: _Instance(spec=i, source=_resolve_repo(i, config.repo_root)) for i in instances}
+    by_id = {
+        i.instance_id: _Instance(
+            spec=i,
+            source=sources[i.instance_id]
+            if sources and i.instance_id in sources
+            else _resolve_repo(i, config.repo_root),
+        )
+        for i in instances
+    }
+    if environments is not None:
+        for inst in by_id.values():
+            inst.env = environments.envs.get(inst.spec.instance_id)
+            if inst.env is None:
+                inst.env_error = environments.errors.get(inst.spec.instance_id, "no environment was built")
     for trial in trials:
         if trial.instance_id not in by_id:
             raise UsageError(f"trial {trial.trial_id}: instance {trial.instance_id!r} is not in the instances")
@@ -383,7 +494,7 @@ def audit_swe(
     resumed = 0
     for inst in by_id.values():
         own = [t for t in trials if t.instance_id == inst.spec.instance_id]
-        config_key = _config_key(config, inst.spec)
+        config_key = _config_key(config, inst.spec, inst.env)
         stored = (
             store.get_many(config_key, [(t.instance_id, patch_hash(t.patch.strip())) for t in own]) if store else {}
         )

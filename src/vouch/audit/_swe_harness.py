@@ -32,6 +32,7 @@ __all__ = [
     "InstanceReproduction",
     "TestDifference",
     "classify",
+    "environment_records",
     "reproduce_harness",
 ]
 
@@ -121,6 +122,27 @@ class HarnessReproduction(_Model):
     instances: list[InstanceReproduction]
     environments: list[EnvironmentRecord]
     summary: dict[str, Any]
+
+
+def environment_records(plan: EnvPlan) -> list[EnvironmentRecord]:
+    """The plan's environments (built, found or failed) as records for the results file."""
+    out = [
+        EnvironmentRecord(
+            name=name,
+            key=env.key,
+            built=env.built,
+            seconds=round(env.build_s, 1),
+            installs=env.installs,
+            python=env.python_version,
+            notes=list(plan.notes.get(name, ())),
+        )
+        for name, env in sorted(plan.built.items())
+    ]
+    out.extend(
+        EnvironmentRecord(name=name, key=f.key, built=False, seconds=0.0, installs=0, error=f"{f.step}: {f.reason}")
+        for name, f in sorted(plan.failed.items())
+    )
+    return out
 
 
 def _failure_of(test: str, failures: Mapping[str, Any]) -> str | None:

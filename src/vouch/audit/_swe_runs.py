@@ -19,11 +19,12 @@ from vouch.audit._swe_witness import Candidate, Probe, iteration_batches, witnes
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
 from vouch.mutation import kill_matrix, mutate
+from vouch.sources._swebench_logs import grade, parse_log
 from vouch.worlds import Environment, FileChange, World, generated_files
 
 if TYPE_CHECKING:
     from vouch.audit._swe import SweAuditConfig, _Instance
-    from vouch.sources._swe import SweTrial
+    from vouch.sources._swe import SweInstance, SweTrial
 
 __all__ = [
     "Runner",
@@ -240,6 +241,37 @@ def t0_result(world: str, t0: Sequence[str], run: RunResult) -> T0Result:
     )
 
 
+def graded_t0(world: str, t0: Sequence[str], run: RunResult, env: WorldEnv, instance: SweInstance) -> T0Result:
+    """T0Result of a world run as the harness runs it: the log read by the repo's parser, graded
+    as swebench grades (a SKIPPED test counts neither way), restricted to the ids in ``t0``."""
+    if not run.ok or not isinstance(run.value, dict):
+        return t0_result(world, t0, run)
+    statuses = parse_log(str(run.value.get("log") or ""), env.parser)
+    wanted = set(t0)
+    graded = grade(
+        statuses,
+        [t for t in instance.fail_to_pass if t in wanted],
+        [t for t in instance.pass_to_pass if t in wanted],
+    )
+    failed = list(graded.failed)
+    reason = None
+    if failed:
+        missing = [t for t in failed if t not in statuses]
+        reason = f"{len(failed)} of {len(t0)} T0 tests do not pass" + (
+            f" ({len(missing)} not in the log, e.g. {missing[0]})" if missing else f" (e.g. {failed[0]})"
+        )
+    kind: Any = world
+    return T0Result(
+        world=kind,
+        passed=not failed,
+        status="ok" if not failed else "fail",
+        tests_total=len(t0),
+        tests_passed=[*graded.f2p_passed, *graded.p2p_passed],
+        tests_failed=failed,
+        reason=reason,
+    )
+
+
 def mutation_evidence(
     runner: Runner,
     world: World,
@@ -262,11 +294,14 @@ def mutation_evidence(
         return 0, []
     chosen = sorted(rng.sample(range(len(pool)), min(limit, len(pool))))
     picked = [pool[i] for i in chosen]
+    # In an environment, T0's ids are the harness parser's (an absolute path cut to its last
+    # part): run their files, and read the outcomes by node id.
+    argv = list(passing) if runner.env_of(world) is None else sorted({t.split("::", 1)[0] for t in passing})
     specs = [
         runner.spec(
             world,
             "run_tests",
-            list(passing),
+            argv,
             {"root": str(world.path), "overlay": {path: mutant.source}},
             name=f"mutant {mutant.id}",
         )

@@ -80,6 +80,8 @@ def function_targets(source: str, file: str) -> list[str]:
 def module_name(file: str) -> str:
     """Dotted module name of a repository-relative ``.py`` path (``pkg/__init__.py`` -> ``pkg``)."""
     parts = file[: -len(".py")].split("/")
+    if parts[0] == "src" and len(parts) > 1:  # a src layout imports from src/
+        parts = parts[1:]
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)

@@ -6,15 +6,26 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
+from vouch.audit._swe_env import EnvPlan, RepoLocator, plan_environments
+from vouch.audit._swe_harness import (
+    HarnessReproduction,
+    InstanceReproduction,
+    environment_records,
+    reproduce_harness,
+    summarise_reproduction,
+)
 from vouch.audit._swe_replay import replay_witness
 from vouch.cli._agent_options import agent_config_option, agent_model_option, auditing_agent
+from vouch.errors import VouchError
 from vouch.exec import LocalExecutor
-from vouch.sources._swe import load_instances, load_predictions
+from vouch.sources._swe import SweInstance, SweTrial, load_instances, load_predictions
+from vouch.sources._swebench import RepoEnvs, load_environments
 from vouch.store import AuditStore, default_store_path
-from vouch.worlds import WorldCache
+from vouch.worlds import EnvCache, WorldCache
 
 __all__ = ["swe"]
 
@@ -45,6 +56,47 @@ __all__ = ["swe"]
     type=click.Path(file_okay=False, path_type=Path),
     help="Where an instance's repo named without a path lives (<repo-root>/<repo>).",
 )
+@click.option(
+    "--repo-map",
+    multiple=True,
+    metavar="OWNER/NAME=PATH",
+    help="Where one repository is (a clone or bare mirror); repeatable.",
+)
+@click.option(
+    "--repo-url",
+    metavar="TEMPLATE",
+    help="Clone repositories not found locally from this URL ({repo}, {owner}, {name}).",
+)
+@click.option(
+    "--environments",
+    "environments_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="SWE-bench's environment specs (environments.json): run each instance in a venv of its repo/version.",
+)
+@click.option(
+    "--env-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where environments are built and cached (default: $VOUCH_CACHE/envs or .vouch/envs).",
+)
+@click.option(
+    "--python",
+    "python_paths",
+    multiple=True,
+    metavar="VERSION=PATH",
+    help="The interpreter for a spec's Python version (default: pyenv, then uv); '*=PATH' for all.",
+)
+@click.option("--only", multiple=True, metavar="INSTANCE_ID", help="Audit only these instances; repeatable.")
+@click.option(
+    "--harness-only",
+    is_flag=True,
+    help="Only reproduce the harness's verdicts (T0 in R, R[G], R[s] as SWE-bench runs it); needs --environments.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="Seconds per T0 run (default 120; 900 in environments).",
+)
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path), help="World cache directory.")
 @click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), help="Resumable audit store.")
 @click.option("--k", type=click.IntRange(min=1), default=3, show_default=True, help="Witness iterations per trial.")
@@ -73,6 +125,14 @@ def swe(
     agent_model: str | None,
     agent_config: str | None,
     repo_root: Path | None,
+    repo_map: tuple[str, ...],
+    repo_url: str | None,
+    environments_file: Path | None,
+    env_dir: Path | None,
+    python_paths: tuple[str, ...],
+    only: tuple[str, ...],
+    harness_only: bool,
+    timeout: float | None,
     cache_dir: Path | None,
     store_path: Path | None,
     k: int,
@@ -102,6 +162,41 @@ def swe(
         witness_out = json_out.parent / f"{json_out.stem}-witnesses"
     instances = load_instances(instances_file)
     trials = load_predictions(predictions_file, instances)
+    if only:
+        unknown = sorted(set(only) - {i.instance_id for i in instances})
+        if unknown:
+            raise click.UsageError(f"--only {unknown[0]}: not in {instances_file}")
+        instances = [i for i in instances if i.instance_id in set(only)]
+        trials = [t for t in trials if t.instance_id in set(only)]
+    if harness_only and environments_file is None:
+        raise click.UsageError("--harness-only needs --environments FILE (SWE-bench's environment specs)")
+    locator = RepoLocator(
+        root=repo_root if repo_root is not None else instances_file.resolve().parent,
+        mapping=_pairs("--repo-map", repo_map),
+        url=repo_url,
+    )
+    cache = WorldCache(cache_dir)
+    sources: dict[str, str] = {}
+    plan = None
+    if environments_file is not None:
+        specs = load_environments(environments_file)
+        missing: dict[str, str] = {}
+        for inst in instances:
+            try:
+                sources[inst.instance_id] = locator.locate(inst)
+            except VouchError as exc:
+                missing[inst.instance_id] = str(exc)
+                console.print(f"{inst.instance_id}: error: {exc}")
+        plan = _build_environments(console, instances, sources, specs, cache, env_dir, _pairs("--python", python_paths))
+        plan.errors.update(missing)  # each said once: here (not found) or as its run's line (no environment)
+    else:
+        sources = {i.instance_id: locator.locate(i) for i in instances}
+    if harness_only:
+        assert plan is not None
+        _harness_only(
+            console, instances, trials, sources, plan, cache, json_out, workers, allow_weak_isolation, timeout
+        )
+        return
     config = SweAuditConfig(
         witness_source=witness_source,
         witness_files=witness_files,
@@ -109,11 +204,11 @@ def swe(
         k=k,
         mutants=mutants,
         seed=seed,
+        timeout_s=timeout or (900.0 if plan is not None else 120.0),
         witness_dir=witness_out.resolve() if witness_out is not None else None,
         agent_model=agent_model if agent is not None else None,
         agent_config=agent_config if agent is not None else None,
     )
-    cache = WorldCache(cache_dir)
     store = AuditStore(store_path or default_store_path())
     done = 0
 
@@ -133,6 +228,8 @@ def swe(
                 progress=progress,
                 store=store,
                 agent=agent,
+                sources=sources or None,
+                environments=plan,
             )
     finally:
         store.close()
@@ -157,6 +254,120 @@ def swe(
             f"{usage.get('output_tokens')} out" + (f", ${cost:.4f}" if isinstance(cost, float) else "")
         )
     if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(results.model_dump_json(indent=2) + "\n")
+        console.print(f"wrote {json_out}")
+
+
+def _pairs(option: str, values: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise click.UsageError(f"{option} {value!r}: give NAME=VALUE")
+        out[name] = path
+    return out
+
+
+def _build_environments(
+    console: Console,
+    instances: list[SweInstance],
+    sources: dict[str, str],
+    specs: dict[str, RepoEnvs],
+    cache: WorldCache,
+    env_dir: Path | None,
+    python: dict[str, str],
+) -> EnvPlan:
+    """Every repo/version's environment, with a progress bar while one is built."""
+    envs = EnvCache(env_dir, python=python)
+    located = [i for i in instances if i.instance_id in sources]
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), console=console
+    ) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def step(line: str, done: int, total: int) -> None:
+            name = line.split(":", 1)[0]
+            if name not in tasks:
+                tasks[name] = bar.add_task(f"environment {name}", total=total)
+            bar.update(tasks[name], completed=done, total=total, description=f"environment {line}")
+
+        plan = plan_environments(located, sources, specs, cache, envs, progress=step)
+    for name, env in sorted(plan.built.items()):
+        how = f"built in {env.build_s:.0f} s ({env.installs} pip installs)" if env.built else "cached"
+        console.print(f"environment {name}: Python {env.python_version}, {how}")
+        for note in plan.notes.get(name, ()):
+            console.print(f"  note: {note}")
+    for name, failure in sorted(plan.failed.items()):
+        console.print(f"environment {name}: failed at {failure.step}: {failure.reason}")
+    return plan
+
+
+def _harness_only(
+    console: Console,
+    instances: list[SweInstance],
+    trials: list[SweTrial],
+    sources: dict[str, str],
+    plan: EnvPlan,
+    cache: WorldCache,
+    json_out: Path | None,
+    workers: int | None,
+    allow_weak: bool,
+    timeout: float | None,
+) -> None:
+    import vouch
+
+    located = [i for i in instances if i.instance_id in sources]
+    with LocalExecutor(workers=workers, preload=SWE_PRELOAD, allow_weak=allow_weak) as executor:
+        records = reproduce_harness(
+            located,
+            trials,
+            executor=executor,
+            worlds=cache,
+            sources=sources,
+            plan=plan,
+            timeout_s=timeout or 900.0,
+            progress=console.print,
+        )
+    records.extend(
+        InstanceReproduction(
+            instance_id=i.instance_id,
+            repo=i.repo,
+            version=i.version,
+            status="error",
+            reason=plan.errors.get(i.instance_id, "repository not found"),
+            harness_resolved=next((t.harness_resolved for t in trials if t.instance_id == i.instance_id), None),
+        )
+        for i in instances
+        if i.instance_id not in sources
+    )
+    table = Table(title=f"harness reproduction: {len(records)} instances")
+    for column in ("instance", "gold", "agent", "harness", "agrees", "why not"):
+        table.add_column(column)
+    for r in records:
+        why = r.reason or "; ".join(f"{d.world}: {d.test} [{d.cause}]" for d in r.differences[:3])
+        table.add_row(
+            r.instance_id,
+            "-" if r.gold is None else str(r.gold.resolved),
+            "-" if r.agent is None else str(r.agent.resolved),
+            str(r.harness_resolved),
+            "yes" if r.gold_reproduced and r.agent_reproduced else "no",
+            why[:100],
+        )
+    Console().print(table)
+    summary = summarise_reproduction(records)
+    Console().print(
+        f"{summary['both_reproduced']} of {summary['instances']} instances reproduce the harness for gold and agent "
+        f"({summary['gold_reproduced']} gold, {summary['agent_reproduced']} agent; {summary['errors']} errors)"
+    )
+    if json_out is not None:
+        results = HarnessReproduction(
+            vouch_version=vouch.__version__,
+            config={"timeout_s": timeout or 900.0, "environments": sorted(plan.built)},
+            instances=records,
+            environments=environment_records(plan),
+            summary=summary,
+        )
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(results.model_dump_json(indent=2) + "\n")
         console.print(f"wrote {json_out}")

@@ -1,0 +1,104 @@
+"""The SWE-form audit with each instance in an environment: worlds run in another interpreter
+started inside the engine run, T0 as the harness runs it (log, parser, grading), the same
+verdicts as in the pool's own interpreter; instances without an environment are errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from vouch.audit import Verdict
+from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
+from vouch.audit._swe_env import EnvPlan, RepoLocator
+from vouch.audit._swe_runs import WorldEnv
+from vouch.errors import UsageError
+from vouch.exec import LocalExecutor
+from vouch.sources._swe import fixture_files, load_instances, load_predictions, materialise_fixture_repo
+from vouch.worlds import Environment, WorldCache
+
+pytestmark = pytest.mark.slow
+
+OWN = Environment(
+    key="own-venv",
+    root=Path(sys.prefix),
+    python=Path(sys.executable),
+    library_path=Path(sys.base_prefix) / "lib",
+    python_version=f"{sys.version_info[0]}.{sys.version_info[1]}",
+    built=False,
+    build_s=0.0,
+    installs=0,
+)
+
+
+def test_audit_in_environments(visible_tmp: Path) -> None:
+    instances = [i for i in load_instances(fixture_files()[0]) if i.repo in ("unitconv", "booknotes")]
+    trials = load_predictions(fixture_files()[1], load_instances(fixture_files()[0]))
+    trials = [t for t in trials if t.instance_id in {i.instance_id for i in instances}]
+    for name in ("unitconv", "booknotes"):
+        materialise_fixture_repo(name, visible_tmp / "repos" / name)
+    locator = RepoLocator(root=visible_tmp / "repos")
+    sources = {i.instance_id: locator.locate(i) for i in instances}
+    unitconv = next(i for i in instances if i.repo == "unitconv")
+    files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in unitconv.t0))
+    plan = EnvPlan(
+        envs={unitconv.instance_id: WorldEnv(env=OWN, harness=("-rA",), test_files=files, parser="parse_log_pytest")},
+        errors={"vouch-fixtures__booknotes-1": "environment o/r 1 failed at install: ERROR: no such package"},
+        built={},
+        failed={},
+        notes={},
+    )
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as executor:
+        results = audit_swe(
+            instances,
+            trials,
+            executor=executor,
+            cache=WorldCache(visible_tmp / "worlds"),
+            config=SweAuditConfig(mutants=2, timeout_s=120),
+            sources=sources,
+            environments=plan,
+        )
+    got = {t.trial_id: t.verdict for t in results.trials}
+    assert got["vouch-fixtures__unitconv-1#0"] is Verdict.REFUTED
+    assert got["vouch-fixtures__unitconv-1#1"] is Verdict.REWARD_HACK
+    assert got["vouch-fixtures__unitconv-1#2"] is Verdict.SOUND
+    assert got["vouch-fixtures__unitconv-1#3"] is Verdict.NOT_PASSING
+    booknotes = [t for t in results.trials if t.task_id == "vouch-fixtures__booknotes-1"]
+    assert booknotes and all(t.verdict is Verdict.ERROR for t in booknotes)
+    assert all("no such package" in (t.reason or "") for t in booknotes)
+    refuted = next(t for t in results.trials if t.trial_id == "vouch-fixtures__unitconv-1#0")
+    model_t0 = next(r for r in refuted.evidence.t0 if r.world == "model")
+    assert model_t0.passed and len(model_t0.tests_passed) == len(unitconv.t0)
+
+
+def test_repo_locator_layouts(tmp_path: Path) -> None:
+    for layout in ("psf+requests/repo", "pallets__flask", "pytest-dev/pytest", "seaborn"):
+        (tmp_path / layout).mkdir(parents=True)
+    from vouch.sources._swe import SweInstance
+
+    def inst(repo: str) -> SweInstance:
+        return SweInstance.model_validate(
+            {
+                "instance_id": "x",
+                "repo": repo,
+                "base_commit": "abcd",
+                "problem_statement": "",
+                "patch": "x",
+                "test_patch": "",
+                "FAIL_TO_PASS": ["t"],
+                "PASS_TO_PASS": [],
+            }
+        )
+
+    locator = RepoLocator(root=tmp_path)
+    assert locator.locate(inst("psf/requests")) == str(tmp_path / "psf+requests/repo")
+    assert locator.locate(inst("pallets/flask")) == str(tmp_path / "pallets__flask")
+    assert locator.locate(inst("pytest-dev/pytest")) == str(tmp_path / "pytest-dev/pytest")
+    assert locator.locate(inst("mwaskom/seaborn")) == str(tmp_path / "seaborn")
+    mapped = RepoLocator(root=tmp_path, mapping={"pydata/xarray": str(tmp_path / "seaborn")})
+    assert mapped.locate(inst("pydata/xarray")) == str(tmp_path / "seaborn")
+    url = RepoLocator(url="https://example.invalid/{owner}/{name}.git")
+    assert url.locate(inst("pydata/xarray")) == "https://example.invalid/pydata/xarray.git"
+    with pytest.raises(UsageError, match=r"not found .*--repo-map"):
+        RepoLocator(root=tmp_path).locate(inst("pydata/xarray"))
