@@ -1,9 +1,12 @@
 """Witness files hold G's values: once the audit writes one, no run of the process can read them
-(issue 14, finding 3)."""
+(issue 14, finding 3). And in the repository form, the files of a trial's patch that could
+decide a witness's outcome from the trial's side are flagged (finding 1)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from vouch.audit import _witness
 from vouch.exec import Call, LocalExecutor, RunSpec, hidden_in_every_run
@@ -20,3 +23,34 @@ def test_the_witness_root_is_hidden_from_runs_once_a_witness_is_written(visible_
         result = executor.run(RunSpec(Call("v.py:f", (str(root),)), files={"v.py": probe}))
     assert result.ok, (result.status, result.reason)
     assert result.value == []
+
+
+@pytest.mark.parametrize(
+    ("path", "flagged"),
+    [
+        ("tests/conftest.py", "conftest"),
+        ("conftest.py", "conftest"),
+        ("b/src/pkg/tests/conftest.py", "conftest"),
+        ("sitecustomize.py", "start-up"),
+        ("lib/usercustomize.py", "start-up"),
+        ("evil.pth", ".pth"),
+        ("pytest.ini", "pytest configuration"),
+        ("tox.ini", "pytest configuration"),
+        ("pyproject.toml", "pytest configuration"),
+        ("json.py", "shadows the module 'json'"),
+        ("unittest/__init__.py", "shadows the module 'unittest'"),
+        ("_pytest/python.py", "shadows the module '_pytest'"),
+        ("pluggy.py", "shadows the module 'pluggy'"),
+        ("src/pkg/module.py", None),
+        ("src/pkg/json.py", None),
+        ("docs/tox.ini", None),
+        ("tests/test_conftest.py", None),
+        ("README.md", None),
+    ],
+)
+def test_files_a_patch_adds_that_python_or_pytest_load_unasked_are_flagged(path: str, flagged: str | None) -> None:
+    found = _witness.implicit_files([path])
+    if flagged is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and flagged in found[0].why, found

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from vouch.audit._model import RunRecord, Validation
 from vouch.errors import UsageError
@@ -187,3 +188,45 @@ def load_replay(path: Path) -> ReplayPlan:
             raise UsageError(f"witness {path}: {name} is missing beside it; re-run the audit to write it")
         programs.append(other.read_text())
     return ReplayPlan(WitnessFile(path.name, source), programs[0], programs[1])
+
+
+class ImplicitFile(NamedTuple):
+    """A file of a trial's patch that Python or pytest loads without a test asking for it."""
+
+    path: str
+    why: str
+
+
+_STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
+_PYTEST_CONFIG = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
+_TEST_RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "py", "iniconfig", "vouch"})
+
+
+def implicit_files(paths: Iterable[str]) -> list[ImplicitFile]:
+    """The files among ``paths`` (those a repository-level trial's patch adds or changes, relative
+    to the repository root) that could decide a witness's outcome in R[s] from the trial's side.
+
+    In the repository form the witness runs with pytest inside the trial's world, so a conftest,
+    a pytest configuration, an interpreter start-up file or a module shadowing the standard
+    library or the test runner would be loaded by the witness's own process (docs/design.md,
+    "The audit's threat model"). A detector flags them; it never refutes by itself.
+    """
+    found = []
+    for raw in paths:
+        path = raw.removeprefix("a/").removeprefix("b/").lstrip("/")
+        name = path.rsplit("/", 1)[-1]
+        top = path.split("/", 1)[0]
+        module = top.removesuffix(".py")
+        if name == "conftest.py":
+            found.append(ImplicitFile(path, "a conftest: pytest loads its hooks and fixtures for every test below it"))
+        elif name in _STARTUP_FILES:
+            found.append(ImplicitFile(path, f"{name} runs at interpreter start-up"))
+        elif name.endswith(".pth"):
+            found.append(ImplicitFile(path, "a .pth file: site runs its import lines at start-up"))
+        elif name in _PYTEST_CONFIG and "/" not in path:
+            found.append(ImplicitFile(path, "pytest configuration at the root (addopts, plugins, deselection)"))
+        elif ((module in sys.stdlib_module_names and module != "test") or module in _TEST_RUNNER_MODULES) and (
+            path == f"{module}.py" or path.startswith(f"{module}/")
+        ):
+            found.append(ImplicitFile(path, f"shadows the module {module!r} for every import from the root"))
+    return found
