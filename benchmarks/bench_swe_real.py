@@ -46,6 +46,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--envs-only", action="store_true", help="build or find the environments, print their times, run no tests"
+    )
     args = parser.parse_args()
     instances = load_instances(args.data / "instances.jsonl")
     if args.only:
@@ -69,6 +72,15 @@ def main() -> None:
     located = [i for i in instances if i.instance_id in sources]
     plan = plan_environments(located, sources, specs, worlds, envs, progress=step)
     env_s = time.monotonic() - started
+    if args.envs_only:
+        for record in environment_records(plan):
+            state = f"FAILED: {record.error[:150]}" if record.error else f"built={record.built}"
+            print(f"{record.name:28} {state:>12} {record.seconds:8.1f} s {record.installs:3d} pip installs")
+        installs = sum(e.installs for e in plan.built.values())
+        print(
+            f"environments: {len(plan.built)} ready, {len(plan.failed)} failed, {env_s:.1f} s, {installs} pip installs"
+        )
+        return
     with LocalExecutor(workers=args.workers, preload=SWE_PRELOAD) as executor:
         records = reproduce_harness(
             located,

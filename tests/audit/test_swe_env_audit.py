@@ -4,6 +4,7 @@ verdicts as in the pool's own interpreter; instances without an environment are 
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from vouch.audit import Verdict
 from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
 from vouch.audit._swe_env import EnvPlan, RepoLocator
+from vouch.audit._swe_replay import replay_witness
 from vouch.audit._swe_runs import WorldEnv
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
@@ -55,7 +57,7 @@ def test_audit_in_environments(visible_tmp: Path) -> None:
             trials,
             executor=executor,
             cache=WorldCache(visible_tmp / "worlds"),
-            config=SweAuditConfig(mutants=2, timeout_s=120),
+            config=SweAuditConfig(mutants=2, timeout_s=120, witness_dir=visible_tmp / "witnesses"),
             sources=sources,
             environments=plan,
         )
@@ -70,6 +72,12 @@ def test_audit_in_environments(visible_tmp: Path) -> None:
     refuted = next(t for t in results.trials if t.trial_id == "vouch-fixtures__unitconv-1#0")
     model_t0 = next(r for r in refuted.evidence.t0 if r.world == "model")
     assert model_t0.passed and len(model_t0.tests_passed) == len(unitconv.t0)
+    # The witness replays in the same environment, named in its replay.json.
+    witness = Path(refuted.witnesses[0].replay.split()[-1])
+    assert json.loads((witness.parent / "replay.json").read_text())["environment"]["key"] == "own-venv"
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as executor:
+        outcome = replay_witness(witness, executor=executor, cache=WorldCache(visible_tmp / "worlds"), repeats=2)
+    assert outcome.holds, outcome
 
 
 def test_repo_locator_layouts(tmp_path: Path) -> None:

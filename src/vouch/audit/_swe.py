@@ -369,9 +369,9 @@ def _audit_trial(
             if item.id == w.clause_id:
                 item.implemented = False
     if config.witness_dir is not None and config.witness_source == "offline":
-        valid = write_witnesses(spec, inst.source, trial, valid, config.witness_dir)
+        valid = write_witnesses(spec, inst.source, trial, valid, config.witness_dir, inst.env)
     elif config.witness_source == "agent":
-        valid = write_witnesses(spec, inst.source, trial, valid, witness_root(config))
+        valid = write_witnesses(spec, inst.source, trial, valid, witness_root(config), inst.env)
     verdict = decide_verdict(True, valid, evidence.detector_flags)
     reason = None
     if verdict is Verdict.SOUND and evidence.detector_flags:

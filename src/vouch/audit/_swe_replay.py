@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vouch.audit._model import RunRecord, Witness
-from vouch.audit._swe_runs import Runner, record_witness_run
+from vouch.audit._swe_runs import Runner, WorldEnv, record_witness_run
 from vouch.errors import UsageError
 from vouch.exec import Executor
 from vouch.sources._swe import SweInstance, SweTrial
-from vouch.worlds import Patch, Unappliable, World, WorldCache
+from vouch.worlds import Environment, Patch, Unappliable, World, WorldCache
 
 __all__ = ["ReplayOutcome", "replay_witness", "write_witnesses"]
 
@@ -44,6 +45,7 @@ def write_witnesses(
     trial: SweTrial,
     witnesses: list[Witness],
     directory: Path,
+    env: WorldEnv | None = None,
 ) -> list[Witness]:
     """Write each witness and the trial's replay.json; return the witnesses with their replay command.
 
@@ -53,6 +55,7 @@ def write_witnesses(
         trial: The trial (its patch rebuilds R[s]).
         witnesses: Witnesses to write.
         directory: The root of the witness files.
+        env: The instance's environment, when it ran in one (replay runs there again).
 
     Returns:
         The same witnesses, ``replay`` set to the command that re-runs the written file.
@@ -61,7 +64,7 @@ def write_witnesses(
         return witnesses
     folder = directory / instance.instance_id / trial.trial_id.rsplit("#", 1)[-1]
     folder.mkdir(parents=True, exist_ok=True)
-    plan = {
+    plan: dict[str, Any] = {
         "format_version": 1,
         "trial_id": trial.trial_id,
         "repo": source,
@@ -70,6 +73,17 @@ def write_witnesses(
         "test_patch": instance.test_patch,
         "model_patch": trial.patch,
     }
+    if env is not None:
+        plan["environment"] = {
+            "key": env.env.key,
+            "root": str(env.env.root),
+            "python": str(env.env.python),
+            "library_path": str(env.env.library_path),
+            "python_version": env.env.python_version,
+            "harness": list(env.harness),
+            "test_files": list(env.test_files),
+            "parser": env.parser,
+        }
     (folder / REPLAY_FILE).write_text(json.dumps(plan, indent=1) + "\n")
     out = []
     for witness in witnesses:
@@ -102,6 +116,10 @@ def replay_witness(path: Path, *, executor: Executor, cache: WorldCache, repeats
             raise UsageError(f"witness {path}: {world.reason}")
         worlds.append(world)
     runner = Runner(executor)
+    if "environment" in plan:
+        env = _environment(path, plan["environment"])
+        for world in worlds:
+            runner.attach(world, env)
     files = {f"{_WITNESS_DIR}/{path.name}": path.read_text()}
     ref_runs, model_runs = runner.witness_runs(worlds, files, repeats, noconftest=True)
     return ReplayOutcome(
@@ -109,3 +127,32 @@ def replay_witness(path: Path, *, executor: Executor, cache: WorldCache, repeats
         reference=tuple(record_witness_run("reference", r, path.name) for r in ref_runs),
         model=tuple(record_witness_run("model", r, path.name) for r in model_runs),
     )
+
+
+def _environment(path: Path, data: dict[str, Any]) -> WorldEnv:
+    """The environment a witness was validated in, as replay.json names it."""
+    try:
+        env = Environment(
+            key=str(data["key"]),
+            root=Path(data["root"]),
+            python=Path(data["python"]),
+            library_path=Path(data["library_path"]),
+            python_version=str(data["python_version"]),
+            built=False,
+            build_s=0.0,
+            installs=0,
+        )
+        world_env = WorldEnv(
+            env=env,
+            harness=tuple(data["harness"]),
+            test_files=tuple(data["test_files"]),
+            parser=data.get("parser"),
+        )
+    except (KeyError, TypeError) as exc:
+        raise UsageError(f"witness {path}: its environment entry is malformed ({exc}); re-run the audit") from None
+    if not env.python.exists():
+        raise UsageError(
+            f"witness {path}: environment {env.key} ({env.root}) is gone; "
+            "re-run the audit with --environments to build it"
+        )
+    return world_env

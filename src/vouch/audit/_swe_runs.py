@@ -70,7 +70,9 @@ class Runner:
         self.timeout_s = timeout_s
         self.limits = Limits(timeout_s=timeout_s, memory_mb=1024)
         # The child interpreter gets its own time within the run's, so its outcome comes back.
-        self.foreign_limits = Limits(timeout_s=timeout_s + 60, memory_mb=4096, open_files=1024, processes=128)
+        self.foreign_limits = Limits(
+            timeout_s=timeout_s + 60, memory_mb=4096, open_files=1024, processes=128, disk_mb=2048
+        )
         self.executions = 0
         self.envs: dict[str, WorldEnv] = {}
 

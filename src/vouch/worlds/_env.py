@@ -85,8 +85,9 @@ class EnvRecipe:
     def key(self, python_version: str) -> str:
         """The hash naming this recipe's environment with one exact interpreter version."""
         data = asdict(self) | {"python_version": python_version, "format": _FORMAT}
+        # The name (repo and version) stays in: two versions with the same spec still install
+        # different trees of the repository, with different dependencies.
         data.pop("notes")
-        data.pop("name")
         if data["pip"] == "pip<24.1":
             data.pop("pip")  # at its default, out of the key (keys of environments built before it stay)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:20]
