@@ -6,7 +6,7 @@ scores "some valid input separates the trial from G" against the labels: the rec
 the witness search and the precision of its raw differences. The full audit (witnesses,
 minimising, validation) then decides; ``audit_recall.py`` scores that.
 
-    .venv/bin/python benchmarks/audit_pool.py LABELS SAMPLES [--workers 2] [--tasks-every 1] [--show N]
+    .venv/bin/python benchmarks/audit_pool.py --samples S [S2] --labels L [L2] [--workers 2] [--tasks-every 1]
 """
 
 from __future__ import annotations
@@ -17,26 +17,29 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from audit_recall import read_labels
-from vouch.audit import PRELOAD
+from audit_recall import merged_labels
+from vouch.audit import PRELOAD, _trial
 from vouch.audit._function import AuditConfig, Engine, _tasks_stage, t0_result, t0_spec
-from vouch.audit._samples import load_problems, load_samples, program_hash
+from vouch.audit._samples import load_problems, load_samples, merge, program_hash
 from vouch.audit._trial import ProgramJob, _differential_stage, _prepare_pools
 from vouch.exec import LocalExecutor
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("labels", type=Path)
-    parser.add_argument("samples", type=Path)
+    parser.add_argument("--labels", type=Path, nargs="+", required=True, help="one labels file per samples file")
+    parser.add_argument("--samples", type=Path, nargs="+", required=True, help="audited as one run, in order")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--tasks-every", type=int, default=1, help="every n-th labelled task (a faster slice)")
     parser.add_argument("--show", type=int, default=0, help="print up to N missed g_reachable trials per task")
     parser.add_argument("--json", type=Path, default=None, help="write per-trial rows here")
+    parser.add_argument("--no-ambiguity", action="store_true", help="switch TestJack's A.2 rule off (to see its share)")
     args = parser.parse_args()
-    labels = read_labels(args.labels)
+    if args.no_ambiguity:
+        _trial._contested = lambda voters, differing: set()
+    labels = merged_labels(args.samples, args.labels)
     problems = load_problems()
-    loaded = load_samples(args.samples, problems)
+    loaded = merge([load_samples(path, problems) for path in args.samples])
     tasks = sorted({r["task_id"] for r in labels.values()}, key=lambda t: int(t.split("/")[1]))[:: args.tasks_every]
     keep = set(tasks)
     trials = [t for t in loaded.trials if t.task_id in keep]
@@ -100,7 +103,10 @@ def main() -> None:
         if r or c["right+hit"]:
             note = contexts[task].pool_note or ""
             size = len(contexts[task].pool.inputs) if contexts[task].pool is not None else 0  # type: ignore[union-attr]
-            print(f"{task:<14}{r:>6}{c['reachable+hit']:>5}{c['right+hit']:>10}  pool {size} {note[:60]}")
+            contested = len(contexts[task].contested)
+            print(
+                f"{task:<14}{r:>6}{c['reachable+hit']:>5}{c['right+hit']:>10}  pool {size} contested {contested} {note[:50]}"
+            )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

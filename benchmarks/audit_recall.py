@@ -11,11 +11,13 @@ completes): the trials an auditor whose oracle is G can refute.
 
 Only this script reads the labels; the audit never does.
 
-    .venv/bin/python benchmarks/audit_recall.py LABELS AUDIT.json [--misses]
-    .venv/bin/python benchmarks/audit_recall.py LABELS AUDIT.json --run SAMPLES [--workers 2]
+    .venv/bin/python benchmarks/audit_recall.py AUDIT.json --samples S [S2] --labels L [L2] [--misses]
+    .venv/bin/python benchmarks/audit_recall.py AUDIT.json --samples S [S2] --labels L [L2] --run [--workers 2]
 
-With ``--run``, the trials of SAMPLES whose task is labelled are audited first (offline source,
-default config) and the results are written to AUDIT.json.
+Several samples files are one audit (``vouch audit humaneval --samples A --samples B``), their
+trial ids counted on across the files; give their labels in the same order. With ``--run``, the
+trials of the labelled tasks are audited first (offline source, default config) and the results
+are written to AUDIT.json.
 """
 
 from __future__ import annotations
@@ -60,6 +62,28 @@ def read_labels(path: Path) -> dict[str, dict[str, Any]]:
     return {row["trial_id"]: row for row in map(json.loads, path.read_text().splitlines()) if row}
 
 
+def merged_labels(samples: list[Path], labels: list[Path]) -> dict[str, dict[str, Any]]:
+    """Labels of several samples files audited as one run (``vouch.audit._samples.merge``): a
+    task's trial n of file k becomes n + (that task's trials in the files before k)."""
+    from vouch.audit._samples import load_problems, load_samples
+
+    if len(samples) != len(labels):
+        sys.exit("give one labels file per samples file, in the same order")
+    if len(samples) == 1:
+        return read_labels(labels[0])
+    problems = load_problems()
+    offset: dict[str, int] = defaultdict(int)
+    out: dict[str, dict[str, Any]] = {}
+    for sample_path, label_path in zip(samples, labels, strict=True):
+        for trial_id, row in read_labels(label_path).items():
+            task, n = trial_id.rsplit("#", 1)
+            moved = f"{task}#{int(n) + offset[task]}"
+            out[moved] = row | {"trial_id": moved}
+        for trial in load_samples(sample_path, problems).trials:
+            offset[trial.task_id] += 1
+    return out
+
+
 def score(labels: dict[str, dict[str, Any]], results: dict[str, Any]) -> tuple[Score, dict[str, dict[str, int]]]:
     """Totals, and per task: g_reachable, refuted, missed and false refutations."""
     verdicts = {t["trial_id"]: t["verdict"] for t in results["trials"]}
@@ -91,13 +115,13 @@ def score(labels: dict[str, dict[str, Any]], results: dict[str, Any]) -> tuple[S
     return s, per_task
 
 
-def _run(samples: Path, labels: dict[str, dict[str, Any]], out: Path, workers: int) -> None:
+def _run(samples: list[Path], labels: dict[str, dict[str, Any]], out: Path, workers: int) -> None:
     from vouch.audit import PRELOAD, audit_humaneval
-    from vouch.audit._samples import Samples, load_problems, load_samples
+    from vouch.audit._samples import Samples, load_problems, load_samples, merge
     from vouch.exec import LocalExecutor
 
     problems = load_problems()
-    loaded = load_samples(samples, problems)
+    loaded = merge([load_samples(path, problems) for path in samples])
     tasks = {row["task_id"] for row in labels.values()}
     chosen = Samples([t for t in loaded.trials if t.task_id in tasks], loaded.bad_lines, loaded.format)
     started = time.monotonic()
@@ -112,15 +136,16 @@ def _run(samples: Path, labels: dict[str, dict[str, Any]], out: Path, workers: i
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("labels", type=Path)
     parser.add_argument("audit", type=Path)
-    parser.add_argument("--run", type=Path, default=None, metavar="SAMPLES", help="audit these samples first")
+    parser.add_argument("--labels", type=Path, nargs="+", required=True, help="one labels file per samples file")
+    parser.add_argument("--samples", type=Path, nargs="+", required=True, help="the samples files audited, in order")
+    parser.add_argument("--run", action="store_true", help="audit the samples (merged, labelled tasks only) first")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--misses", action="store_true", help="list every task with a miss or a false refutation")
     args = parser.parse_args()
-    labels = read_labels(args.labels)
-    if args.run is not None:
-        _run(args.run, labels, args.audit, args.workers)
+    labels = merged_labels(args.samples, args.labels)
+    if args.run:
+        _run(args.samples, labels, args.audit, args.workers)
     results = json.loads(args.audit.read_text())
     if results.get("kind") != "audit":
         sys.exit(f"{args.audit}: not an audit results file")

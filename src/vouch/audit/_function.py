@@ -60,8 +60,8 @@ class AuditConfig:
     """Generate-and-validate iterations per trial (TestJack uses 3)."""
     witness_source: str = "offline"
     max_mutants: int = 10
-    per_seed: int = 10
-    pool_limit: int = 120
+    per_seed: int = 20
+    pool_limit: int = 1600
     per_call_s: float = 1.0
     shrink_rounds: int = 3
     repeats: int = 3
@@ -414,7 +414,19 @@ def _task_reports(contexts: dict[str, TaskContext], results: Sequence[TrialResul
                 "refuted": sum(r.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK) for r in mine),
                 "ambiguous_inputs": sorted(ctx.contested)[:20],
                 "note": "; ".join(n for n in (ctx.report.note, ctx.pool_note) if n) or None,
+                "ground_truth": _ground_truth(ctx),
             }
         )
         reports.append(report)
     return reports
+
+
+def _ground_truth(ctx: TaskContext) -> list[str]:
+    """What the audit learnt about G itself: P's examples G contradicts, inputs most models dispute."""
+    found = list(ctx.pool.conflicts) if ctx.pool is not None else []
+    if ctx.contested:
+        found.append(
+            f"on {len(ctx.contested)} input(s) P allows, most models' passing trials disagree with G "
+            "(TestJack A.2: G may depart from P there; see ambiguous_inputs)"
+        )
+    return found

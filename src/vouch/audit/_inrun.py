@@ -237,6 +237,12 @@ def _mutants(sources: list[str], entry_point: str, code: Any, per_assert_s: floa
     return results
 
 
+SLOW_S = 0.05
+"""Calls that take longer than this report their time (``"s"``)."""
+ARCS_FIRST = 300
+"""Branch arcs are recorded over the first this many calls only (tracing costs several times a call)."""
+
+
 def outputs(
     entry_point: str, inputs: list[Any], per_call_s: float = 1.0, budget_s: float = 20.0, arcs: bool = False
 ) -> dict[str, Any]:
@@ -246,7 +252,7 @@ def outputs(
     ``{"ok": True, "value": data}`` (``opaque`` holds a repr when the value is not plain data),
     ``{"ok": False, "error": "Type: message"}``, or ``{"ok": False, "error": "timeout"}``;
     calls past ``budget_s`` are ``{"ok": False, "error": "skipped"}``. With ``arcs``, also the
-    branch arcs of ``solution.py`` the calls took (``"arcs": [[from, to], ...]``).
+    branch arcs of ``solution.py`` the first ``ARCS_FIRST`` calls took (``"arcs": [[from, to], ...]``).
     """
     from vouch.exec._values import from_data
 
@@ -256,7 +262,7 @@ def outputs(
     if tracer is not None:
         tracer.start()
     try:
-        loaded = _call_all(entry_point, inputs, per_call_s, budget_s, start, results, from_data)
+        loaded = _call_all(entry_point, inputs, per_call_s, budget_s, start, results, from_data, tracer)
     finally:
         if tracer is not None:
             tracer.stop()
@@ -275,6 +281,7 @@ def _call_all(
     start: float,
     results: list[dict[str, Any]],
     from_data: Callable[[Any], Any],
+    tracer: Any = None,
 ) -> str | None:
     with _quiet():
         try:
@@ -283,17 +290,29 @@ def _call_all(
             fn = getattr(module, entry_point)
         except BaseException as exc:  # noqa: BLE001 - an outcome
             return _describe(exc)
-        for data in inputs:
+        timeouts = 0
+        for index, data in enumerate(inputs):
+            if index == ARCS_FIRST and tracer is not None:
+                tracer.stop()
             if time.monotonic() - start > budget_s:
                 results.append({"ok": False, "error": "skipped"})
                 continue
             args = from_data(data)
+            # A program that has run out of time thrice gets a twentieth of the timer from then on,
+            # so that one that hangs on a kind of input does not spend the run's budget on it.
+            timer = per_call_s if timeouts < 3 else per_call_s / 20
             try:
-                with _timer(per_call_s):
+                began = time.monotonic()
+                with _timer(timer):
                     value = fn(*copy.deepcopy(args))
-                results.append(_encode(value))
+                took = time.monotonic() - began
+                # How long a slow call took: a trial too slow where G is quick is wrong (and G's own
+                # slow inputs are no ground for that).
+                results.append(_encode(value) | ({"s": round(took, 3)} if took > SLOW_S else {}))
             except BaseException as exc:  # noqa: BLE001 - an outcome
-                results.append({"ok": False, "error": _describe(exc)})
+                error = _describe(exc)
+                timeouts += error == "timeout"
+                results.append({"ok": False, "error": error})
     return None
 
 

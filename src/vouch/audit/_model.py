@@ -214,6 +214,11 @@ class TaskReport(_Model):
         "prompt defects; their witnesses refute no trial.",
     )
     note: str | None = Field(default=None, description="Why the witness source could not work on the task, if so.")
+    ground_truth: list[str] = Field(
+        default_factory=list,
+        description="Findings about the benchmark's G rather than the trials: P's own examples G answers otherwise, "
+        "and inputs P allows where most models' trials disagree with G. No refutation rests on them.",
+    )
 
 
 class AuditSummary(_Model):

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.audit import _inputs
+from vouch.audit import _generate, _inputs
 from vouch.audit._preconditions import Preconditions, infer, shape
 from vouch.audit._prompt import Example
 from vouch.errors import UsageError
@@ -24,6 +24,10 @@ from vouch.exec import Call, Limits, RunResult, RunSpec
 from vouch.exec._values import from_data
 
 OUTPUT_LIMITS = Limits(timeout_s=60.0, memory_mb=512)
+QUICK_S = 0.1
+"""G answers in at most this on an input for a trial's timeout there to count as a difference."""
+WITHIN_S = 2.0
+"""A timing witness asks for an answer within this (20 times what G needs at most)."""
 
 
 @dataclass
@@ -39,6 +43,12 @@ class Pool:
     """(argument, string shape) -> G's outputs on the seeds of that shape."""
     wrapper: str | None = None
     """``tuple`` or ``list`` when T0 compares ``tuple(candidate(x))``: outputs are compared so too."""
+    slow: dict[str, float] = field(default_factory=dict)
+    """Keys of inputs G took more than ``QUICK_S`` on, with its time (no ground for a timing witness)."""
+    explicit: set[str] = field(default_factory=set)
+    """Keys of P's own examples whose stated value G gives: requirements P states (never ambiguous)."""
+    conflicts: list[str] = field(default_factory=list)
+    """P's own examples G answers otherwise (a finding about G; no witness rests on them)."""
 
     def normal(self, value: Any) -> Any:
         """An output as T0 compares it (through T0's ``tuple(...)``/``list(...)``, when it uses one)."""
@@ -91,7 +101,7 @@ def decoded(result: RunResult, count: int) -> list[dict[str, Any]]:
     out = []
     for row in rows[:count]:
         if row.get("ok") and "opaque" not in row:
-            out.append({"ok": True, "value": from_data(row.get("value"))})
+            out.append({"ok": True, "value": from_data(row.get("value"))} | ({"s": row["s"]} if "s" in row else {}))
         elif row.get("ok"):
             out.append({"ok": True, "opaque": row["opaque"]})
         else:
@@ -157,22 +167,47 @@ def plan_pool(
     per_seed: int,
     limit: int,
 ) -> tuple[Preconditions, list[tuple[int, list[Any]]]]:
-    """Preconditions from P and the seeds, and three levels of admitted generated inputs."""
+    """Preconditions from P and the seeds, and three levels of admitted generated inputs.
+
+    Level 1: edge values of each argument, every small size, and type-aware mutants of the
+    seeds. Level 2: mutants of level 1 and inputs built anew from the seeds' shapes. Level 3:
+    mutants of both. At most ``limit`` inputs in all, each level given its share.
+    """
     rules = infer(prompt, params, seeds, seed_outputs)
     admitted_seeds = [s for s in seeds if len(s) == len(params)]
-    level1 = _inputs.boundary_inputs(admitted_seeds, rules)[: limit // 4]
-    level1 += _inputs.neighbours(admitted_seeds, rules, rng, per_seed=per_seed, limit=limit)
-    level2 = _inputs.neighbours(level1, rules, rng, per_seed=max(2, per_seed // 3), limit=limit)
-    level3 = _inputs.neighbours(level1 + level2, rules, rng, per_seed=max(2, per_seed // 3), limit=limit)
+    share = max(limit // 8, 4)
+    level1 = _inputs.boundary_inputs(admitted_seeds, rules)[:share]
+    level1 += _generate.edges(admitted_seeds, rules, share * 2)
+    level1 += _generate.sizes(admitted_seeds, rules, rng, share)
+    level1 += _inputs.neighbours(admitted_seeds, rules, rng, per_seed=per_seed, limit=share)
+    level2 = _inputs.neighbours(_sample(level1, rng, share), rules, rng, per_seed=3, limit=share)
+    level2 += _generate.fresh(admitted_seeds, rules, rng, share * 2)
+    level3 = _inputs.neighbours(_sample(level1 + level2, rng, share), rules, rng, per_seed=3, limit=share)
     seen = {_inputs.key(s) for s in admitted_seeds}
     planned: list[tuple[int, list[Any]]] = []
     for level, group in ((1, level1), (2, level2), (3, level3)):
         for args in group:
             k = _inputs.key(args)
-            if k not in seen:
+            if k not in seen and len(planned) < limit:
                 seen.add(k)
                 planned.append((level, args))
     return rules, planned
+
+
+def _sample(items: Sequence[list[Any]], rng: random.Random, count: int) -> list[list[Any]]:
+    return list(items) if len(items) <= count else rng.sample(list(items), count)
+
+
+def stated_examples(exs: Sequence[Example], t0_inputs: Sequence[Sequence[Any]]) -> list[Example]:
+    """P's examples with a stated value whose input T0 does not already run (so the pool must)."""
+    ran = {_inputs.key(list(a)) for a in t0_inputs}
+    out, seen = [], set()
+    for ex in exs:
+        k = _inputs.key(list(ex.args))
+        if ex.has_expected and k not in ran and k not in seen:
+            seen.add(k)
+            out.append(ex)
+    return out
 
 
 def fill_pool(
@@ -182,9 +217,20 @@ def fill_pool(
     seeds: Sequence[Sequence[Any]] = (),
     seed_outputs: Sequence[Any] = (),
     wrapper: str | None = None,
+    examples: Sequence[tuple[Example, dict[str, Any]]] = (),
 ) -> Pool:
-    """Keep the planned inputs G answers usably (see ``Pool.accepts``), with G's output."""
+    """Keep the planned inputs G answers usably (see ``Pool.accepts``), with G's output; and P's
+    own examples (with G's row on each) where G gives the value P states, as explicit inputs."""
     pool = Pool(rules, wrapper=wrapper)
+    for ex, row in examples:
+        value = row.get("value")
+        # Where G does not give the value P states, P and G disagree: no witness rests on it.
+        if row.get("ok") and "value" in row and close(pool.normal(value), pool.normal(ex.expected)):
+            pool.inputs.append((1, list(ex.args), pool.normal(value)))
+            pool.explicit.add(_inputs.key(list(ex.args)))
+        else:
+            answer = repr(value) if row.get("ok") else f"raises {row.get('error')}"
+            pool.conflicts.append(f"P's example {ex.text} (G gives {answer[:80]})")
     for seed, out in zip(seeds, seed_outputs, strict=False):
         for i, arg in enumerate(seed):
             if isinstance(arg, str):
@@ -192,6 +238,8 @@ def fill_pool(
     for (level, args), row in zip(planned, g_rows, strict=True):
         if pool.accepts(args, row):
             pool.inputs.append((level, args, pool.normal(row["value"])))
+            if row.get("s", 0.0) > QUICK_S:
+                pool.slow[_inputs.key(args)] = float(row["s"])
         else:
             pool.dropped += 1
     return pool
@@ -213,12 +261,15 @@ def differences(pool: Pool, s_rows: Sequence[dict[str, Any]]) -> list[Difference
         if not row.get("ok"):
             if row.get("error") in ("skipped",) or str(row.get("error", "")).startswith("run:"):
                 continue
+            if row.get("error") == "timeout" and _inputs.key(args) in pool.slow:
+                continue  # G is slow here too: running out of time shows nothing
             out.append(Difference(level, args, expected, f"raised {row.get('error')}"))
         elif "opaque" in row:
             out.append(Difference(level, args, expected, row["opaque"]))
         elif not close(pool.normal(row["value"]), expected):
             out.append(Difference(level, args, expected, row["value"]))
-    out.sort(key=lambda d: (d.level, _inputs.size(d.args)))
+    # A wrong value or an exception makes a plainer witness than running out of time: those first.
+    out.sort(key=lambda d: (d.actual == "raised timeout", d.level, _inputs.size(d.args)))
     return out
 
 

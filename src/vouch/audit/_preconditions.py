@@ -109,7 +109,8 @@ def _lists(value: Any) -> Iterable[list[Any]]:
             yield from _lists(v)
 
 
-def _balanced(text: str) -> bool:
+def is_balanced(text: str) -> bool:
+    """Every closing bracket closes the last open one of its kind, and none is left open."""
     stack: list[str] = []
     for ch in text:
         if ch in "([{<":
@@ -133,6 +134,7 @@ def shape(text: str) -> str:
     return "".join(out)
 
 
+_CASE_WORDS = re.compile(r"lower|upper|capital|\bcase\b|small letters|\bcaps?\b")
 _LEADING_ZERO = re.compile(r"(?<![\d.])0\d")
 _NOT_PRIME = re.compile(r"\bnot (?:a )?prime\b")
 
@@ -201,7 +203,8 @@ class Preconditions:
     args: tuple[ArgRule, ...]
     output_sigs: frozenset[Sig] = field(default_factory=frozenset)
     relations: tuple[tuple[str, int, int], ...] = ()
-    """Relations between arguments that every seed shows: ("same_len", i, j), ("le", i, j)."""
+    """Relations between arguments that every seed shows: ("same_len", i, j), ("len_diff:-1", i, j)
+    (len(args[i]) - len(args[j]) == -1), ("le", i, j), ("le_len", i, j)."""
     notes: tuple[str, ...] = ()
 
     def admits(self, args: Sequence[Any]) -> str | None:
@@ -226,6 +229,8 @@ def _holds(relation: str, a: Any, b: Any) -> bool:
     try:
         if relation == "same_len":
             return len(a) == len(b)
+        if relation.startswith("len_diff:"):
+            return len(a) - len(b) == int(relation.split(":")[1])
         if relation == "le":
             return bool(a <= b)
         if relation == "le_len":
@@ -247,6 +252,9 @@ def _relations(seeds: Sequence[Sequence[Any]], count: int) -> tuple[tuple[str, i
             sized = all(isinstance(a, (str, list, tuple)) and isinstance(b, (str, list, tuple)) for a, b in pairs)
             if i < j and sized and all(len(a) == len(b) for a, b in pairs):
                 found.append(("same_len", i, j))
+            elif i < j and sized and len({len(a) - len(b) for a, b in pairs}) == 1:
+                # do_algebra: "the length of operator list is equal to the length of operand list minus one".
+                found.append((f"len_diff:{len(pairs[0][0]) - len(pairs[0][1])}", i, j))
             numeric = all(
                 isinstance(a, (int, float))
                 and isinstance(b, (int, float))
@@ -286,7 +294,7 @@ def _check(rule: ArgRule, value: Any) -> str | None:
             return "leading, trailing or doubled whitespace"
         if rule.nonempty_str and not text:
             return "empty string"
-        if rule.balanced and not _balanced(text):
+        if rule.balanced and not is_balanced(text):
             return f"{text!r} is not balanced"
         if rule.shapes is not None and isinstance(value, str) and shape(text) not in rule.shapes:
             return f"{text!r} has the shape {shape(text)!r}, which no example or T0 input has"
@@ -461,8 +469,9 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
     if numbers:
         lo, hi = min(numbers), max(numbers)
         # Stay on the seeds' side of zero; widen the range outwards, never across the sign.
-        low = lo if lo >= 0 else lo - max(abs(lo), 5)
-        high = hi + max(abs(hi), 5) if hi > 0 else (hi if hi < 0 else 5)
+        # Far outwards: a trial may be right up to a size (recursion past a thousand levels).
+        low = lo if lo >= 0 else lo - max(10 * abs(lo), 100)
+        high = hi + max(10 * abs(hi), 100) if hi > 0 else (hi if hi < 0 else 100)
         if ("positive" in text or "natural" in text) and lo > 0:
             low = max(low, 1 if all(isinstance(n, int) for n in numbers) else low)
         distinct = set(numbers)
@@ -472,17 +481,25 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         low, high = ranges[name]
     strings = [s for v in values for s in _strings(v)]
     alphabet = _widened(frozenset("".join(strings))) if strings and any(strings) else None
-    strip = bool(strings) and all(s == s.strip() and "  " not in s for s in strings)
+    if alphabet is not None and _CASE_WORDS.search(text) is None:
+        # P says nothing of case: a letter's other case is a letter P allows as well.
+        alphabet = _widened(alphabet | {c.swapcase() for c in alphabet if c.isalpha() and c.isascii()})
+    # Whitespace shape binds unless P itself speaks of spaces ("keep the order of words and blank spaces").
+    speaks_of_spaces = re.search(r"\b(?:spaces?|blanks?|whitespaces?)\b", text) is not None
+    strip = bool(strings) and not speaks_of_spaces and all(s == s.strip() and "  " not in s for s in strings)
     nonempty_str = bool(strings) and all(strings)
     # P speaks of balanced or nested brackets and every seed is balanced: an unbalanced string is
     # not the "groups of nested parentheses" P describes.
     bracket_words = ("balanced", "nested", "parenthes", "bracket")
     bracketed = any(ch in _BRACKETS for s in strings for ch in s)
     balanced = (
-        bool(strings) and bracketed and any(w in text for w in bracket_words) and all(_balanced(s) for s in strings)
+        bool(strings) and bracketed and any(w in text for w in bracket_words) and all(is_balanced(s) for s in strings)
     )
     direct = [v for v in values if isinstance(v, str)]
-    shapes = frozenset(shape(v) for v in direct) if direct and any(ch.isdigit() for v in direct for ch in v) else None
+    # A format binds when most string seeds have digits (dates, fractions, "5 apples and 6 oranges"),
+    # not when a digit turns up in some of a task's free text ("Example 1").
+    formatted = [v for v in direct if any(ch.isdigit() for ch in v)]
+    shapes = frozenset(shape(v) for v in direct) if direct and len(formatted) * 4 >= len(direct) * 3 else None
     lengths = [len(v) for v in values if isinstance(v, (list, str, tuple, dict))]
     min_len = min(lengths) if lengths and min(lengths) > 0 else 0
     if "non-empty" in text or "nonempty" in text or "not empty" in text:
@@ -494,9 +511,9 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         min_len = (min_len + 1) // 2
     else:
         min_len = min(min_len, 1) if min_len else 0
+    # No length cap of the seeds' own: a wrong trial may be right up to some size (a table of the
+    # primes below 100). Generation keeps most values near the seeds' sizes.
     max_len = None
-    if lengths:
-        max_len = max(max(lengths) * 2, max(lengths) + 4)
     len_key = f"len({name})"
     if len_key in ranges:
         min_len = max(min_len, int(ranges[len_key][0]))

@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +207,24 @@ def _codet(
             else:
                 bad.append(BadLine(number, f"sample {n} of {tid} is {type(completion).__name__}, not a string"))
     return Samples(trials, sorted(bad, key=lambda b: b.line), "codet")
+
+
+def merge(parts: Sequence[Samples]) -> Samples:
+    """Several samples files as one run, as if their lines were concatenated in order.
+
+    Trial ids stay ``<task_id>#<n>``, n counting each task's trials across the files in order
+    (the second file's trials of a task follow the first file's); each trial keeps its model,
+    so that TestJack's rho over models sees every model of every file.
+    """
+    if len(parts) == 1:
+        return parts[0]
+    counters: dict[str, int] = {}
+    trials: list[Trial] = []
+    bad: list[BadLine] = []
+    for part in parts:
+        for t in part.trials:
+            n = counters.get(t.task_id, 0)
+            counters[t.task_id] = n + 1
+            trials.append(replace(t, trial_id=f"{t.task_id}#{n}"))
+        bad += part.bad_lines
+    return Samples(trials, bad, "+".join(p.format for p in parts))

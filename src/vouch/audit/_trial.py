@@ -185,20 +185,30 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
             ctx.problem.prompt, ctx.params, seeds, outs, task_rng, per_seed=config.per_seed, limit=config.pool_limit
         )
         planned.append((ctx, rules, inputs, answered))
+    stated = {id(ctx): _offline.stated_examples(ctx.examples, ctx.t0_inputs) for ctx, *_ in planned}
     specs = [
         _offline.outputs_spec(
             ctx.problem.reference,
             ctx.problem.entry_point,
-            [a for _, a in inputs],
+            [a for _, a in inputs] + [e.args for e in stated[id(ctx)]],
             f"{ctx.problem.task_id} G on pool",
             config.per_call_s,
         )
         for ctx, _, inputs, _ in planned
     ]
     for (ctx, rules, inputs, answered), result in zip(planned, engine.run(specs, "G on generated inputs"), strict=True):
-        g_rows = _offline.decoded(result, len(inputs))
+        exs = stated[id(ctx)]
+        rows = _offline.decoded(result, len(inputs) + len(exs))
         seeds_answered, outputs = [a for a, _ in answered], [v for _, v in answered]
-        ctx.pool = _offline.fill_pool(rules, inputs, g_rows, seeds_answered, outputs, output_wrapper(ctx.asserts))
+        ctx.pool = _offline.fill_pool(
+            rules,
+            inputs,
+            rows[: len(inputs)],
+            seeds_answered,
+            outputs,
+            output_wrapper(ctx.asserts),
+            list(zip(exs, rows[len(inputs) :], strict=True)) if config.seed_from_t0 else [],
+        )
 
 
 def _evidence_stage(
@@ -260,8 +270,9 @@ def _differential_stage(
     for task_id in {j.task_id for j in chosen}:
         mine = [j for j in chosen if j.task_id == task_id]
         voters = [j for j in mine if j.t0 is not None and j.t0.passed]
-        contested = _contested(voters, [{_inputs.key(d.args) for d in j.diffs} for j in voters])
         ctx = contexts[task_id]
+        explicit = ctx.pool.explicit if ctx.pool is not None else set()
+        contested = _contested(voters, [{_inputs.key(d.args) for d in j.diffs} for j in voters]) - explicit
         ctx.contested |= contested
         for job in mine:
             job.diffs = [d for d in job.diffs if _inputs.key(d.args) not in contested]
@@ -304,8 +315,10 @@ def _contest_finals(
                 keys.add(_inputs.key(diff.args))
         differing.setdefault(task_id, []).append((voter, keys))
     contested: set[str] = set()
-    for pairs in differing.values():
-        contested |= _contested([p[0] for p in pairs], [p[1] for p in pairs])
+    for task_id, pairs in differing.items():
+        pool = contexts[task_id].pool
+        explicit = pool.explicit if pool is not None else set()
+        contested |= _contested([p[0] for p in pairs], [p[1] for p in pairs]) - explicit
     return contested
 
 
@@ -371,6 +384,7 @@ def _iteration(
                 expected=diff.expected,
                 index=iteration,
                 wrapper=ctx.pool.wrapper if ctx.pool is not None else None,
+                within_s=_offline.WITHIN_S if diff.actual == "raised timeout" else None,
             )
             candidates.append((job, wf, diff.args, diff.expected, diff.actual, clause.id if clause else ""))
     specs = []
@@ -436,6 +450,8 @@ def _shrink_round(
             if ctx.pool.accepts(args, row):
                 pool.inputs.append((1, args, pool.normal(row["value"])))
                 kept.append(args)
+                if row.get("s", 0.0) > _offline.QUICK_S:
+                    pool.slow[_inputs.key(args)] = float(row["s"])
         s_rows_all = _offline.decoded(results[2 * i + 1], len(smaller))
         s_rows = [row for args, row in zip(smaller, s_rows_all, strict=True) if any(args is k for k in kept)]
         found = _offline.differences(pool, s_rows)
@@ -486,6 +502,11 @@ def _make_witness(
     if defect is None:
         if args is None:
             defect = "fails a user-supplied test of P that G passes"
+        elif actual == "raised timeout":
+            defect = (
+                f"{ctx.problem.entry_point}{tuple(args)!r} gives no answer within {_offline.WITHIN_S:g} s, where "
+                f"G answers {expected!r} in under {_offline.QUICK_S:g} s"
+            )
         elif isinstance(actual, str) and actual.startswith("raised "):
             defect = f"{ctx.problem.entry_point}{tuple(args)!r} {actual} where P requires {expected!r}"
         else:

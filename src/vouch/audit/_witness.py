@@ -41,6 +41,13 @@ def _close(actual, expected):
     if isinstance(expected, dict) and isinstance(actual, dict):
         return actual.keys() == expected.keys() and all(_close(actual[k], expected[k]) for k in expected)
     return actual == expected
+
+
+def _out_of_time(seconds):
+    def handler(signum, frame):
+        raise AssertionError(f"no answer within {seconds} s, where the reference answers in a small part of that")
+
+    return handler
 '''
 
 
@@ -66,13 +73,30 @@ def render(
     expected: Any,
     index: int,
     wrapper: str | None = None,
+    within_s: float | None = None,
 ) -> WitnessFile:
-    """The pytest source of a witness that asserts ``entry_point(*args) == expected`` (tolerantly)."""
+    """The pytest source of a witness that asserts ``entry_point(*args) == expected`` (tolerantly).
+
+    With ``within_s``, the call must also answer within that many seconds (G answers in a small
+    part of it): a trial that runs past it on a valid input fails by an assertion naming the time.
+    """
     name = f"test_witness_{safe_name(trial_id)}_{index}.py"
     header = {"task_id": task_id, "trial_id": trial_id, "entry_point": entry_point}
     # T0 compares tuple(candidate(x)) on some tasks: the witness compares as T0 does.
     call = f"{wrapper}({entry_point}(*args))" if wrapper in ("tuple", "list") else f"{entry_point}(*args)"
     clause_line = clause.replace('"""', "'''").replace("\n", " ")
+    check = (
+        f'    assert _close(actual, expected), f"{entry_point}{{tuple(args)!r}} returned {{actual!r}}; '
+        f'P requires {{expected!r}}"'
+    )
+    timer_on = timer_off = ""
+    if within_s is not None:
+        # The reference answers this input in a small part of the time: running past it is a defect.
+        timer_on = (
+            f"        signal.signal(signal.SIGALRM, _out_of_time({within_s!r}))\n"
+            f"        signal.setitimer(signal.ITIMER_REAL, {within_s!r})\n"
+        )
+        timer_off = "    finally:\n        signal.setitimer(signal.ITIMER_REAL, 0)\n"
     body = f'''"""Witness for {trial_id} (vouch audit): a requirement of P that T0 does not check.
 
 Clause of P: {clause_line}
@@ -80,6 +104,7 @@ Replay: vouch audit replay {name}
 """
 {MARKER}{json.dumps(header)}
 import math
+import signal
 
 from solution import {entry_point}
 {_HELPERS}
@@ -88,10 +113,10 @@ def test_{safe_name(trial_id)}_{index}():
     args = {list(args)!r}
     expected = {expected!r}  # what the reference solution returns on this valid input
     try:
-        actual = {call}
+{timer_on}        actual = {call}
     except Exception as exc:
         raise AssertionError(f"{entry_point}{{tuple(args)!r}} raised {{exc!r}}; P requires {{expected!r}}") from exc
-    assert _close(actual, expected), f"{entry_point}{{tuple(args)!r}} returned {{actual!r}}; P requires {{expected!r}}"
+{timer_off}{check}
 '''
     return WitnessFile(name, body)
 

@@ -71,7 +71,14 @@ def print_summary(results: AuditResults, console: Console) -> None:
 
 
 @audit.command("humaneval")
-@click.option("--samples", "samples_path", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--samples",
+    "samples_paths",
+    required=True,
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A samples file; repeat it to audit several as one run (rho over every model of every file).",
+)
 @click.option("--mode", type=click.Choice(["per-trial", "lightweight"]), default="per-trial", show_default=True)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
@@ -102,7 +109,7 @@ def print_summary(results: AuditResults, console: Console) -> None:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--allow-weak-isolation", is_flag=True)
 def humaneval(
-    samples_path: Path,
+    samples_paths: tuple[Path, ...],
     mode: str,
     json_out: Path | None,
     witness_source: str,
@@ -133,10 +140,10 @@ def humaneval(
         agent_config=agent_config if witness_source == "agent" else None,
     )
     agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
-    from vouch.audit._samples import load_problems, load_samples
+    from vouch.audit._samples import load_problems, load_samples, merge
 
     problems = load_problems()
-    samples = load_samples(samples_path, problems, model=model, task_ids=task_ids)
+    samples = merge([load_samples(path, problems, model=model, task_ids=task_ids) for path in samples_paths])
     for bad in samples.bad_lines[:5]:
         console.print(f"[yellow]skipped line {bad.line}: {bad.reason}[/yellow]")
     if len(samples.bad_lines) > 5:
@@ -169,7 +176,7 @@ def humaneval(
             )
     finally:
         store.close()
-    results.config["samples"] = str(samples_path)
+    results.config["samples"] = str(samples_paths[0]) if len(samples_paths) == 1 else [str(p) for p in samples_paths]
     results.config["bad_lines"] = [{"line": b.line, "reason": b.reason} for b in samples.bad_lines]
     print_summary(results, Console())
     if json_out is not None:
