@@ -104,9 +104,8 @@ def main() -> None:
             note = contexts[task].pool_note or ""
             size = len(contexts[task].pool.inputs) if contexts[task].pool is not None else 0  # type: ignore[union-attr]
             contested = len(contexts[task].contested)
-            print(
-                f"{task:<14}{r:>6}{c['reachable+hit']:>5}{c['right+hit']:>10}  pool {size} contested {contested} {note[:50]}"
-            )
+            counts = f"{task:<14}{r:>6}{c['reachable+hit']:>5}{c['right+hit']:>10}"
+            print(f"{counts}  pool {size} contested {contested} {note[:50]}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 
