@@ -46,6 +46,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--no-null", action="store_true", help="skip the null world R (saves a third of the runs)")
     parser.add_argument(
         "--envs-only", action="store_true", help="build or find the environments, print their times, run no tests"
     )
@@ -91,6 +92,7 @@ def main() -> None:
             plan=plan,
             timeout_s=args.timeout,
             progress=lambda line: print(line, flush=True),
+            with_null=not args.no_null,
         )
     total_s = time.monotonic() - started
     print()

@@ -30,7 +30,7 @@ from vouch.worlds import (
     git,
     import_root,
 )
-from vouch.worlds._env import _version_of
+from vouch.worlds._env import _version_of, scm_version
 
 BASE_PYTHON = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
 VERSION = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -84,6 +84,23 @@ def test_import_root_and_generated_version_file(tmp_path: Path) -> None:
     flat = tmp_path / "flat"
     (flat / "pkg").mkdir(parents=True)
     assert import_root(flat) == flat and generated_files(flat) == []
+
+
+@pytest.mark.parametrize(
+    ("described", "version"),
+    [
+        ("7.2.0.dev0-157-gaa55975c7", "7.2.0.dev157+gaa55975c7"),
+        ("5.4.1-593-ge6e300e72", "5.4.1.dev593+ge6e300e72"),
+        ("v1.2-0-gabc1234", "1.2"),
+        ("6.0.0rc1-12-gabc1234", "6.0.0rc1.post12.dev0+gabc1234"),
+        ("abc1234", "0.0.dev0"),
+    ],
+)
+def test_scm_version(described: str, version: str) -> None:
+    from packaging.version import Version
+
+    assert scm_version(described) == version
+    Version(version)  # valid PEP 440: pytest's minversion check parses it
 
 
 @pytest.mark.slow

@@ -236,6 +236,7 @@ def reproduce_harness(
     plan: EnvPlan,
     timeout_s: float = 900.0,
     progress: ProgressLine | None = None,
+    with_null: bool = True,
 ) -> list[InstanceReproduction]:
     """Run T0 as the harness does in the null, gold and agent worlds of every instance.
 
@@ -248,6 +249,7 @@ def reproduce_harness(
         plan: The instances' environments (``plan_environments``).
         timeout_s: Wall-clock limit of one T0 run.
         progress: One line per instance.
+        with_null: Also run the null world R (base + test patch): FAIL_TO_PASS should fail there.
 
     Returns:
         One record per instance, in order; an instance without an environment or worlds is
@@ -259,7 +261,7 @@ def reproduce_harness(
         by_instance.setdefault(trial.instance_id, trial)
     out: list[InstanceReproduction] = []
     for inst in instances:
-        record = _reproduce_one(inst, by_instance.get(inst.instance_id), runner, worlds, sources, plan)
+        record = _reproduce_one(inst, by_instance.get(inst.instance_id), runner, worlds, sources, plan, with_null)
         out.append(record)
         if progress is not None:
             gold = record.gold.resolved if record.gold else None
@@ -282,6 +284,7 @@ def _reproduce_one(
     worlds: WorldCache,
     sources: Mapping[str, str],
     plan: EnvPlan,
+    with_null: bool = True,
 ) -> InstanceReproduction:
     base: dict[str, Any] = {
         "instance_id": inst.instance_id,
@@ -315,12 +318,12 @@ def _reproduce_one(
             reason=f"unappliable: {bad.reason}"[:400],
             world_build_s=built_s,
         )
-    runnable = [w for w in (null, gold, agent) if isinstance(w, World)]
+    runnable = [w for w in (null if with_null else None, gold, agent) if isinstance(w, World)]
     for w in runnable:
         runner.attach(w, env)
     runs = runner.t0_batch([(w, None, None) for w in runnable], [])
     by_key = {w.key: r for w, r in zip(runnable, runs, strict=True)}
-    null_c, _, _, _, _ = _condition("null", by_key[null.key], inst, env.parser)
+    null_c = _condition("null", by_key[null.key], inst, env.parser)[0] if with_null else None
     gold_c, gold_g, gold_s, gold_f, gold_log = _condition("gold", by_key[gold.key], inst, env.parser)
     agent_c = None
     differences: list[TestDifference] = []

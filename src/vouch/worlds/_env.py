@@ -42,6 +42,7 @@ __all__ = [
     "find_python",
     "generated_files",
     "import_root",
+    "scm_version",
 ]
 
 _PIP_TIMEOUT_S = 1800
@@ -159,6 +160,26 @@ def import_root(world: Path) -> Path:
 _WRITE_TO = re.compile(r"""(?:write_to|version_file)["']?\s*[:=]\s*["']([^"']+\.py)["']""")
 
 
+_DESCRIBED = re.compile(r"v?(\d+(?:\.\d+)*)((?:\.?(?:dev|rc|a|b)\d*)?)-(\d+)-g([0-9a-f]+)")
+
+
+def scm_version(described: str) -> str:
+    """The version setuptools_scm would write for ``git describe --tags --long`` output.
+
+    A tag ``7.2.0.dev0`` at distance 157 is ``7.2.0.dev157+g<sha>``; a release tag ``5.4.1`` at
+    distance 593 is ``5.4.1.dev593+g<sha>``; no tag at all is ``0.0.dev0``.
+    """
+    match = _DESCRIBED.fullmatch(described)
+    if not match:
+        return "0.0.dev0"
+    release, pre, distance, sha = match.groups()
+    if distance == "0":
+        return release + pre
+    if pre and not pre.lstrip(".").startswith("dev"):
+        return f"{release}{pre}.post{distance}.dev0+g{sha}"
+    return f"{release}.dev{distance}+g{sha}"
+
+
 def generated_files(world: Path) -> list[str]:
     """Write what an install would generate into a world's tree, and name what was written.
 
@@ -177,13 +198,7 @@ def generated_files(world: Path) -> list[str]:
             target = world / relative
             if target.exists() or ".." in Path(relative).parts:
                 continue
-            described = git(["describe", "--tags", "--long", "--always"], cwd=world).stdout.strip()
-            match = re.fullmatch(r"v?(\d+(?:\.\d+)*)-(\d+)-g([0-9a-f]+)", described)
-            if match:
-                tag, distance, sha = match.groups()
-                version = tag if distance == "0" else f"{tag}.dev{distance}+g{sha}"
-            else:
-                version = "0.0.dev0"
+            version = scm_version(git(["describe", "--tags", "--long", "--always"], cwd=world).stdout.strip())
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(
                 "# written by vouch in place of the install's setuptools_scm\n"

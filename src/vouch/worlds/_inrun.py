@@ -104,13 +104,20 @@ class _Recorder:
         self.calls: dict[str, list[dict[str, Any]]] = {t: [] for t in targets}
         self.seen: set[tuple[str, str]] = set()
         self.skipped: dict[str, int] = {t: 0 for t in targets}
+        self.real: dict[str, str] = {}
+        self.files = {file for file, _ in self.wanted}
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
         if event != "call":
             return
         code = frame.f_code
+        real = self.real.get(code.co_filename)
+        if real is None:  # realpath costs syscalls, and this runs on every call of the process
+            real = self.real[code.co_filename] = os.path.realpath(code.co_filename)
+        if real not in self.files:
+            return
         # co_qualname is new in 3.11; an environment's older interpreter has only co_name.
-        key = (os.path.realpath(code.co_filename), getattr(code, "co_qualname", code.co_name))
+        key = (real, getattr(code, "co_qualname", code.co_name))
         target = self.wanted.get(key)
         if target is None:
             return
