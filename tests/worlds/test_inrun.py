@@ -131,3 +131,20 @@ def test_call_functions(executor: LocalExecutor, world: Path) -> None:
         {"ok": False, "value": None, "literal": None, "exception": "CallTimeout"},
         {"ok": True, "value": "0", "literal": "0", "exception": None},
     ]
+
+
+def test_in_run_modules_keep_to_python_39() -> None:
+    """_inrun and _foreign run under an environment's interpreter (Python 3.9 for most of
+    SWE-bench): no syntax or call newer than 3.9 outside annotations."""
+    import ast
+    from pathlib import Path
+
+    import vouch.worlds
+
+    for name in ("_inrun.py", "_foreign.py"):
+        source = (Path(vouch.worlds.__file__).parent / name).read_text()
+        tree = ast.parse(source, feature_version=(3, 9))
+        assert "from __future__ import annotations" in source  # annotations are never evaluated
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "zip":
+                assert not any(k.arg == "strict" for k in node.keywords), f"{name}:{node.lineno}: zip(strict=) is 3.10+"
