@@ -31,6 +31,7 @@ def main() -> None:
     parser.add_argument("--samples", type=Path, nargs="+", required=True, help="audited as one run, in order")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--tasks-every", type=int, default=1, help="every n-th labelled task (a faster slice)")
+    parser.add_argument("--task", action="append", default=None, help="only this task (repeatable; debugging)")
     parser.add_argument("--show", type=int, default=0, help="print up to N missed g_reachable trials per task")
     parser.add_argument("--json", type=Path, default=None, help="write per-trial rows here")
     parser.add_argument("--no-ambiguity", action="store_true", help="switch TestJack's A.2 rule off (to see its share)")
@@ -41,6 +42,8 @@ def main() -> None:
     problems = load_problems()
     loaded = merge([load_samples(path, problems) for path in args.samples])
     tasks = sorted({r["task_id"] for r in labels.values()}, key=lambda t: int(t.split("/")[1]))[:: args.tasks_every]
+    if args.task:
+        tasks = [t for t in tasks if t in args.task]
     keep = set(tasks)
     trials = [t for t in loaded.trials if t.task_id in keep]
     groups: dict[tuple[str, str], ProgramJob] = {}

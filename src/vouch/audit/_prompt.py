@@ -89,7 +89,9 @@ def examples(prompt: str, entry_point: str) -> list[Example]:
         args = _literal_call(ex.source, entry_point)
         if args is None:
             continue
-        want, has = _literal(ex.want.strip())
+        # The last example's "want" runs on into the docstring's closing quotes: those are not output.
+        lines = [line for line in ex.want.strip().splitlines() if line.strip() not in ('"""', "'''")]
+        want, has = _literal("\n".join(lines).strip())
         found.append(Example(ex.source.strip(), args, want, has))
     for line in docstring(prompt, entry_point).splitlines():
         match = _ARROW.match(line.strip())
