@@ -251,7 +251,8 @@ def outputs(
     Returns ``{"loaded": bool, "load_error": str | None, "results": [...]}``; each result is
     ``{"ok": True, "value": data}`` (``opaque`` holds a repr when the value is not plain data),
     ``{"ok": False, "error": "Type: message"}``, or ``{"ok": False, "error": "timeout"}``;
-    calls past ``budget_s`` are ``{"ok": False, "error": "skipped"}``. With ``arcs``, also the
+    calls past ``budget_s`` are ``{"ok": False, "error": "skipped"}``, and calls past the shortened timer
+    of a program that already ran out of time thrice ``{"ok": False, "error": "cut short"}``. With ``arcs``, also the
     branch arcs of ``solution.py`` the first ``ARCS_FIRST`` calls took (``"arcs": [[from, to], ...]``).
     """
     from vouch.exec._values import from_data
@@ -294,6 +295,7 @@ def _call_all(
         for index, data in enumerate(inputs):
             if index == ARCS_FIRST and tracer is not None:
                 tracer.stop()
+                tracer = None
             if time.monotonic() - start > budget_s:
                 results.append({"ok": False, "error": "skipped"})
                 continue
@@ -312,7 +314,15 @@ def _call_all(
             except BaseException as exc:  # noqa: BLE001 - an outcome
                 error = _describe(exc)
                 timeouts += error == "timeout"
-                results.append({"ok": False, "error": error})
+                if error == "timeout" and tracer is not None:
+                    # A timer that fires inside traced code can leave the tracer unable to let later
+                    # timers through; the arcs so far are kept.
+                    tracer.stop()
+                    tracer = None
+                # Out of the shortened timer says nothing about the full one: no difference rests on it.
+                results.append(
+                    {"ok": False, "error": "cut short" if error == "timeout" and timer < per_call_s else error}
+                )
     return None
 
 

@@ -261,7 +261,7 @@ def differences(pool: Pool, s_rows: Sequence[dict[str, Any]]) -> list[Difference
     out: list[Difference] = []
     for (level, args, expected), row in zip(pool.inputs, s_rows, strict=True):
         if not row.get("ok"):
-            if row.get("error") in ("skipped",) or str(row.get("error", "")).startswith("run:"):
+            if row.get("error") in ("skipped", "cut short") or str(row.get("error", "")).startswith("run:"):
                 continue
             if row.get("error") == "timeout" and _inputs.key(args) in pool.slow:
                 continue  # G is slow here too: running out of time shows nothing
