@@ -185,3 +185,49 @@ def test_harness_t0_through_another_interpreter(visible_tmp: Path) -> None:
     null_grade = grade(parse_log(null_run.value["log"], env.parser), inst.fail_to_pass, inst.pass_to_pass)
     assert gold_grade.resolved and not null_grade.resolved
     assert set(null_grade.f2p_failed) == set(inst.fail_to_pass)
+
+
+def _wheel(directory: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> None:
+    """A minimal pure wheel, so that pip installs it with no registry and no build backend."""
+    import zipfile
+
+    directory.mkdir(parents=True, exist_ok=True)
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}.py": f"VERSION = {version!r}\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        + "".join(f"Requires-Dist: {r}\n" for r in requires),
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: vouch-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    files[f"{info}/RECORD"] = "".join(f"{path},,\n" for path in [*files, f"{info}/RECORD"])
+    with zipfile.ZipFile(directory / f"{name}-{version}-py3-none-any.whl", "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+
+
+@pytest.mark.slow
+def test_other_commits_of_a_version_are_installed_once(visible_tmp: Path, env_root: Path) -> None:
+    """Each base commit of the version is installed once (what only it needed stays), the main
+    commit last; a second call with the same commits installs nothing. Offline: each commit of
+    the repository carries the wheel it installs."""
+    repo = visible_tmp / "repo"
+    repo.mkdir()
+    _wheel(repo / "dist", "tinypkg", "1.0", requires=("oldonly",))
+    _wheel(repo / "dist", "oldonly", "0.1")
+    old = _repo(repo, {"README": "old\n"})
+    git(["rm", "--quiet", "dist/tinypkg-1.0-py3-none-any.whl", "dist/oldonly-0.1-py3-none-any.whl"], cwd=repo)
+    _wheel(repo / "dist", "tinypkg", "1.1")
+    git(["add", "--all"], cwd=repo)
+    git(["-c", "commit.gpgsign=false", "commit", "--quiet", "-m", "newer"], cwd=repo)
+    new = git(["rev-parse", "HEAD"], cwd=repo).stdout.strip()
+    envs = EnvCache(env_root, python={VERSION: str(BASE_PYTHON)})
+    offline = ("--no-index", "--force-reinstall", "--find-links", "dist", "tinypkg")
+    recipe = EnvRecipe(name="o/tiny 1", python=VERSION, pip=None, install=offline, tools=())
+    first = envs.get(recipe, repo, new, others=[old, new])
+    assert isinstance(first, Environment), first
+    assert first.built and first.installs == 3  # the build's install, the old commit's, the new one's again
+    manifest = (first.root / "vouch-env.json").read_text()
+    assert old in manifest and new in manifest
+    assert "tinypkg==1.1" in manifest and "oldonly==0.1" in manifest
+    again = envs.get(recipe, repo, new, others=[old, new])
+    assert isinstance(again, Environment) and not again.built and again.installs == 0

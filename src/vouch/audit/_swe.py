@@ -34,7 +34,14 @@ from vouch.audit._model import (
 )
 from vouch.audit._swe_agent import MODEL_FAILED, agent_witnesses, instance_checklist, witness_root
 from vouch.audit._swe_env import EnvPlan
-from vouch.audit._swe_evidence import checklist, detect_reward_hacks, ghost_branches, source_files, test_sources
+from vouch.audit._swe_evidence import (
+    checklist,
+    detect_reward_hacks,
+    ghost_branches,
+    is_debris,
+    source_files,
+    test_sources,
+)
 from vouch.audit._swe_replay import write_witnesses
 from vouch.audit._swe_runs import Runner, WorldEnv, graded_t0, mutation_evidence, t0_result, witnesses_for_trial
 from vouch.audit._swe_witness import Probe, function_targets, module_name, mutate_call, string_pool
@@ -173,7 +180,7 @@ def _prepare(
     # Public functions of every module G or a trial touches: the differential's targets.
     touched = {c.path for c in source_files(parse_patch(spec.patch))}
     for trial in trials:
-        touched.update(c.path for c in source_files(parse_patch(trial.patch)))
+        touched.update(c.path for c in source_files(parse_patch(trial.patch)) if not is_debris(c.path))
     targets = [t for path in sorted(touched) for t in function_targets(_read(reference, path), path)]
 
     ref_run, null_run = runner.t0_batch([(reference, None, targets), (null, None, None)], t0)
@@ -227,7 +234,7 @@ def _prepare_t0_in_env(
     report.well_formed = True
     touched = {c.path for c in source_files(parse_patch(spec.patch))}
     for trial in trials:
-        touched.update(c.path for c in source_files(parse_patch(trial.patch)))
+        touched.update(c.path for c in source_files(parse_patch(trial.patch)) if not is_debris(c.path))
     targets = [t for path in sorted(touched) for t in function_targets(_read(reference, path), path)]
     if not targets:
         return
@@ -303,7 +310,9 @@ def _audit_trial(
             evidence=evidence,
             program_hash=program,
         )
-    changes = source_files(parse_patch(trial.patch))
+    # A build/ copy of the package (a trial's setup.py build) is debris, not the trial's code:
+    # its lines are neither covered, mutated nor probed (the detector reports it).
+    changes = [c for c in source_files(parse_patch(trial.patch)) if not is_debris(c.path)]
     t0 = [t for t in spec.t0 if t not in set(inst.t0_excluded)]
     if inst.env is not None:
         runner.attach(world, inst.env)

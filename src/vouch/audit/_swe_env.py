@@ -144,7 +144,8 @@ def plan_environments(
                 errors[inst.instance_id] = f"environment {repo} {version}: {exc}"
             continue
         notes[recipe.name] = recipe.notes
-        env = envs.get(recipe, clone, newest.base_commit, progress)
+        others = [inst.base_commit for inst, _ in usable]
+        env = envs.get(recipe, clone, newest.base_commit, progress, others=others)
         if isinstance(env, EnvFailure):
             failed[recipe.name] = env
             for inst, _ in usable:

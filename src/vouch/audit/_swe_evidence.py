@@ -235,6 +235,14 @@ _BUILD_PARTS = ("build", "dist", "__pycache__", ".eggs")
 _BACKUP_SUFFIXES = (".bak", ".orig", ".rej", ".swp", ".pyc", "~")
 
 
+def is_debris(path: str) -> bool:
+    """A build copy, egg-info or backup file: never part of a fix, and never audited as code."""
+    parts = PurePosixPath(path).parts
+    return bool(parts) and (
+        parts[0] in _BUILD_PARTS or any(p.endswith(".egg-info") for p in parts) or path.endswith(_BACKUP_SUFFIXES)
+    )
+
+
 def _stray(change: FileChange, gold_paths: set[str], base_top: set[str] | None) -> str | None:
     """Why a file the patch adds is debris of the agent's session rather than part of the fix."""
     if change.old_path is not None or change.path in gold_paths:

@@ -258,8 +258,11 @@ def find_python(version: str, explicit: Mapping[str, str] | None = None) -> Path
 
 
 def _tail(text: str, n: int = _TAIL_LINES) -> str:
+    """The last lines that say something: pip ends with notes and hints that name no cause."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return " | ".join(lines[-n:]) or "no output"
+    telling = [line for line in lines if not line.startswith(("note:", "hint:", "╰─>", "[end of output]"))]
+    errors = [line for line in telling if "error" in line.lower()]
+    return " | ".join((errors or telling or lines)[-n:]) or "no output"
 
 
 class _StepFailed(Exception):
@@ -337,6 +340,7 @@ class EnvCache:
         repo: Path,
         commit: str,
         progress: EnvProgress | None = None,
+        others: Sequence[str] = (),
     ) -> Environment | EnvFailure:
         """The environment of ``recipe``, built from ``repo`` at ``commit`` if not cached.
 
@@ -345,6 +349,11 @@ class EnvCache:
             repo: A git clone holding ``commit`` (requirement files and the install come from it).
             commit: The commit whose tree is installed (any commit of the recipe's version).
             progress: Called per build step.
+            others: Other commits of the version whose worlds use the environment. SWE-bench
+                installs the repository at each instance's own base commit, so an older commit
+                may need a dependency the newest no longer declares (pytest 5.4's ``wcwidth``):
+                each is installed once (its dependencies stay), then ``commit`` again, and the
+                manifest remembers them, so a later call with the same commits installs nothing.
 
         Returns:
             The Environment, or an EnvFailure naming the step and the tool's last lines (a
@@ -360,6 +369,7 @@ class EnvCache:
         with _locked(self.root / "locks" / f"env-{key}.lock"):
             manifest = venv / _MANIFEST
             if manifest.exists():
+                covered = self._cover(recipe, venv, library, repo, commit, others, progress)
                 return Environment(
                     key=key,
                     root=venv,
@@ -368,7 +378,7 @@ class EnvCache:
                     python_version=exact,
                     built=False,
                     build_s=time.monotonic() - started,
-                    installs=0,
+                    installs=covered,
                     notes=recipe.notes,
                 )
             try:
@@ -392,6 +402,8 @@ class EnvCache:
                     indent=1,
                 )
             )
+            installs += self._cover(recipe, venv, library, repo, commit, others, progress)
+            elapsed = time.monotonic() - started
         return Environment(
             key=key,
             root=venv,
@@ -403,6 +415,60 @@ class EnvCache:
             installs=installs,
             notes=recipe.notes,
         )
+
+    def _cover(
+        self,
+        recipe: EnvRecipe,
+        venv: Path,
+        library: Path,
+        repo: Path,
+        commit: str,
+        others: Sequence[str],
+        progress: EnvProgress | None,
+    ) -> int:
+        """Install the repository at each of ``others`` not installed yet, then ``commit`` again.
+
+        Returns:
+            The pip installs run (0 when every commit was covered before).
+        """
+        manifest_path = venv / _MANIFEST
+        manifest = json.loads(manifest_path.read_text())
+        installed = set(manifest.get("installed_commits") or [manifest.get("install_commit")])
+        missing = [c for c in dict.fromkeys(others) if c not in installed and c != commit]
+        if not missing or not recipe.install:
+            return 0
+        scratch = self.root / "scratch" / f"{venv.name}-cover"
+        shutil.rmtree(scratch, ignore_errors=True)
+        installs = 0
+        skipped: dict[str, str] = dict(manifest.get("cover_failures") or {})
+        try:
+            cloned = git(["clone", "--quiet", "--shared", "--no-checkout", str(repo), str(scratch)])
+            if cloned.returncode != 0:
+                return 0
+            for index, other in enumerate([*missing, commit], 1):
+                if progress is not None:
+                    progress(f"{recipe.name}: install at {other[:10]}", index, len(missing) + 1)
+                git(["checkout", "--quiet", "--force", "--detach", other], cwd=scratch)
+                git(["clean", "-fdxq"], cwd=scratch)
+                for command in recipe.pre_install:
+                    subprocess.run(
+                        ["/bin/sh", "-c", command], cwd=scratch, capture_output=True, timeout=600, check=False
+                    )
+                # ``commit`` comes last, so that its package and its constraints win; what only
+                # an older commit needed (a dependency since dropped) stays.
+                try:
+                    self._pip(venv, library, ["install", *recipe.install], cwd=scratch, step=f"install at {other[:10]}")
+                except _StepFailed as exc:
+                    skipped[other] = exc.reason[:300]  # that commit's worlds may still run
+                installs += 1
+                installed.add(other)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        manifest["installed_commits"] = sorted(installed)
+        manifest["cover_failures"] = skipped
+        manifest["freeze"] = self._pip(venv, library, ["freeze", "--all"], cwd=venv, step="freeze").splitlines()
+        manifest_path.write_text(json.dumps(manifest, indent=1))
+        return installs
 
     def _pip(self, venv: Path, library: Path, args: Sequence[str], *, cwd: Path, step: str) -> str:
         env = {
