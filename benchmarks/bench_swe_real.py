@@ -46,20 +46,23 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--records", type=Path, default=None, help="append each instance's record (JSONL) as made")
     parser.add_argument("--no-null", action="store_true", help="skip the null world R (saves a third of the runs)")
     parser.add_argument(
         "--envs-only", action="store_true", help="build or find the environments, print their times, run no tests"
     )
     args = parser.parse_args()
-    instances = load_instances(args.data / "instances.jsonl")
+    every = load_instances(args.data / "instances.jsonl")
+    instances = every
     if args.only:
-        instances = [i for i in instances if i.instance_id in set(args.only)]
+        order = {name: n for n, name in enumerate(args.only)}
+        instances = sorted((i for i in every if i.instance_id in order), key=lambda i: order[i.instance_id])
     trials = load_predictions(args.data / "predictions.jsonl", load_instances(args.data / "instances.jsonl"))
     specs = load_environments(args.data / "environments.json")
     locator = RepoLocator(root=args.repo_root, mapping=dict(m.split("=", 1) for m in args.repo_map))
     worlds = WorldCache(args.cache / "worlds")
     envs = EnvCache(args.cache / "envs")
-    sources = {}
+    sources: dict[str, str] = {}
     for inst in instances:
         try:
             sources[inst.instance_id] = locator.locate(inst)
@@ -70,8 +73,18 @@ def main() -> None:
         print(f"  env [{done}/{total}] {line}", flush=True)
 
     started = time.monotonic()
+    for inst in every:
+        if inst.instance_id not in sources:
+            try:
+                sources[inst.instance_id] = locator.locate(inst)
+            except vouch.errors.UsageError:
+                pass
     located = [i for i in instances if i.instance_id in sources]
-    plan = plan_environments(located, sources, specs, worlds, envs, progress=step)
+    # Environments are planned over every instance, so that a run on some of them finds the
+    # same recipes (the newest base commit of each version) as a run on all.
+    plan = plan_environments(
+        [i for i in every if i.instance_id in sources], sources, specs, worlds, envs, progress=step
+    )
     env_s = time.monotonic() - started
     if args.envs_only:
         for record in environment_records(plan):
@@ -93,6 +106,7 @@ def main() -> None:
             timeout_s=args.timeout,
             progress=lambda line: print(line, flush=True),
             with_null=not args.no_null,
+            on_record=(lambda r: _append(args.records, r.model_dump_json())) if args.records else None,
         )
     total_s = time.monotonic() - started
     print()
@@ -133,6 +147,11 @@ def main() -> None:
             summary=summary | {"env_s": round(env_s, 1), "world_s": round(world_s, 1), "total_s": round(total_s, 1)},
         )
         args.json.write_text(results.model_dump_json(indent=1) + "\n")
+
+
+def _append(path: Path, line: str) -> None:
+    with open(path, "a") as handle:
+        handle.write(line + "\n")
 
 
 if __name__ == "__main__":

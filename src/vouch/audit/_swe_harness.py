@@ -237,6 +237,7 @@ def reproduce_harness(
     timeout_s: float = 900.0,
     progress: ProgressLine | None = None,
     with_null: bool = True,
+    on_record: Callable[[InstanceReproduction], None] | None = None,
 ) -> list[InstanceReproduction]:
     """Run T0 as the harness does in the null, gold and agent worlds of every instance.
 
@@ -250,6 +251,8 @@ def reproduce_harness(
         timeout_s: Wall-clock limit of one T0 run.
         progress: One line per instance.
         with_null: Also run the null world R (base + test patch): FAIL_TO_PASS should fail there.
+        on_record: Called with each instance's record as soon as it is made (a long run keeps
+            what it did if stopped).
 
     Returns:
         One record per instance, in order; an instance without an environment or worlds is
@@ -263,6 +266,8 @@ def reproduce_harness(
     for inst in instances:
         record = _reproduce_one(inst, by_instance.get(inst.instance_id), runner, worlds, sources, plan, with_null)
         out.append(record)
+        if on_record is not None:
+            on_record(record)
         if progress is not None:
             gold = record.gold.resolved if record.gold else None
             agent = record.agent.resolved if record.agent else None
