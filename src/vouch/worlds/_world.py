@@ -97,6 +97,8 @@ def git(
             check=False,
         )
     except FileNotFoundError as exc:
+        if cwd is not None and not Path(cwd).is_dir():
+            raise InfrastructureError(f"git cannot run in {cwd}: the directory is gone") from exc
         raise InfrastructureError("git is not installed; worlds need git on PATH") from exc
 
 
