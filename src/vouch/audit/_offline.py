@@ -98,7 +98,13 @@ def decoded(result: RunResult, count: int) -> list[dict[str, Any]]:
             result.reason or (result.value or {}).get("load_error") if isinstance(result.value, dict) else result.reason
         )
         return [{"ok": False, "error": f"run: {reason or result.status.value}"} for _ in range(count)]
-    rows = list(result.value.get("results") or [])
+    found = result.value.get("results")
+    # What a run writes is untrusted data: a row that is not a row is that input's error.
+    rows = (
+        [r if isinstance(r, dict) else {"ok": False, "error": "run: a malformed row"} for r in found]
+        if isinstance(found, list)
+        else []
+    )
     rows += [{"ok": False, "error": "skipped"}] * (count - len(rows))
     out = []
     for row in rows[:count]:

@@ -151,6 +151,13 @@ def humaneval(
     store = AuditStore(store_path or default_store_path())
     if witness_dir is None:
         witness_dir = json_out.with_name(json_out.stem + "_witnesses") if json_out else Path(".vouch/witnesses")
+    from vouch.exec import hide_in_runs
+    from vouch.sources._registry import answer_data_paths
+
+    # Trials are judged code: the answers, the store and the outputs stay out of their runs.
+    hide_in_runs(
+        witness_dir, store_path or default_store_path(), *answer_data_paths(), *([json_out] if json_out else [])
+    )
     try:
         with (
             _bar(console) as bar,
