@@ -375,7 +375,8 @@ def test_the_store_keys_the_auditing_model_and_keeps_offline_keys() -> None:
     offline = _config_key(SweAuditConfig(), spec)
     before = {k: v for k, v in SweAuditConfig().to_dict().items() if k not in ("repo_root", "witness_dir")}
     del before["agent_model"], before["agent_config"]  # the key as it was before the agent source
-    text = repr(sorted(before.items())) + vouch.__version__ + spec.model_dump_json()
+    # Fields the instance does not set (the real-data ones: version, environment) stay out of the key.
+    text = repr(sorted(before.items())) + vouch.__version__ + spec.model_dump_json(exclude_none=True)
     assert offline == hashlib.sha256(text.encode()).hexdigest()
     one = SweAuditConfig(witness_source="agent", agent_model="openai/a")
     assert _config_key(one, spec) != offline
