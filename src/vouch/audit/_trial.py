@@ -423,7 +423,8 @@ def _shrink_round(
     for job in jobs:
         diff = current.get(id(job))
         ctx = contexts[job.task_id]
-        if diff is None or ctx.pool is None:
+        if diff is None or ctx.pool is None or _inputs.key(diff.args) in ctx.pool.explicit:
+            # P's own example stays as P wrote it: a smaller input is no longer a requirement P states.
             continue
         smaller = _inputs.shrink_candidates(diff.args, ctx.pool.rules, limit=30)
         if not smaller:
