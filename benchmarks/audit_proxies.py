@@ -26,6 +26,8 @@ from vouch.audit._samples import Samples, Trial, load_problems
 from vouch.exec import LocalExecutor
 from vouch.sources import _humaneval_edits as edits
 
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
 
 def _correct_samples(tasks_dir: Path | None, limit: int | None) -> Samples:
     problems = load_problems()
@@ -73,7 +75,7 @@ def _variant_cases(tasks_dir: Path, task_id: str, prompt: str) -> dict[str, str]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("which", choices=["precision", "recall"])
-    parser.add_argument("--samples", type=Path, default=Path("/work/shared/data/humaneval_codegen16b_samples.jsonl"))
+    parser.add_argument("--samples", type=Path, default=DATA / "humaneval_codegen16b_samples.jsonl")
     parser.add_argument("--tasks", type=Path, default=None)
     parser.add_argument("--limit-tasks", type=int, default=None)
     parser.add_argument("--workers", type=int, default=2)

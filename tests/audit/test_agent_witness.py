@@ -39,7 +39,7 @@ from vouch.store import AuditStore
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "src/vouch/data/humaneval_codegen16b_demo.jsonl"
-CODET = Path("/work/shared/data/humaneval_codegen16b_samples.jsonl")
+CODET = ROOT / ".." / "shared" / "data" / "humaneval_codegen16b_samples.jsonl"
 VOUCH = [sys.executable, "-m", "vouch"]
 
 GOOD = """from solution import has_close_elements
