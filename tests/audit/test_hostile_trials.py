@@ -147,3 +147,21 @@ def test_a_trial_forging_undecodable_records_gets_a_verdict_and_the_audit_finish
     assert verdicts["HumanEval/13#3"] == "sound"
     # Forged at import, the trial's own T0 run is an error: the benchmark would not pass it.
     assert verdicts["HumanEval/13#2"] in ("not_passing", "error"), body["trials"][2]
+
+
+# greatest_common_divisor, right on T0's inputs; on any other input it ends its own process.
+EXIT_OFF_T0 = (
+    "    import os\n    if (a, b) not in ((3, 7), (10, 15), (49, 14), (144, 60)):\n        os._exit(0)\n"
+) + GCD
+
+
+def test_a_trial_that_kills_every_run_on_generated_inputs_is_an_error_never_sound(
+    executor: LocalExecutor, tmp_path: Path
+) -> None:
+    samples = _samples(tmp_path / "samples.jsonl", [("HumanEval/13", EXIT_OFF_T0), ("HumanEval/13", GCD)])
+    results = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "witnesses")
+    killer, right = results.trials
+    assert killer.benchmark_pass
+    assert killer.verdict is Verdict.ERROR, (killer.verdict, killer.reason)
+    assert "failed twice" in (killer.reason or "")
+    assert right.verdict is Verdict.SOUND

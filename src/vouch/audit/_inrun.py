@@ -38,7 +38,20 @@ class _CallTimeout(BaseException):
     """Raised by the timer; a BaseException so that ``except Exception`` in a program misses it."""
 
 
-def _on_alarm(_signum: int, _frame: Any) -> None:
+_DEFER_S = 0.005
+
+
+def _on_alarm(_signum: int, frame: Any) -> None:
+    # Never raise inside coverage's own code: its C tracer takes a lock through a Python call,
+    # and a timeout raised there leaves the lock held, so that reading the arcs hangs the run.
+    # Fire again a moment later, once the program's code is running.
+    coverage = sys.modules.get("coverage")
+    where = os.path.dirname(coverage.__file__ or "") + os.sep if coverage is not None else None
+    while where is not None and frame is not None:
+        if frame.f_code.co_filename.startswith(where):
+            signal.setitimer(signal.ITIMER_REAL, _DEFER_S)
+            return
+        frame = frame.f_back
     raise _CallTimeout
 
 

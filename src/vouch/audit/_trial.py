@@ -30,6 +30,7 @@ from vouch.audit._model import (
 )
 from vouch.audit._prompt import Assertion, Example, main_clause, output_wrapper
 from vouch.audit._samples import Problem
+from vouch.exec import Call, RunResult, RunSpec
 from vouch.mutation import Mutant, kill_matrix, mutate
 
 if TYPE_CHECKING:
@@ -88,6 +89,8 @@ class ProgramJob:
     iterations: int = 0
     tried: int = 0
     judgement: dict[str, Any] | None = None
+    search_failed: str | None = None
+    """Why the run on the generated inputs gave no rows (the trial is then an error unless refuted)."""
 
 
 MIN_VOTERS = _ambiguity.MIN_VOTERS
@@ -261,9 +264,22 @@ def _differential_stage(
                 arcs=job.t0 is not None and job.t0.passed,
             )
         )
-    for job, result in zip(chosen, engine.run(specs, "R[s] on generated inputs"), strict=True):
+    results = engine.run(specs, "R[s] on generated inputs")
+    # A run that fails as a whole (the program killed its process, or hung where no timer
+    # reaches) has no rows: once more without tracing, then the trial is an error, never sound.
+    again = [i for i, r in enumerate(results) if _run_failed(r)]
+    if again:
+        retried = engine.run(
+            [replace(specs[i], name=f"{specs[i].name} (again, untraced)", entry=_untraced(specs[i])) for i in again],
+            "R[s] on generated inputs, again",
+        )
+        for i, result in zip(again, retried, strict=True):
+            results[i] = result
+    for job, result in zip(chosen, results, strict=True):
         pool = contexts[job.task_id].pool
         assert pool is not None
+        if _run_failed(result):
+            job.search_failed = f"the run on generated inputs failed twice: {result.reason or result.status.value}"
         job.diffs = _offline.differences(pool, _offline.decoded(result, len(pool.inputs)))
         if result.ok and isinstance(result.value, dict):
             job.valid_arcs = {(int(a), int(b)) for a, b in result.value.get("arcs") or []}
@@ -276,6 +292,15 @@ def _differential_stage(
         ctx.contested |= contested
         for job in mine:
             job.diffs = [d for d in job.diffs if _inputs.key(d.args) not in contested]
+
+
+def _run_failed(result: RunResult) -> bool:
+    return not result.ok or not isinstance(result.value, dict) or not result.value.get("loaded")
+
+
+def _untraced(spec: RunSpec) -> Call:
+    assert isinstance(spec.entry, Call)
+    return replace(spec.entry, kwargs={**spec.entry.kwargs, "arcs": False})
 
 
 def _contest_finals(
@@ -456,6 +481,10 @@ def _shrink_round(
         s_rows_all = _offline.decoded(results[2 * i + 1], len(smaller))
         s_rows = [row for args, row in zip(smaller, s_rows_all, strict=True) if any(args is k for k in kept)]
         found = _offline.differences(pool, s_rows)
+        if current[id(job)].actual == "raised timeout":
+            # A smaller input s also runs out of time on sits near s's time limit, where a witness
+            # asking for the answer within WITHIN_S may see s finish: keep the input far past it.
+            found = [d for d in found if d.actual != "raised timeout"]
         if found:
             best = found[0]
             current[id(job)] = _offline.Difference(current[id(job)].level, best.args, best.expected, best.actual)
@@ -630,6 +659,8 @@ def _finish(
         verdict = decide_verdict(job.t0.passed, job.witnesses, flags)
         if job.witnesses:
             reason = job.witnesses[0].defect
+        elif job.search_failed and verdict is Verdict.SOUND:
+            verdict, reason = Verdict.ERROR, job.search_failed
         elif ctx.pool_note:
             reason = f"no offline witness: {ctx.pool_note}"
         elif not job.t0.passed:

@@ -1,0 +1,51 @@
+"""The per-call timer inside the audit's runs (``vouch.audit._inrun``).
+
+A timeout raised inside coverage's own code leaves coverage's data lock held (its C tracer takes
+the lock through a Python call), and reading the arcs then hangs the run until the engine kills
+it: the timer fires again once the program's code runs, never inside coverage.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import coverage
+import pytest
+
+from vouch.audit import _inrun
+
+
+def _frame_in(filename: str) -> Any:
+    scope: dict[str, Any] = {"sys": sys}
+    exec(compile("frame = sys._getframe(0)", filename, "exec"), scope)
+    return scope["frame"]
+
+
+def test_the_timer_never_raises_inside_coverage_and_fires_again_soon() -> None:
+    inside = _frame_in(str(Path(coverage.__file__).parent / "collector.py"))
+    try:
+        _inrun._on_alarm(signal.SIGALRM, inside)
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 0 < remaining <= _inrun._DEFER_S
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def test_the_timer_raises_in_the_program_s_code() -> None:
+    with pytest.raises(_inrun._CallTimeout):
+        _inrun._on_alarm(signal.SIGALRM, _frame_in("solution.py"))
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+def test_timeouts_under_tracing_leave_the_arcs_readable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Exponential recursion: every call past a small n runs into its timer inside traced code.
+    (tmp_path / "solution.py").write_text(
+        "def f(n):\n    if n < 2:\n        return n\n    return f(n - 1) + f(n - 2)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    out = _inrun.outputs("f", [[3], [40], [41], [42], [5]], per_call_s=0.05, budget_s=20.0, arcs=True)
+    assert [r.get("error") for r in out["results"]] == [None, "timeout", "timeout", "timeout", None]
+    assert out["arcs"]
