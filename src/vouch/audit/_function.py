@@ -27,6 +27,7 @@ from vouch.audit import _offline, _prompt
 from vouch.audit._model import (
     AuditResults,
     Evidence,
+    RoundRecord,
     T0Result,
     TaskReport,
     TrialResult,
@@ -74,12 +75,18 @@ class AuditConfig:
     """The auditing model, PROVIDER/MODEL (``agent`` source): it writes witnesses, the checklist, re-judges."""
     agent_config: str | None = None
     """Harness config of the auditing model (built-in name or .toml); None: the witness defaults."""
+    mode: str = "per-trial"
+    """per-trial, or lightweight (TestJack's Algorithm 1: task analysis, sampled audits, shared witnesses)."""
+    rounds: int = 3
+    """Lightweight mode: audit rounds per task."""
 
     def key(self) -> str:
         fields = asdict(self)
         for name in ("agent_model", "agent_config"):
             if fields[name] is None:
                 del fields[name]  # an audit without a model keys as it did before these fields existed
+        if self.mode == "per-trial":
+            del fields["mode"], fields["rounds"]  # a per-trial audit keys as it did before the modes
         text = json.dumps(fields | {"vouch": vouch.__version__, "format": 1}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
@@ -93,6 +100,8 @@ class Engine:
         self.executions = 0
         self.stage_s: dict[str, float] = {}
         self.stage_runs: dict[str, int] = {}
+        self.stage_run_s: dict[str, float] = {}
+        """Seconds the runs of each stage took, summed over runs (the engine's work, whatever the overlap)."""
 
     def run(self, specs: Sequence[RunSpec], stage: str) -> list[RunResult]:
         specs = list(specs)
@@ -110,6 +119,7 @@ class Engine:
         results = self.executor.run_batch(specs, progress=callback)
         self.stage_s[stage] = self.stage_s.get(stage, 0.0) + time.monotonic() - started
         self.stage_runs[stage] = self.stage_runs.get(stage, 0) + len(specs)
+        self.stage_run_s[stage] = self.stage_run_s.get(stage, 0.0) + sum(r.duration_s or 0.0 for r in results)
         return results
 
 
@@ -293,6 +303,12 @@ def audit_humaneval(
         from vouch.audit._agent_calls import witness_agent
 
         agent = witness_agent(config.agent_model, config.agent_config)
+    if config.mode not in ("per-trial", "lightweight"):
+        raise UsageError(f"--mode {config.mode!r}: the modes are per-trial and lightweight")
+    if config.mode == "lightweight" and config.witness_source != "offline":
+        raise UsageError("--mode lightweight shares offline witnesses; use --witness-source offline with it")
+    if config.rounds < 0:
+        raise UsageError(f"--rounds {config.rounds}: give zero (task analysis only) or more rounds")
     if limit_tasks is not None and limit_tasks < 1:
         raise UsageError(f"--limit-tasks {limit_tasks}: give a positive number of tasks")
     problems = problems if problems is not None else load_problems()
@@ -329,15 +345,30 @@ def audit_humaneval(
                 g.task_id, g.hash, g.program, g.trials[0].trial_id, unparsable, models=models, first_line=g.first_line
             )
         )
-    judge_programs(
-        engine,
-        contexts,
-        jobs,
-        config=config,
-        witness_dir=witness_dir or Path(".vouch/witnesses"),
-        on_judged=(lambda job, judgement: store.put(config_key, job.task_id, job.hash, judgement)) if store else None,
-        agent=agent,
-    )
+    on_judged = (lambda job, judgement: store.put(config_key, job.task_id, job.hash, judgement)) if store else None
+    rounds: dict[str, list[RoundRecord]] = {}
+    if config.mode == "lightweight":
+        from vouch.audit._lightweight import run_lightweight
+
+        rounds = run_lightweight(
+            engine,
+            contexts,
+            jobs,
+            config=config,
+            rounds=config.rounds,
+            witness_dir=witness_dir or Path(".vouch/witnesses"),
+            on_judged=on_judged,
+        )
+    else:
+        judge_programs(
+            engine,
+            contexts,
+            jobs,
+            config=config,
+            witness_dir=witness_dir or Path(".vouch/witnesses"),
+            on_judged=on_judged,
+            agent=agent,
+        )
     judged = dict(stored) | {(j.task_id, j.hash): j.judgement for j in jobs if j.judgement is not None}
     results: list[TrialResult] = []
     for key, g in groups.items():
@@ -346,7 +377,7 @@ def audit_humaneval(
             results.append(_trial_result(t, g, judgement, shared_from=g.trials[0].trial_id if n else None))
     position = {t.trial_id: i for i, t in enumerate(trials)}
     results.sort(key=lambda r: position.get(r.trial_id, 0))
-    reports = _task_reports(contexts, results)
+    reports = [r.model_copy(update={"rounds": rounds.get(r.task_id, [])}) for r in _task_reports(contexts, results)]
     summary = summarise(
         results,
         executions=engine.executions,
@@ -365,11 +396,13 @@ def audit_humaneval(
             "resumed_programs": len(stored),
             "stage_seconds": {k: round(v, 3) for k, v in engine.stage_s.items()},
             "stage_runs": dict(engine.stage_runs),
+            "stage_run_seconds": {k: round(v, 3) for k, v in engine.stage_run_s.items()},
             "pool_sizes": {tid: len(c.pool.inputs) for tid, c in contexts.items() if c.pool is not None},
         }
         | asdict(config)
         | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
         benchmark="humaneval",
+        mode="lightweight" if config.mode == "lightweight" else "per-trial",
         witness_source=config.witness_source,
         trials=results,
         tasks=reports,

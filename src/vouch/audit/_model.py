@@ -87,6 +87,10 @@ class Witness(_Model):
     validation: Validation = Field(description="The validation and re-judging record.")
     replay: str = Field(description="The command that replays it, e.g. vouch audit replay FILE.")
     iteration: int = Field(default=1, description="Generate-and-validate iteration (1..k) that produced it.")
+    found_on: str | None = Field(
+        default=None,
+        description="Lightweight mode: 'task analysis' (a T1 test) or the sampled trial whose audit confirmed it.",
+    )
 
 
 class T0Result(_Model):
@@ -191,6 +195,17 @@ class TrialResult(_Model):
     )
 
 
+class RoundRecord(_Model):
+    """One stage of the lightweight audit of a task: task analysis (round 0) or an audit round."""
+
+    round: int = Field(description="0: task analysis (T1); 1..K: a sampled trial's audit.")
+    trial_id: str | None = Field(default=None, description="The sampled trial (none in round 0).")
+    program_hash: str | None = Field(default=None, description="Its normalised program.")
+    witnesses: list[str] = Field(default_factory=list, description="The tests shared with the task's trials.")
+    refuted: list[str] = Field(default_factory=list, description="Trials those tests refuted (first of each program).")
+    executions: int = Field(default=0, description="Engine runs the round spent on this task (a batch's share).")
+
+
 class TaskReport(_Model):
     """Per task: well-formedness (TestJack A.1) and what T0 verifies."""
 
@@ -214,6 +229,7 @@ class TaskReport(_Model):
         "prompt defects; their witnesses refute no trial.",
     )
     note: str | None = Field(default=None, description="Why the witness source could not work on the task, if so.")
+    rounds: list[RoundRecord] = Field(default_factory=list, description="Lightweight mode: its stages, in order.")
     ground_truth: list[str] = Field(
         default_factory=list,
         description="Findings about the benchmark's G rather than the trials: P's own examples G answers otherwise, "

@@ -89,6 +89,8 @@ class ProgramJob:
     iterations: int = 0
     tried: int = 0
     judgement: dict[str, Any] | None = None
+    note: str | None = None
+    """How the lightweight mode judged it (the reason of a verdict that has no other)."""
     search_failed: str | None = None
     """Why the run on the generated inputs gave no rows (the trial is then an error unless refuted)."""
 
@@ -114,25 +116,7 @@ def judge_programs(
     With ``config.witness_source == "agent"``, ``agent`` (the auditing model) writes the
     witnesses; the offline pools are still built and run, as evidence the agent is shown.
     """
-    from vouch.audit._function import t0_result, t0_spec
-
-    runnable = [j for j in jobs if j.unparsable is None]
-    results = engine.run(
-        [t0_spec(j.program, contexts[j.task_id].problem, f"{j.first_trial} T0 in R[s]") for j in runnable], "T0 in R[s]"
-    )
-    for job, result in zip(runnable, results, strict=True):
-        job.t0 = t0_result("model", result, len(contexts[job.task_id].asserts))
-    for job in jobs:
-        if job.unparsable is not None:
-            _finish(job, contexts[job.task_id], Verdict.UNAPPLIABLE, job.unparsable, on_judged)
-        elif job.t0 is not None and not job.t0.passed and not config.search_failing:
-            _finish(job, contexts[job.task_id], Verdict.NOT_PASSING, job.t0.reason, on_judged)
-        elif not contexts[job.task_id].report.well_formed:
-            verdict = Verdict.ERROR if job.t0 is not None and job.t0.passed else Verdict.NOT_PASSING
-            _finish(
-                job, contexts[job.task_id], verdict, f"not audited: {contexts[job.task_id].report.reason}", on_judged
-            )
-    audited = [j for j in jobs if j.judgement is None]
+    audited = t0_stage(engine, contexts, jobs, config, on_judged)
     pool_config = replace(config, witness_source="offline") if config.witness_source == "agent" else config
     _prepare_pools(engine, contexts, {j.task_id for j in audited}, pool_config)
     _evidence_stage(engine, contexts, [j for j in audited if j.t0 is not None and j.t0.passed], config)
@@ -152,6 +136,36 @@ def judge_programs(
         assert job.t0 is not None
         if job.judgement is None:  # an agent trial whose model failed is judged (error) already
             _finish(job, contexts[job.task_id], None, None, on_judged)
+
+
+def t0_stage(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    jobs: Sequence[ProgramJob],
+    config: AuditConfig,
+    on_judged: OnJudged | None,
+) -> list[ProgramJob]:
+    """T0 in R[s] for every job; judge those that need no search (unparsable, failing T0, on an
+    ill-formed task) and return the rest, to be audited."""
+    from vouch.audit._function import t0_result, t0_spec
+
+    runnable = [j for j in jobs if j.unparsable is None]
+    results = engine.run(
+        [t0_spec(j.program, contexts[j.task_id].problem, f"{j.first_trial} T0 in R[s]") for j in runnable], "T0 in R[s]"
+    )
+    for job, result in zip(runnable, results, strict=True):
+        job.t0 = t0_result("model", result, len(contexts[job.task_id].asserts))
+    for job in jobs:
+        if job.unparsable is not None:
+            _finish(job, contexts[job.task_id], Verdict.UNAPPLIABLE, job.unparsable, on_judged)
+        elif job.t0 is not None and not job.t0.passed and not config.search_failing:
+            _finish(job, contexts[job.task_id], Verdict.NOT_PASSING, job.t0.reason, on_judged)
+        elif not contexts[job.task_id].report.well_formed:
+            verdict = Verdict.ERROR if job.t0 is not None and job.t0.passed else Verdict.NOT_PASSING
+            _finish(
+                job, contexts[job.task_id], verdict, f"not audited: {contexts[job.task_id].report.reason}", on_judged
+            )
+    return [j for j in jobs if j.judgement is None]
 
 
 def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: set[str], config: AuditConfig) -> None:
@@ -375,7 +389,7 @@ def _iteration(
     witness_dir: Path,
 ) -> None:
     """One generate-and-validate iteration: minimise the next difference, write it, validate it."""
-    candidates: list[tuple[ProgramJob, _witness.WitnessFile, list[Any] | None, Any, Any, str]] = []
+    candidates: list[Candidate] = []
     if config.witness_source == "files":
         for job in jobs:
             if iteration == 1:
@@ -412,6 +426,23 @@ def _iteration(
                 within_s=_offline.WITHIN_S if diff.actual == "raised timeout" else None,
             )
             candidates.append((job, wf, diff.args, diff.expected, diff.actual, clause.id if clause else ""))
+    validate_candidates(engine, contexts, candidates, config, iteration, witness_dir)
+
+
+Candidate = tuple[ProgramJob, _witness.WitnessFile, list[Any] | None, Any, Any, str]
+"""A witness to validate: (job, file, input, G's value, the trial's value, clause id)."""
+
+
+def validate_candidates(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    candidates: Sequence[Candidate],
+    config: AuditConfig,
+    iteration: int,
+    witness_dir: Path,
+) -> None:
+    """Run each candidate ``config.repeats`` times on G and on its trial, re-judge it against P,
+    and file it under the job's witnesses (valid) or discarded ones."""
     specs = []
     for job, wf, *_ in candidates:
         job.iterations = iteration
@@ -665,6 +696,8 @@ def _finish(
             reason = f"no offline witness: {ctx.pool_note}"
         elif not job.t0.passed:
             reason = job.t0.reason
+        elif job.note:
+            reason = job.note
     job.judgement = {
         "benchmark_pass": bool(job.t0 is not None and job.t0.passed),
         "verdict": verdict.value,

@@ -14,7 +14,6 @@ from vouch.audit import PRELOAD, AuditConfig, AuditResults, audit_humaneval
 from vouch.audit._witness import load_replay, validation_spec
 from vouch.audit._witness import record as record_run
 from vouch.cli._agent_options import agent_config_option, agent_model_option, auditing_agent
-from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore, default_store_path
 
@@ -80,6 +79,13 @@ def print_summary(results: AuditResults, console: Console) -> None:
     help="A samples file; repeat it to audit several as one run (rho over every model of every file).",
 )
 @click.option("--mode", type=click.Choice(["per-trial", "lightweight"]), default="per-trial", show_default=True)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=0, max=100),
+    default=3,
+    show_default=True,
+    help="Lightweight mode: audit rounds per task after task analysis (0: task analysis alone).",
+)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--witness-source", type=click.Choice(["offline", "files", "agent"]), default="offline", show_default=True
@@ -111,6 +117,7 @@ def print_summary(results: AuditResults, console: Console) -> None:
 def humaneval(
     samples_paths: tuple[Path, ...],
     mode: str,
+    rounds: int,
     json_out: Path | None,
     witness_source: str,
     witness_files: Path | None,
@@ -127,11 +134,11 @@ def humaneval(
     seed: int,
     allow_weak_isolation: bool,
 ) -> None:
-    """Audit HumanEval trials (a samples file) per trial; resumable from the store."""
-    if mode == "lightweight":
-        raise UsageError("--mode lightweight comes in its own issue; use --mode per-trial (the default)")
+    """Audit HumanEval trials (a samples file), per trial or lightweight; resumable from the store."""
     console = Console(stderr=True)
     config = AuditConfig(
+        mode=mode,
+        rounds=rounds,
         seed=seed,
         k=k,
         witness_source=witness_source,
@@ -190,6 +197,76 @@ def humaneval(
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(results.model_dump(mode="json"), indent=1) + "\n")
         Console().print(f"wrote {json_out}")
+
+
+@audit.command("compare")
+@click.argument("per_trial", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("lightweight", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--ablation",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A lightweight run with --rounds 0 (task analysis alone) on the same trials, reported beside.",
+)
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
+def compare_command(per_trial: Path, lightweight: Path, ablation: Path | None, json_out: Path | None) -> None:
+    """Recall, precision and cost of a lightweight audit against the per-trial audit of the same trials."""
+    from rich.table import Table
+
+    from vouch.audit._compare import compare
+
+    body = compare(per_trial, lightweight, ablation)
+    s = body["summary"]
+    console = Console()
+    table = Table(title=f"lightweight ({s['rounds']} rounds) against per-trial")
+    for column in ("run", "refuted", "recall", "precision", "executions", "audit run-s", "wall s"):
+        table.add_column(column)
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.1f}%"
+
+    pt, lw = body["per_trial"], body["lightweight"]
+    table.add_row(
+        "per-trial",
+        str(s["per_trial_refuted"]),
+        "",
+        "",
+        str(pt["executions"]),
+        f"{pt['audit_run_s']:.0f}",
+        f"{pt['wall_s']:.0f}",
+    )
+    table.add_row(
+        "lightweight",
+        str(s["refuted"]),
+        pct(s["recall"]),
+        pct(s["precision"]),
+        str(lw["executions"]),
+        f"{lw['audit_run_s']:.0f}",
+        f"{lw['wall_s']:.0f}",
+    )
+    if "ablation" in body:
+        ab = body["ablation"]
+        table.add_row(
+            "task analysis alone",
+            str(ab["refuted"]),
+            pct(ab["recall"]),
+            pct(ab["precision"]),
+            str(ab["executions"]),
+            f"{ab['audit_run_s']:.0f}",
+            f"{ab['wall_s']:.0f}",
+        )
+    console.print(table)
+    console.print(
+        f"cost ratio {pct(s['cost_ratio'])} of the per-trial audit's run-seconds beyond T0 "
+        f"(executions beyond T0 {pct(s['execution_ratio'])}, wall {pct(s['wall_ratio'])})"
+    )
+    missed = [t for t in body["tasks"] if t["missed"]]
+    for t in missed[:10]:
+        console.print(f"  {t['task_id']}: missed {len(t['missed'])} of {t['per_trial_refuted']} ({t['rounds']} rounds)")
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(body, indent=1) + "\n")
+        console.print(f"wrote {json_out}")
 
 
 @audit.command("replay")

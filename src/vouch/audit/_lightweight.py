@@ -1,0 +1,356 @@
+"""TestJack's lightweight audit at function level (section 3.3, Algorithm 1 in appendix A.3).
+
+Per task, two stages share one suite of witnesses:
+
+1. **Task analysis**, from P, T0 and G only, never a trial: T1 is T0 plus tests of inputs P
+   allows that T0 never exercises (P's own examples, boundary and edge inputs, a spread of the
+   offline pool by size), each asserting G's answer. Every passing trial runs T1 in one engine
+   batch; an input most models' trials dispute (A.2, rho > 1/2) is a finding about the prompt
+   and leaves T1; a trial failing T1 elsewhere is refuted by a witness validated as the per-trial
+   audit validates one (G passes it, the trial fails it by an assertion, every repeat).
+2. **Rounds** (``rounds`` per task): sample a trial uniformly from the task's active set with a
+   seeded generator, run the whole per-trial audit on it, and replay its confirmed witnesses on
+   every other active trial in one batch; a trial they catch is refuted (by a witness of its
+   own, validated), the sampled trial leaves the set either way.
+
+Replaying a shared witness is one call of the trial's entry point on the witness's input, inside
+the trial's sandbox, compared with G's answer outside it; a trial caught so gets its own witness
+file, run through the engine on G and on the trial before it backs anything. Every round is
+recorded in the task's report: which trial, which witnesses, how many refuted, executions.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vouch.audit import _inputs, _offline, _witness
+from vouch.audit._model import RoundRecord
+from vouch.audit._prompt import main_clause
+from vouch.audit._trial import (
+    Candidate,
+    OnJudged,
+    ProgramJob,
+    TaskContext,
+    _contested,
+    _differential_stage,
+    _evidence_stage,
+    _finish,
+    _iteration,
+    _prepare_pools,
+    t0_stage,
+    validate_candidates,
+)
+from vouch.mutation import mutate
+
+if TYPE_CHECKING:
+    from vouch.audit._function import AuditConfig, Engine
+
+T1_SIZE = 48
+"""Tests task analysis adds to T0 per task, besides P's own examples."""
+MUTANTS_OF_G = 10
+"""Mutants of G whose differences from G guide task analysis, per task."""
+ANALYSED_INPUTS = 400
+MUTANT_CALL_S = 0.25
+"""Timer of a mutant's call: G answers each analysed input in under ``QUICK_S``, so a mutant
+past this is told from G (it looped or slowed), and a looping mutant costs little."""
+"""Pool inputs task analysis runs G's mutants on, per task."""
+SHARED_DIFFERENCES = 16
+"""Inputs besides its witnesses where a sampled trial differs from G, shared with the task's trials."""
+
+
+@dataclass(frozen=True)
+class Shared:
+    """A witness shared across the trials of a task: an input and the answer P requires there."""
+
+    args: list[Any]
+    expected: Any
+    found_on: str
+    """``task analysis`` or the sampled trial whose audit confirmed it."""
+
+
+def task_analysis(
+    engine: Engine, contexts: dict[str, TaskContext], task_ids: Sequence[str], config: AuditConfig
+) -> dict[str, list[Shared]]:
+    """T1's tests beyond T0, per task, from P, T0 and G only (never a trial).
+
+    From the task's offline pool (inputs P allows, with G's answers): P's own examples; then,
+    greedily, the inputs that tell the most of G's mutants from G (the behaviour T0 leaves
+    unchecked, held to G's answer); then a spread of the rest by size, up to ``T1_SIZE``.
+    Inputs where G itself is slow are left out: no T1 test rests on timing G barely meets.
+    """
+    plans = []
+    for t in task_ids:
+        ctx = contexts[t]
+        if ctx.pool is None or not ctx.pool.inputs:
+            continue
+        reference = ctx.problem.reference
+        lines = range(ctx.problem.prompt.count("\n") + 1, reference.count("\n") + 2)
+        try:
+            mutants = mutate(reference, lines=lines, function=ctx.problem.entry_point)
+        except Exception:  # noqa: BLE001 - a G libcst cannot mutate gets no mutant-guided tests
+            mutants = []
+        if len(mutants) > MUTANTS_OF_G:
+            mutants = random.Random(f"{config.seed}:{t}:G").sample(mutants, MUTANTS_OF_G)
+        usable = _usable(ctx)
+        for m in mutants:
+            spec = _offline.outputs_spec(
+                m.source, ctx.problem.entry_point, [a for a, _ in usable], f"{t} mutant of G", MUTANT_CALL_S
+            )
+            plans.append((t, usable, spec))
+    results = engine.run([p[2] for p in plans], "task analysis: mutants of G")
+    kills: dict[str, list[set[int]]] = {}
+    for (t, usable, _spec), result in zip(plans, results, strict=True):
+        ctx = contexts[t]
+        assert ctx.pool is not None
+        rows = _offline.decoded(result, len(usable))
+        killed = set()
+        for i, ((_args, value), row) in enumerate(zip(usable, rows, strict=True)):
+            if str(row.get("error", "")).startswith("run:") or row.get("error") in ("skipped", "cut short"):
+                continue
+            if not row.get("ok") or "opaque" in row or not _offline.close(ctx.pool.normal(row.get("value")), value):
+                killed.add(i)
+        kills.setdefault(t, []).append(killed)
+    suites: dict[str, list[Shared]] = {}
+    for t in task_ids:
+        ctx = contexts[t]
+        if ctx.pool is None or not ctx.pool.inputs:
+            suites[t] = []
+            continue
+        usable = _usable(ctx)
+        chosen = [i for i, (a, _) in enumerate(usable) if _inputs.key(a) in ctx.pool.explicit]
+        chosen += _cover(kills.get(t, []), usable, limit=T1_SIZE // 2)
+        by_size = sorted(range(len(usable)), key=lambda i: _inputs.size(usable[i][0]))
+        rest = [i for i in by_size if i not in set(chosen)]
+        spread = T1_SIZE - len(chosen)
+        if rest and spread > 0:
+            chosen += rest[:: max(1, len(rest) // spread)][:spread]
+        suites[t] = [Shared(list(usable[i][0]), usable[i][1], "task analysis") for i in dict.fromkeys(chosen)]
+    return suites
+
+
+def _usable(ctx: TaskContext) -> list[tuple[Any, Any]]:
+    """The pool inputs task analysis draws on: G quick on each; P's examples, then an even spread
+    by order of generation (every level and generator), ``ANALYSED_INPUTS`` in all."""
+    assert ctx.pool is not None
+    rows = [(a, v) for _, a, v in ctx.pool.inputs if _inputs.key(a) not in ctx.pool.slow]
+    if len(rows) <= ANALYSED_INPUTS:
+        return rows
+    explicit = [r for r in rows if _inputs.key(r[0]) in ctx.pool.explicit]
+    others = [r for r in rows if _inputs.key(r[0]) not in ctx.pool.explicit]
+    room = max(ANALYSED_INPUTS - len(explicit), 0)
+    return explicit + others[:: max(1, -(-len(others) // room))][:room] if room else explicit
+
+
+def _cover(kills: list[set[int]], usable: list[tuple[Any, Any]], *, limit: int) -> list[int]:
+    """Greedy set cover: inputs that kill the most mutants not yet killed (smallest input on ties)."""
+    left = [k for k in kills if k]
+    out: list[int] = []
+    while left and len(out) < limit:
+        counts: dict[int, int] = {}
+        for k in left:
+            for i in k:
+                counts[i] = counts.get(i, 0) + 1
+        best = min(counts, key=lambda i: (-counts[i], _inputs.size(usable[i][0]), i))
+        out.append(best)
+        left = [k for k in left if best not in k]
+    return out
+
+
+def run_lightweight(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    jobs: Sequence[ProgramJob],
+    *,
+    config: AuditConfig,
+    rounds: int,
+    witness_dir: Path,
+    on_judged: OnJudged | None,
+) -> dict[str, list[RoundRecord]]:
+    """Judge every job by Algorithm 1 (``job.judgement``); the rounds of each task."""
+    audited = t0_stage(engine, contexts, jobs, config, on_judged)
+    passing = [j for j in audited if j.t0 is not None and j.t0.passed]
+    for job in audited:
+        if job not in passing:  # failing T0 (only with search_failing): nothing to share
+            _finish(job, contexts[job.task_id], None, None, on_judged)
+    by_task: dict[str, list[ProgramJob]] = {}
+    for job in passing:
+        by_task.setdefault(job.task_id, []).append(job)
+    _prepare_pools(engine, contexts, set(by_task), config)
+    log: dict[str, list[RoundRecord]] = {t: [] for t in by_task}
+
+    # Stage 1: T1, built once per task, run on every passing trial.
+    before = engine.executions
+    suites = task_analysis(engine, contexts, list(by_task), config)
+    refuted = _share(engine, contexts, by_task, suites, config, witness_dir, iteration=0, voted={})
+    spent = engine.executions - before
+    for t, mine in by_task.items():
+        log[t].append(
+            RoundRecord(
+                round=0,
+                witnesses=[_describe(contexts[t], s) for s in suites[t]],
+                refuted=refuted.get(t, []),
+                executions=_share_of(spent, len(mine), len(passing)),
+            )
+        )
+    active = {t: [j for j in mine if not j.witnesses] for t, mine in by_task.items()}
+    for job in passing:
+        if job.witnesses:
+            job.note = "lightweight: fails T1 (task analysis)"
+            _finish(job, contexts[job.task_id], None, None, on_judged)
+
+    # Stage 2: audit a sampled trial per task and round; share its witnesses with the rest.
+    rngs = {t: random.Random(f"{config.seed}:{t}") for t in by_task}
+    for number in range(1, rounds + 1):
+        sampled = {t: _sample(rngs[t], act) for t, act in active.items() if act}
+        if not sampled:
+            break
+        chosen = list(sampled.values())
+        before = engine.executions
+        _evidence_stage(engine, contexts, chosen, config)
+        _differential_stage(engine, contexts, chosen, config)
+        for iteration in range(1, config.k + 1):
+            searching = [j for j in chosen if not j.witnesses and j.diffs]
+            if not searching:
+                break
+            _iteration(engine, contexts, searching, passing, config, iteration, witness_dir)
+        shared = {t: _from_audit(job, contexts[t].contested) for t, job in sampled.items()}
+        others = {t: [j for j in active[t] if j is not sampled[t]] for t in sampled}
+        # The sampled trial votes too: it fails every input it shares.
+        voted = {t: [(job, {_inputs.key(x.args) for x in shared[t]})] for t, job in sampled.items()}
+        refuted = _share(engine, contexts, others, shared, config, witness_dir, iteration=number, voted=voted)
+        spent = engine.executions - before
+        for t, job in sampled.items():
+            job.note = f"lightweight: audited in round {number}"
+            _finish(job, contexts[t], None, None, on_judged)
+            log[t].append(
+                RoundRecord(
+                    round=number,
+                    trial_id=job.first_trial,
+                    program_hash=job.hash,
+                    witnesses=[_describe(contexts[t], s) for s in shared[t]],
+                    refuted=refuted.get(t, []),
+                    executions=_share_of(spent, 1, len(sampled)),
+                )
+            )
+            for other in others[t]:
+                if other.witnesses:
+                    other.note = f"lightweight: fails a witness of {job.first_trial} (round {number})"
+                    _finish(other, contexts[t], None, None, on_judged)
+            active[t] = [j for j in others[t] if not j.witnesses]
+    for t, left in active.items():
+        tests = sum(len(r.witnesses) for r in log[t])
+        for job in left:
+            job.note = f"lightweight: not sampled; passes T1 and every shared witness ({tests} tests)"
+            _finish(job, contexts[t], None, None, on_judged)
+    return log
+
+
+def _from_audit(job: ProgramJob, contested: set[str]) -> list[Shared]:
+    """What a sampled trial's audit shares: its validated witnesses, then the other inputs where it
+    was seen to differ from G (uncontested, smallest first), up to ``SHARED_DIFFERENCES``.
+
+    Each is an input of P's domain with G's answer; a trial it catches is refuted only by a witness
+    of its own that passes on G and fails on that trial."""
+    out = [Shared(list(w.input), w.expected, job.first_trial) for w in job.witnesses if isinstance(w.input, list)]
+    seen = {_inputs.key(s.args) for s in out}
+    for diff in sorted(job.diffs, key=lambda d: (d.actual == "raised timeout", _inputs.size(d.args))):
+        if len(out) >= SHARED_DIFFERENCES + len(job.witnesses):
+            break
+        if _inputs.key(diff.args) not in seen and _inputs.key(diff.args) not in contested:
+            seen.add(_inputs.key(diff.args))
+            out.append(Shared(list(diff.args), diff.expected, job.first_trial))
+    return out
+
+
+def _sample(rng: random.Random, active: Sequence[ProgramJob]) -> ProgramJob:
+    """A trial drawn uniformly (a program weighs as many trials as share it)."""
+    return rng.choices(list(active), weights=[j.weight for j in active])[0]
+
+
+def _share_of(executions: int, part: int, whole: int) -> int:
+    """A task's share of a batch's executions (the batch serves every task at once)."""
+    return round(executions * part / whole) if whole else 0
+
+
+def _describe(ctx: TaskContext, shared: Shared) -> str:
+    call = f"{ctx.problem.entry_point}{tuple(shared.args)!r}"
+    return f"{call[:160]} == {repr(shared.expected)[:80]}"
+
+
+def _share(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    targets: dict[str, list[ProgramJob]],
+    suites: dict[str, list[Shared]],
+    config: AuditConfig,
+    witness_dir: Path,
+    *,
+    iteration: int,
+    voted: dict[str, list[tuple[ProgramJob, set[str]]]],
+) -> dict[str, list[str]]:
+    """Replay each task's shared witnesses on its target programs in one batch, then confirm each
+    failure with a witness file of the trial's own; the refuted trials by task.
+
+    An input most models' trials fail (A.2, over the targets and the ``voted`` trials, which
+    fail the inputs given) is ambiguous: reported in the task's ``ambiguous_inputs``, not shared.
+    """
+    plans = []
+    for t, jobs in targets.items():
+        suite = suites.get(t) or []
+        if not suite:
+            continue
+        entry = contexts[t].problem.entry_point
+        for job in jobs:
+            spec = _offline.outputs_spec(
+                job.program, entry, [s.args for s in suite], f"{job.first_trial} shared witnesses", config.per_call_s
+            )
+            plans.append((t, job, spec))
+    results = engine.run([p[2] for p in plans], "replaying shared witnesses")
+    failing: dict[str, list[tuple[ProgramJob, list[_offline.Difference]]]] = {}
+    for (t, job, _spec), result in zip(plans, results, strict=True):
+        ctx = contexts[t]
+        assert ctx.pool is not None
+        suite = suites[t]
+        pool = _offline.Pool(ctx.pool.rules, shape_outputs=ctx.pool.shape_outputs, wrapper=ctx.pool.wrapper)
+        pool.inputs = [(1, s.args, s.expected) for s in suite]
+        pool.slow = ctx.pool.slow
+        failing.setdefault(t, []).append((job, _offline.differences(pool, _offline.decoded(result, len(suite)))))
+    candidates: list[Candidate] = []
+    found_on = {t: {_inputs.key(s.args): s.found_on for s in suite} for t, suite in suites.items()}
+    origin: dict[int, str] = {}
+    for t, rows in failing.items():
+        ctx = contexts[t]
+        assert ctx.pool is not None
+        votes = [(j, {_inputs.key(d.args) for d in ds}) for j, ds in rows] + voted.get(t, [])
+        disputed = _contested([j for j, _ in votes], [keys for _, keys in votes]) - ctx.pool.explicit
+        ctx.contested |= disputed
+        clause = main_clause(ctx.checklist)
+        for job, diffs in rows:
+            usable = [d for d in diffs if _inputs.key(d.args) not in disputed]
+            if not usable:
+                continue
+            diff = usable[0]
+            wf = _witness.render(
+                trial_id=job.first_trial,
+                task_id=t,
+                entry_point=ctx.problem.entry_point,
+                clause=clause.text if clause else "the function's stated behaviour",
+                args=diff.args,
+                expected=diff.expected,
+                index=iteration,
+                wrapper=ctx.pool.wrapper,
+                within_s=_offline.WITHIN_S if diff.actual == "raised timeout" else None,
+            )
+            candidates.append((job, wf, diff.args, diff.expected, diff.actual, clause.id if clause else ""))
+            origin[id(job)] = found_on[t][_inputs.key(diff.args)]
+    validate_candidates(engine, contexts, candidates, config, max(iteration, 1), witness_dir)
+    refuted: dict[str, list[str]] = {}
+    for job, *_ in candidates:
+        if job.witnesses:
+            job.witnesses = [w.model_copy(update={"found_on": origin[id(job)]}) for w in job.witnesses]
+            refuted.setdefault(job.task_id, []).append(job.first_trial)
+    return refuted
