@@ -185,7 +185,7 @@ def run_lightweight(
     # Stage 1: T1, built once per task, run on every passing trial.
     before = engine.executions
     suites = task_analysis(engine, contexts, list(by_task), config)
-    refuted = _share(engine, contexts, by_task, suites, config, witness_dir, iteration=0, voted={})
+    refuted = _share(engine, contexts, by_task, by_task, suites, config, witness_dir, iteration=0, voted={})
     spent = engine.executions - before
     for t, mine in by_task.items():
         log[t].append(
@@ -217,11 +217,16 @@ def run_lightweight(
             if not searching:
                 break
             _iteration(engine, contexts, searching, passing, config, iteration, witness_dir)
+        for job in chosen:
+            job.witnesses = [w.model_copy(update={"found_on": job.first_trial}) for w in job.witnesses]
         shared = {t: _from_audit(job, contexts[t].contested) for t, job in sampled.items()}
         others = {t: [j for j in active[t] if j is not sampled[t]] for t in sampled}
         # The sampled trial votes too: it fails every input it shares.
         voted = {t: [(job, {_inputs.key(x.args) for x in shared[t]})] for t, job in sampled.items()}
-        refuted = _share(engine, contexts, others, shared, config, witness_dir, iteration=number, voted=voted)
+        # Every other passing trial of the task runs the shared inputs, so that the A.2 rule counts
+        # over all of them (as in the per-trial audit), not over the survivors alone.
+        voters = {t: [j for j in by_task[t] if j is not job] for t, job in sampled.items()}
+        refuted = _share(engine, contexts, others, voters, shared, config, witness_dir, iteration=number, voted=voted)
         spent = engine.executions - before
         for t, job in sampled.items():
             job.note = f"lightweight: audited in round {number}"
@@ -285,6 +290,7 @@ def _share(
     engine: Engine,
     contexts: dict[str, TaskContext],
     targets: dict[str, list[ProgramJob]],
+    replayed: dict[str, list[ProgramJob]],
     suites: dict[str, list[Shared]],
     config: AuditConfig,
     witness_dir: Path,
@@ -292,14 +298,14 @@ def _share(
     iteration: int,
     voted: dict[str, list[tuple[ProgramJob, set[str]]]],
 ) -> dict[str, list[str]]:
-    """Replay each task's shared witnesses on its target programs in one batch, then confirm each
-    failure with a witness file of the trial's own; the refuted trials by task.
+    """Replay each task's shared witnesses on the ``replayed`` programs in one batch, then confirm
+    each failure of a target with a witness file of the trial's own; the refuted trials by task.
 
-    An input most models' trials fail (A.2, over the targets and the ``voted`` trials, which
-    fail the inputs given) is ambiguous: reported in the task's ``ambiguous_inputs``, not shared.
+    An input most models' trials fail (A.2, over the replayed trials and the ``voted`` ones,
+    which fail the inputs given) is ambiguous: reported in ``ambiguous_inputs``, never shared.
     """
     plans = []
-    for t, jobs in targets.items():
+    for t, jobs in replayed.items():
         suite = suites.get(t) or []
         if not suite:
             continue
@@ -329,8 +335,11 @@ def _share(
         disputed = _contested([j for j, _ in votes], [keys for _, keys in votes]) - ctx.pool.explicit
         ctx.contested |= disputed
         clause = main_clause(ctx.checklist)
+        may_refute = {id(j) for j in targets.get(t, [])}
         for job, diffs in rows:
             usable = [d for d in diffs if _inputs.key(d.args) not in disputed]
+            if id(job) not in may_refute:
+                continue
             if not usable:
                 continue
             diff = usable[0]

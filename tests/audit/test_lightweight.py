@@ -1,0 +1,156 @@
+"""The lightweight audit (TestJack section 3.3, Algorithm 1), function level, end to end.
+
+Six trials of has_close_elements pass T0: three right, three that take a distance equal to the
+threshold as close (``<=``), written three ways. G's mutants include that very edit, so task
+analysis puts the equal-distance input in T1 and T1 refutes all three. With T1 cut down to P's
+own examples, the rounds must find them: the sampled wrong trial's audit finds the witness and
+its sharing refutes the other two, each by a witness file of its own validated on G and on it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import vouch.audit._lightweight as lightweight
+from vouch.audit import PRELOAD, AuditResults, Verdict, audit_humaneval
+from vouch.audit._compare import compare
+from vouch.audit._function import AuditConfig
+from vouch.errors import UsageError
+from vouch.exec import LocalExecutor
+
+pytestmark = pytest.mark.slow
+
+RIGHT = [
+    "    for i, a in enumerate(numbers):\n        for b in numbers[i + 1:]:\n"
+    "            if abs(a - b) < threshold:\n                return True\n    return False\n",
+    "    xs = sorted(numbers)\n    return any(y - x < threshold for x, y in zip(xs, xs[1:]))\n",
+    "    for i in range(len(numbers)):\n        for j in range(len(numbers)):\n"
+    "            if i != j and abs(numbers[i] - numbers[j]) < threshold:\n"
+    "                return True\n    return False\n",
+]
+AT_MOST = [c.replace("< threshold", "<= threshold") for c in RIGHT]
+GCD = "    while b:\n        a, b = b, a % b\n    return a\n"
+EXIT_OFF_T0 = (
+    "    import os\n    if (a, b) not in ((3, 7), (10, 15), (49, 14), (144, 60)):\n        os._exit(0)\n"
+) + GCD
+
+
+def _samples(path: Path, rows: list[tuple[str, str]]) -> Path:
+    path.write_text("".join(json.dumps({"task_id": t, "completion": c}) + "\n" for t, c in rows))
+    return path
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[LocalExecutor]:
+    with LocalExecutor(workers=2, preload=PRELOAD) as pool:
+        yield pool
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rows = [("HumanEval/0", c) for c in RIGHT + AT_MOST]
+    return _samples(tmp_path_factory.mktemp("lw") / "samples.jsonl", rows)
+
+
+def _audit(executor: LocalExecutor, samples: Path, tmp: Path, **config: object) -> AuditResults:
+    return audit_humaneval(
+        samples, executor=executor, witness_dir=tmp / "witnesses", config=AuditConfig(mode="lightweight", **config)
+    )
+
+
+def _verdicts(results: AuditResults) -> list[Verdict]:
+    return [t.verdict for t in results.trials]
+
+
+def test_task_analysis_refutes_the_shared_defect_before_any_trial_is_audited(
+    executor: LocalExecutor, samples: Path, tmp_path: Path
+) -> None:
+    results = _audit(executor, samples, tmp_path)
+    assert results.mode == "lightweight"
+    assert _verdicts(results) == [Verdict.SOUND] * 3 + [Verdict.REFUTED] * 3
+    analysis = results.tasks[0].rounds[0]
+    assert analysis.round == 0 and analysis.trial_id is None and analysis.witnesses
+    assert analysis.refuted == ["HumanEval/0#3", "HumanEval/0#4", "HumanEval/0#5"]
+    for trial in results.trials[3:]:
+        (witness,) = trial.witnesses
+        assert witness.found_on == "task analysis" and witness.validation.valid
+        assert all(r.outcome == "pass" for r in witness.validation.reference_runs)
+        assert all(r.outcome == "fail" for r in witness.validation.model_runs)
+        assert trial.trial_id.replace("/", "_").replace("#", "_") in witness.file
+    # The three right trials: each sampled in one of the three rounds, none refuted.
+    assert sorted(r.trial_id or "" for r in results.tasks[0].rounds[1:]) == [f"HumanEval/0#{n}" for n in range(3)]
+
+
+def test_a_sampled_trial_s_witness_refutes_the_trials_sharing_its_defect(
+    executor: LocalExecutor, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lightweight, "T1_SIZE", 0)  # T1 is P's examples alone: the rounds must find it
+    results = _audit(executor, samples, tmp_path, seed=0)
+    rounds = results.tasks[0].rounds
+    assert rounds[0].refuted == []
+    first = rounds[1]
+    assert first.trial_id == "HumanEval/0#3", "seed 0 samples a wrong trial first"
+    assert first.refuted == ["HumanEval/0#4", "HumanEval/0#5"]
+    by_id = {t.trial_id: t for t in results.trials}
+    assert by_id["HumanEval/0#3"].witnesses[0].found_on == "HumanEval/0#3"
+    for other in ("HumanEval/0#4", "HumanEval/0#5"):
+        assert by_id[other].verdict is Verdict.REFUTED
+        assert by_id[other].witnesses[0].found_on == "HumanEval/0#3"
+        assert by_id[other].witnesses[0].validation.valid
+    assert _verdicts(results)[:3] == [Verdict.SOUND] * 3
+    assert any("not sampled" in (t.reason or "") for t in results.trials[:3])
+    again = _audit(executor, samples, tmp_path / "again", seed=0)
+    assert [r.trial_id for r in again.tasks[0].rounds] == [r.trial_id for r in rounds], "seeded: same samples"
+
+
+def test_zero_rounds_is_task_analysis_alone(executor: LocalExecutor, samples: Path, tmp_path: Path) -> None:
+    results = _audit(executor, samples, tmp_path, rounds=0)
+    assert [r.round for r in results.tasks[0].rounds] == [0]
+    assert all("not sampled" in (t.reason or "") for t in results.trials if t.verdict is Verdict.SOUND)
+
+
+def test_one_trial_tasks_and_a_sampled_trial_whose_audit_fails(executor: LocalExecutor, tmp_path: Path) -> None:
+    samples = _samples(
+        tmp_path / "s.jsonl", [("HumanEval/13", EXIT_OFF_T0), ("HumanEval/2", "    return number % 1.0\n")]
+    )
+    results = _audit(executor, samples, tmp_path)
+    killer, single = results.trials
+    assert killer.verdict is Verdict.ERROR and "failed twice" in (killer.reason or "")
+    assert single.verdict is Verdict.SOUND
+    for report in results.tasks:
+        assert [r.round for r in report.rounds] == [0, 1], "one trial: one round, then the active set is empty"
+
+
+def test_compare_reports_recall_precision_and_cost_from_the_cli(
+    executor: LocalExecutor, samples: Path, tmp_path: Path
+) -> None:
+    per_trial = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "pt")
+    light = _audit(executor, samples, tmp_path)
+    (tmp_path / "pt.json").write_text(per_trial.model_dump_json())
+    (tmp_path / "lw.json").write_text(light.model_dump_json())
+    out = tmp_path / "compare.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "vouch", "audit", "compare", "pt.json", "lw.json", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    summary = json.loads(out.read_text())["summary"]
+    assert {"mode", "rounds", "executions", "recall", "precision", "cost_ratio"} <= set(summary)
+    assert summary["mode"] == "lightweight" and summary["rounds"] == 3
+    assert summary["per_trial_refuted"] == 3 and summary["recall"] == 1.0 and summary["precision"] == 1.0
+    assert summary["executions"] == light.summary.executions and summary["cost_ratio"] > 0
+    with pytest.raises(UsageError, match="second file is a lightweight audit"):
+        compare(tmp_path / "pt.json", tmp_path / "pt.json")
+    (tmp_path / "other.json").write_text(light.model_copy(update={"trials": light.trials[:2]}).model_dump_json())
+    with pytest.raises(UsageError, match="different trials"):
+        compare(tmp_path / "pt.json", tmp_path / "other.json")
