@@ -185,7 +185,7 @@ def run_lightweight(
     # Stage 1: T1, built once per task, run on every passing trial.
     before = engine.executions
     suites = task_analysis(engine, contexts, list(by_task), config)
-    refuted = _share(engine, contexts, by_task, by_task, suites, config, witness_dir, iteration=0, voted={})
+    refuted, replayed = _share(engine, contexts, by_task, by_task, suites, config, witness_dir, iteration=0, voted={})
     spent = engine.executions - before
     for t, mine in by_task.items():
         log[t].append(
@@ -193,6 +193,7 @@ def run_lightweight(
                 round=0,
                 witnesses=[_describe(contexts[t], s) for s in suites[t]],
                 refuted=refuted.get(t, []),
+                replayed=replayed.get(t, 0),
                 executions=_share_of(spent, len(mine), len(passing)),
             )
         )
@@ -226,7 +227,9 @@ def run_lightweight(
         # Every other passing trial of the task runs the shared inputs, so that the A.2 rule counts
         # over all of them (as in the per-trial audit), not over the survivors alone.
         voters = {t: [j for j in by_task[t] if j is not job] for t, job in sampled.items()}
-        refuted = _share(engine, contexts, others, voters, shared, config, witness_dir, iteration=number, voted=voted)
+        refuted, replayed = _share(
+            engine, contexts, others, voters, shared, config, witness_dir, iteration=number, voted=voted
+        )
         spent = engine.executions - before
         for t, job in sampled.items():
             job.note = f"lightweight: audited in round {number}"
@@ -238,6 +241,7 @@ def run_lightweight(
                     program_hash=job.hash,
                     witnesses=[_describe(contexts[t], s) for s in shared[t]],
                     refuted=refuted.get(t, []),
+                    replayed=replayed.get(t, 0),
                     executions=_share_of(spent, 1, len(sampled)),
                 )
             )
@@ -297,7 +301,7 @@ def _share(
     *,
     iteration: int,
     voted: dict[str, list[tuple[ProgramJob, set[str]]]],
-) -> dict[str, list[str]]:
+) -> tuple[dict[str, list[str]], dict[str, int]]:
     """Replay each task's shared witnesses on the ``replayed`` programs in one batch, then confirm
     each failure of a target with a witness file of the trial's own; the refuted trials by task.
 
@@ -316,6 +320,9 @@ def _share(
             )
             plans.append((t, job, spec))
     results = engine.run([p[2] for p in plans], "replaying shared witnesses")
+    pairs: dict[str, int] = {}
+    for t, _job, _spec in plans:
+        pairs[t] = pairs.get(t, 0) + len(suites[t])
     failing: dict[str, list[tuple[ProgramJob, list[_offline.Difference]]]] = {}
     for (t, job, _spec), result in zip(plans, results, strict=True):
         ctx = contexts[t]
@@ -362,4 +369,4 @@ def _share(
         if job.witnesses:
             job.witnesses = [w.model_copy(update={"found_on": origin[id(job)]}) for w in job.witnesses]
             refuted.setdefault(job.task_id, []).append(job.first_trial)
-    return refuted
+    return refuted, pairs

@@ -203,6 +203,7 @@ class RoundRecord(_Model):
     program_hash: str | None = Field(default=None, description="Its normalised program.")
     witnesses: list[str] = Field(default_factory=list, description="The tests shared with the task's trials.")
     refuted: list[str] = Field(default_factory=list, description="Trials those tests refuted (first of each program).")
+    replayed: int = Field(default=0, description="(shared witness, trial) pairs run in the replay.")
     executions: int = Field(default=0, description="Engine runs the round spent on this task (a batch's share).")
 
 
