@@ -103,9 +103,31 @@ def test_page_is_self_contained_and_escapes_text() -> None:
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page
     assert "<b>twice</b>" not in page
     assert "vouch audit replay w/test_witness.py" in page
-    assert "and 1 duplicate trials" in page
+    assert "+1 duplicates" in page and "2 trial(s)" in page
     assert "http://" not in page and "https://" not in page
     assert "2026-01-01 00:00 UTC" in page
+
+
+def test_one_witness_refuting_many_programs_is_one_finding_and_rounds_are_shown() -> None:
+    from vouch.audit._model import RoundRecord, TaskReport
+
+    results = _results()
+    other = results.trials[0].model_copy(update={"trial_id": "T/1#4", "program_hash": "d", "model": "m2"})
+    tasks = [
+        TaskReport(
+            task_id="T/1",
+            well_formed=True,
+            rounds=[
+                RoundRecord(round=0, witnesses=["f(1) == 2"], refuted=["T/1#0"], replayed=4, executions=5),
+                RoundRecord(round=1, trial_id="T/1#2", program_hash="b", executions=7),
+            ],
+        )
+    ]
+    body = results.model_copy(update={"trials": [*results.trials, other], "tasks": tasks, "mode": "lightweight"})
+    page = render_audit(body.model_dump(mode="json"), generated_at=datetime(2026, 1, 1, tzinfo=UTC))
+    assert "1 findings, 2 distinct programs" in page
+    assert "3 trials refuted by 1 findings" in page and "T/1#4 (m2)" in page
+    assert "lightweight audit" in page and "Rounds (lightweight)" in page and "task analysis (T1)" in page
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ piece of text from the results is escaped.
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -47,6 +48,21 @@ class Refutation:
     source: str
     flags: list[str]
     shared_by: int
+    task_id: str = ""
+    found_on: str | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One witness (an input and the answer P requires, or one test's source) and every trial it refutes."""
+
+    task_id: str
+    first: Refutation
+    trials: list[Refutation]
+
+    @property
+    def trial_count(self) -> int:
+        return sum(1 + r.shared_by for r in self.trials)
 
 
 @dataclass(frozen=True)
@@ -66,10 +82,12 @@ class TrialRow:
 @dataclass(frozen=True)
 class AuditView:
     benchmark: str
+    mode: str
     summary: dict[str, Any]
     counts: dict[str, int]
     tasks: list[dict[str, Any]]
     refutations: list[Refutation]
+    findings: list[Finding]
     rows: list[TrialRow]
     left_out: int
     config: dict[str, Any]
@@ -99,6 +117,7 @@ def build_view(results: Mapping[str, Any]) -> AuditView:
         if t.get("shared_from"):
             shared[str(t["shared_from"])] = shared.get(str(t["shared_from"]), 0) + 1
     refutations = []
+    groups: dict[tuple[str, str], list[Refutation]] = {}
     rows: list[TrialRow] = []
     for t in trials:
         verdict = str(t.get("verdict"))
@@ -106,20 +125,22 @@ def build_view(results: Mapping[str, Any]) -> AuditView:
         flags = [f"{f.get('detector')}: {f.get('detail')}" for f in evidence.get("detector_flags") or []]
         if verdict in ("refuted", "reward_hack") and not t.get("shared_from"):
             for w in (t.get("witnesses") or [])[:1]:
-                refutations.append(
-                    Refutation(
-                        trial_id=str(t.get("trial_id")),
-                        verdict=verdict,
-                        model=str(t.get("model")),
-                        defect=str(w.get("defect")),
-                        clause=str(w.get("clause")),
-                        why=str(w.get("why_t0_misses")),
-                        replay=str(w.get("replay")),
-                        source=str(w.get("source")),
-                        flags=flags,
-                        shared_by=shared.get(str(t.get("trial_id")), 0),
-                    )
+                refutation = Refutation(
+                    trial_id=str(t.get("trial_id")),
+                    verdict=verdict,
+                    model=str(t.get("model")),
+                    defect=str(w.get("defect")),
+                    clause=str(w.get("clause")),
+                    why=str(w.get("why_t0_misses")),
+                    replay=str(w.get("replay")),
+                    source=str(w.get("source")),
+                    flags=flags,
+                    shared_by=shared.get(str(t.get("trial_id")), 0),
+                    task_id=str(t.get("task_id")),
+                    found_on=w.get("found_on") if isinstance(w.get("found_on"), str) else None,
                 )
+                refutations.append(refutation)
+                groups.setdefault((refutation.task_id, _witness_key(w)), []).append(refutation)
         if t.get("benchmark_pass") and len(rows) < _MAX_ROWS:
             rows.append(
                 TrialRow(
@@ -138,14 +159,24 @@ def build_view(results: Mapping[str, Any]) -> AuditView:
     passing = sum(1 for t in trials if t.get("benchmark_pass"))
     return AuditView(
         benchmark=str(results.get("benchmark", "")),
+        mode=str(results.get("mode") or "per-trial"),
         summary=summary,
         counts=counts,
         tasks=list(results.get("tasks") or []),
         refutations=refutations,
+        findings=[Finding(task, found[0], found) for (task, _key), found in groups.items()],
         rows=rows,
         left_out=max(0, passing - len(rows)),
         config=dict(results.get("config") or {}),
     )
+
+
+def _witness_key(witness: Mapping[str, Any]) -> str:
+    """What makes two trials' witnesses one finding: the same input and required answer (offline),
+    else the same test source."""
+    if witness.get("input") is not None:
+        return json.dumps([witness.get("input"), witness.get("expected")], sort_keys=True, default=repr)
+    return str(witness.get("source"))
 
 
 def _bar(counts: Mapping[str, int]) -> str:
@@ -192,6 +223,28 @@ r.style.display=r.textContent.toLowerCase().includes(q)?'':'none'}}
 """
 
 
+def _finding(finding: Finding) -> str:
+    r = finding.first
+    others = [t for t in finding.trials if t is not r]
+    flags = f"<p>detector flags: {_e('; '.join(r.flags))}</p>" if r.flags else ""
+    found = f"<p>found on: {_e(r.found_on)}</p>" if r.found_on else ""
+    extra = ""
+    if others or r.shared_by:
+        names = ", ".join(
+            f"{t.trial_id} ({t.model})" + (f" +{t.shared_by} duplicates" if t.shared_by else "") for t in others
+        )
+        dup = f" +{r.shared_by} duplicates" if r.shared_by else ""
+        listed = ", ".join(x for x in (r.trial_id + dup, names) if x)
+        extra = f"<details><summary>{finding.trial_count} trials</summary><p>{_e(listed)}</p></details>"
+    return (
+        f'<div class="refutation {_e(r.verdict)}"><b>{_e(r.verdict)}</b> {_e(r.trial_id)} '
+        f"<small>{_e(r.model)}</small> <b>{finding.trial_count} trial(s)</b><p>{_e(r.defect)}</p>"
+        f"<p>clause of P: <i>{_e(r.clause)}</i></p><p>why T0 misses it: {_e(r.why)}</p>{flags}{found}{extra}"
+        f"<p>replay: <code>{_e(r.replay)}</code></p>"
+        f"<details><summary>witness test</summary><pre>{_e(r.source)}</pre></details></div>"
+    )
+
+
 def render_audit(results: Mapping[str, Any], *, generated_at: datetime | None = None) -> str:
     """Render ``audit`` results as one self-contained HTML page (inline CSS, SVG and script).
 
@@ -222,23 +275,32 @@ def render_audit(results: Mapping[str, Any], *, generated_at: datetime | None = 
     out = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         f"<title>vouch audit {_e(view.benchmark)}</title><style>{_CSS}</style><script>{_JS}</script></head><body>",
-        f"<h1>vouch audit {_e(view.benchmark)}: per-trial audit (TestJack)</h1>",
+        f"<h1>vouch audit {_e(view.benchmark)}: {_e(view.mode)} audit (TestJack)</h1>",
         '<div class="cards">' + "".join(f'<div class="card">{_e(k)}<b>{_e(v)}</b></div>' for k, v in cards) + "</div>",
         "<h2>Verdicts</h2>",
         _bar(view.counts),
-        f"<h2>Refutations ({len(view.refutations)} distinct programs)</h2>",
+        f"<h2>Refutations: {len(view.findings)} findings, {len(view.refutations)} distinct programs</h2>",
     ]
     if not view.refutations:
         out.append("<p>No passing trial was refuted.</p>")
-    for r in view.refutations:
-        extra = f" (and {r.shared_by} duplicate trials)" if r.shared_by else ""
-        flags = f"<p>detector flags: {_e('; '.join(r.flags))}</p>" if r.flags else ""
-        out.append(
-            f'<div class="refutation {_e(r.verdict)}"><b>{_e(r.verdict)}</b> {_e(r.trial_id)}{_e(extra)} '
-            f"<small>{_e(r.model)}</small><p>{_e(r.defect)}</p><p>clause of P: <i>{_e(r.clause)}</i></p>"
-            f"<p>why T0 misses it: {_e(r.why)}</p>{flags}<p>replay: <code>{_e(r.replay)}</code></p>"
-            f"<details><summary>witness test</summary><pre>{_e(r.source)}</pre></details></div>"
-        )
+    for task in dict.fromkeys(f.task_id for f in view.findings):
+        mine = [f for f in view.findings if f.task_id == task]
+        out.append(f"<h3>{_e(task)}: {sum(f.trial_count for f in mine)} trials refuted by {len(mine)} findings</h3>")
+        for finding in mine:
+            out.append(_finding(finding))
+    rounds = [t for t in view.tasks if t.get("rounds")]
+    if rounds:
+        out.append("<h2>Rounds (lightweight)</h2><table><tr><th>task</th><th>round</th><th>sampled trial</th>")
+        out.append("<th>shared tests</th><th>pairs replayed</th><th>refuted</th><th>executions</th></tr>")
+        for t in rounds:
+            for r in t["rounds"]:
+                sampled = r.get("trial_id") or "task analysis (T1)"
+                out.append(
+                    f"<tr><td>{_e(t.get('task_id'))}</td><td>{_e(r.get('round'))}</td><td>{_e(sampled)}</td>"
+                    f"<td>{_e(len(r.get('witnesses') or []))}</td><td>{_e(r.get('replayed', 0))}</td>"
+                    f"<td>{_e(', '.join(r.get('refuted') or []) or '-')}</td><td>{_e(r.get('executions'))}</td></tr>"
+                )
+        out.append("</table>")
     out.append("<h2>Tasks</h2><table><tr><th>task</th><th>well-formed</th><th>T0 tests</th>")
     out.append("<th>pass in null world</th><th>trials</th><th>passing</th><th>refuted</th><th>ambiguous inputs</th>")
     out.append("<th>note</th></tr>")
