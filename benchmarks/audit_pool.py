@@ -19,7 +19,8 @@ from pathlib import Path
 
 from audit_recall import merged_labels
 from vouch.audit import PRELOAD, _trial
-from vouch.audit._function import AuditConfig, Engine, _tasks_stage, t0_result, t0_spec
+from vouch.audit._function import _tasks_stage
+from vouch.audit._runs import AuditConfig, Engine, t0_result, t0_spec
 from vouch.audit._samples import load_problems, load_samples, merge, program_hash
 from vouch.audit._trial import ProgramJob, _differential_stage, _prepare_pools
 from vouch.exec import LocalExecutor

@@ -20,7 +20,7 @@ import pytest
 import vouch.audit._lightweight as lightweight
 from vouch.audit import PRELOAD, AuditResults, Verdict, audit_humaneval
 from vouch.audit._compare import compare
-from vouch.audit._function import AuditConfig
+from vouch.audit._runs import AuditConfig
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 

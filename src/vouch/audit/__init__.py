@@ -6,8 +6,10 @@ repository-level form (``vouch audit swe``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from vouch.audit._agent_calls import AgentUsage, WitnessAgent, witness_agent
-from vouch.audit._function import PRELOAD, AuditConfig, audit_humaneval
+from vouch.audit._function import PRELOAD, audit_humaneval
 from vouch.audit._model import (
     FORMAT_VERSION,
     PASSING_VERDICTS,
@@ -28,7 +30,23 @@ from vouch.audit._model import (
     decide_verdict,
     summarise,
 )
-from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
+from vouch.audit._runs import AuditConfig
+
+if TYPE_CHECKING:
+    from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
+
+_SWE_NAMES = ("SWE_PRELOAD", "SweAuditConfig", "audit_swe")
+
+
+def __getattr__(name: str) -> object:
+    # The repository form (and vouch.worlds under it) loads on first use only: the function
+    # form imports nothing of it.
+    if name in _SWE_NAMES:
+        from vouch.audit import _swe
+
+        return getattr(_swe, name)
+    raise AttributeError(f"module 'vouch.audit' has no attribute {name!r}")
+
 
 __all__ = [
     "FORMAT_VERSION",

@@ -45,7 +45,7 @@ from vouch.errors import UsageError
 from vouch.exec import RunResult
 
 if TYPE_CHECKING:
-    from vouch.audit._function import AuditConfig, Engine
+    from vouch.audit._runs import AuditConfig, Engine
 
 SYSTEM_PROMPT = """\
 You audit one trial of a coding benchmark: a program s that passes the official tests T0 of a

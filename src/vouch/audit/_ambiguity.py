@@ -7,19 +7,16 @@ so the defect lies in the underspecified prompt and the witness does not refute.
 q when more than half of its passing trials (duplicates counted) fail the witness.
 
 The function-level audit applies the rule to inputs before writing witnesses
-(``_trial.ambiguity``); the SWE form applies it here, after every trial of an instance has been
-audited, by running each implicit-requirement witness in every passing trial's world.
+(``_trial.ambiguity``); the SWE form applies it after every trial of an instance has been
+audited, by running each implicit-requirement witness in every passing trial's world
+(``_swe_ambiguity``). This module imports nothing of the repository form.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
-from vouch.audit._model import ChecklistItem, TrialResult, Verdict, Witness, decide_verdict
-from vouch.audit._swe_runs import _WITNESS_DIR, Runner, record_witness_run
-from vouch.sources._swe import SweInstance, SweTrial
-from vouch.worlds import Patch, Unappliable, WorldCache, parse_patch, patch_hash
+from vouch.audit._model import Witness
 
 MIN_VOTERS = 3
 """Passing trials an instance needs before the rule can speak (as at function level)."""
@@ -67,78 +64,3 @@ def rho_over_models(voters: Sequence[Mapping[str, int]], skipping: Sequence[set[
         if rho > 0.5:
             out[key] = rho
     return out
-
-
-def withhold_ambiguous(
-    spec: SweInstance,
-    source: str,
-    trials: Sequence[SweTrial],
-    results: list[TrialResult],
-    checklist: Sequence[ChecklistItem],
-    cache: WorldCache,
-    runner: Runner,
-) -> int:
-    """Apply the rule to one instance's results in place; the number of results changed.
-
-    ``results`` holds the instance's results in the order of ``trials``. A refutation whose
-    every witness checks an ambiguous requirement becomes ``sound``, its witnesses moved to the
-    discarded ones with the reason; the instance's report lists the requirement as a prompt
-    defect (``requirement_note``).
-    """
-    implicit = {c.id for c in checklist if c.kind == "implicit"}
-    passing = [i for i, r in enumerate(results) if r.benchmark_pass]
-    if len(passing) < MIN_VOTERS:
-        return 0
-    candidates: dict[str, Witness] = {}
-    for r in results:
-        for w in r.witnesses:
-            if w.clause_id is None or w.clause_id in implicit:
-                candidates.setdefault(w.source, w)
-    if not candidates:
-        return 0
-    files = {f"{_WITNESS_DIR}/test_ambiguity_{n}.py": w.source for n, w in enumerate(candidates.values())}
-    keys = dict(zip(candidates, files, strict=True))
-    programs: dict[str, dict[str, int]] = {}
-    patches: dict[str, str] = {}
-    for i in passing:
-        trial = trials[i]
-        h = patch_hash(trial.patch.strip())
-        programs.setdefault(h, {})
-        programs[h][trial.model] = programs[h].get(trial.model, 0) + 1
-        patches[h] = trial.patch
-    skipped: dict[str, set[str]] = {}
-    for h, patch in patches.items():
-        world = cache.materialise(
-            source, spec.base_commit, [Patch("model_patch", patch), Patch("test_patch", spec.test_patch, reset=True)]
-        )
-        if isinstance(world, Unappliable):
-            skipped[h] = set()
-            continue
-        touches_conftest = any(f.path.endswith("conftest.py") for f in parse_patch(patch))
-        [[run]] = runner.witness_runs([world], files, 1, touches_conftest)
-        skipped[h] = {
-            src for src, name in keys.items() if record_witness_run("model", run, Path(name).name).outcome == "fail"
-        }
-    hashes = sorted(programs)
-    rho = rho_over_models([programs[h] for h in hashes], [skipped[h] for h in hashes])
-    changed = 0
-    for index, r in enumerate(results):
-        ambiguous = [w for w in r.witnesses if w.source in rho]
-        if not ambiguous:
-            continue
-        r = r.model_copy(deep=True)  # duplicates share their first trial's evidence object
-        kept = [w for w in r.witnesses if w.source not in rho]
-        for w in ambiguous:
-            reason = (
-                f"{AMBIGUOUS}: P only implies it and rho = {rho[w.source]:.2f} of the models with passing "
-                "trials skip it; a defect of the prompt, not of the trial"
-            )
-            w = w.model_copy(update={"validation": w.validation.model_copy(update={"valid": False, "reason": reason})})
-            r.evidence.discarded.append(w)
-        verdict = decide_verdict(True, kept, r.evidence.detector_flags)
-        why = f"refutation withheld: {len(ambiguous)} witness(es) check an ambiguous requirement (TestJack A.2)"
-        results[index] = r.model_copy(
-            update={"witnesses": kept, "verdict": verdict, "reason": why if verdict is Verdict.SOUND else r.reason}
-        )
-        changed += 1
-    return changed

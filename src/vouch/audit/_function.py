@@ -13,12 +13,10 @@ share the judgement. Judgements go to the store as they come, so a killed run re
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,146 +26,34 @@ from vouch.audit._model import (
     AuditResults,
     Evidence,
     RoundRecord,
-    T0Result,
     TaskReport,
     TrialResult,
     Verdict,
     Witness,
     summarise,
 )
+from vouch.audit._runs import AuditConfig, Engine, StageProgress, t0_result, t0_spec
 from vouch.audit._samples import Problem, Samples, Trial, load_problems, load_samples, program_hash
-from vouch.audit._trial import ProgramJob, TaskContext, judge_programs
+from vouch.audit._trial import (
+    OnJudged,
+    ProgramJob,
+    TaskContext,
+    _differential_stage,
+    _evidence_stage,
+    _finish,
+    _iteration,
+    _prepare_pools,
+    t0_stage,
+)
 from vouch.errors import UsageError
-from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
+from vouch.exec import Executor, RunSpec
 from vouch.store import AuditStore
 
 if TYPE_CHECKING:
     from vouch.audit._agent_calls import WitnessAgent
 
-T0_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
 PRELOAD = ("vouch.audit._inrun", "coverage", "coverage.control", "pytest")
 """What the engine's pool should pre-import for the audit (pass to ``LocalExecutor(preload=...)``)."""
-
-StageProgress = Callable[[str, int, int], None]
-"""Called as ``(stage, done, total)`` while a stage runs."""
-
-
-@dataclass(frozen=True)
-class AuditConfig:
-    """What a judgement depends on besides the program; its hash keys the store."""
-
-    seed: int = 0
-    k: int = 3
-    """Generate-and-validate iterations per trial (TestJack uses 3)."""
-    witness_source: str = "offline"
-    max_mutants: int = 10
-    per_seed: int = 20
-    pool_limit: int = 1600
-    per_call_s: float = 1.0
-    shrink_rounds: int = 3
-    repeats: int = 3
-    seed_from_t0: bool = True
-    """False hides T0 from the witness source (seeds from P's examples only): the recall proxy."""
-    search_failing: bool = False
-    """Also search witnesses for trials failing T0 (the recall proxy); their verdict stays not_passing."""
-    witness_files: str | None = None
-    agent_model: str | None = None
-    """The auditing model, PROVIDER/MODEL (``agent`` source): it writes witnesses, the checklist, re-judges."""
-    agent_config: str | None = None
-    """Harness config of the auditing model (built-in name or .toml); None: the witness defaults."""
-    mode: str = "per-trial"
-    """per-trial, or lightweight (TestJack's Algorithm 1: task analysis, sampled audits, shared witnesses)."""
-    rounds: int = 3
-    """Lightweight mode: audit rounds per task."""
-
-    def key(self) -> str:
-        fields = asdict(self)
-        for name in ("agent_model", "agent_config"):
-            if fields[name] is None:
-                del fields[name]  # an audit without a model keys as it did before these fields existed
-        if self.mode == "per-trial":
-            del fields["mode"], fields["rounds"]  # a per-trial audit keys as it did before the modes
-        text = json.dumps(fields | {"vouch": vouch.__version__, "format": 1}, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-class Engine:
-    """Counts executions and reports progress around the executor's batches."""
-
-    def __init__(self, executor: Executor, progress: StageProgress | None) -> None:
-        self.executor = executor
-        self.progress = progress
-        self.executions = 0
-        self.stage_s: dict[str, float] = {}
-        self.stage_runs: dict[str, int] = {}
-        self.stage_run_s: dict[str, float] = {}
-        """Seconds the runs of each stage took, summed over runs (the engine's work, whatever the overlap)."""
-
-    def run(self, specs: Sequence[RunSpec], stage: str) -> list[RunResult]:
-        specs = list(specs)
-        if not specs:
-            return []
-        self.executions += len(specs)
-        callback = None
-        if self.progress is not None:
-            report = self.progress
-
-            def callback(done: int, total: int, _result: RunResult) -> None:
-                report(stage, done, total)
-
-        started = time.monotonic()
-        results = self.executor.run_batch(specs, progress=callback)
-        self.stage_s[stage] = self.stage_s.get(stage, 0.0) + time.monotonic() - started
-        self.stage_runs[stage] = self.stage_runs.get(stage, 0) + len(specs)
-        self.stage_run_s[stage] = self.stage_run_s.get(stage, 0.0) + sum(r.duration_s or 0.0 for r in results)
-        return results
-
-
-def t0_spec(program: str, problem: Problem, name: str, **options: Any) -> RunSpec:
-    """One run of T0 on ``program`` with every assertion recorded."""
-    return RunSpec(
-        Call("vouch.audit._inrun:t0", (problem.entry_point, problem.test), options),
-        files={"solution.py": program},
-        limits=T0_LIMITS,
-        name=name,
-    )
-
-
-def t0_result(world: str, result: RunResult, total: int) -> T0Result:
-    """Read a T0 run: HumanEval's pass (every assertion held, check completed) and per-assertion ids."""
-    kind: Any = world
-    if result.status is Status.TIMEOUT:
-        return T0Result(world=kind, passed=False, status="timeout", tests_total=total, reason="T0 ran out of time")
-    if not result.ok or not isinstance(result.value, dict):
-        reason: str | None = result.reason or (result.exception.message if result.exception else "the run failed")
-        return T0Result(world=kind, passed=False, status=result.status.value, tests_total=total, reason=reason)
-    value = result.value
-    if not value.get("loaded"):
-        return T0Result(
-            world=kind,
-            passed=False,
-            status="error",
-            tests_total=total,
-            reason=f"does not load: {value.get('load_error')}",
-        )
-    failed, error = list(value.get("failed") or []), value.get("error")
-    passed = list(value.get("passed") or [])
-    reason = None
-    if error:
-        reason = f"check raised {error}"
-    elif failed:
-        reason = (
-            f"{len(failed)} T0 assertion(s) failed, first {failed[0]}: {(value.get('failures') or {}).get(failed[0])}"
-        )
-    return T0Result(
-        world=kind,
-        passed=not failed and not error,
-        status="ok" if not failed and not error else "fail",
-        tests_total=max(total, len(passed) + len(failed)),
-        tests_passed=passed,
-        tests_failed=failed,
-        reason=reason,
-    )
 
 
 @dataclass
@@ -244,6 +130,43 @@ def _model_checklists(contexts: dict[str, TaskContext], agent: WitnessAgent, wit
         if answer.items is not None:
             ctx.checklist = answer.items
         ctx.report = ctx.report.model_copy(update={"checklist": ctx.checklist, "note": answer.note})
+
+
+def judge_programs(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    jobs: Sequence[ProgramJob],
+    *,
+    config: AuditConfig,
+    witness_dir: Path,
+    on_judged: OnJudged | None,
+    agent: WitnessAgent | None = None,
+) -> None:
+    """Judge every job in place (``job.judgement``), calling ``on_judged`` as each is done.
+
+    With ``config.witness_source == "agent"``, ``agent`` (the auditing model) writes the
+    witnesses; the offline pools are still built and run, as evidence the agent is shown.
+    """
+    audited = t0_stage(engine, contexts, jobs, config, on_judged)
+    pool_config = replace(config, witness_source="offline") if config.witness_source == "agent" else config
+    _prepare_pools(engine, contexts, {j.task_id for j in audited}, pool_config)
+    _evidence_stage(engine, contexts, [j for j in audited if j.t0 is not None and j.t0.passed], config)
+    _differential_stage(engine, contexts, audited, config)
+    if config.witness_source == "agent":
+        from vouch.audit._agent_witness import agent_stage
+
+        on_judged = agent_stage(engine, contexts, audited, config, witness_dir, agent, on_judged)
+    else:
+        for iteration in range(1, config.k + 1):
+            active = [j for j in audited if not j.witnesses and (j.diffs or config.witness_source == "files")]
+            if not active:
+                break
+            voters = [j for j in audited if j.t0 is not None and j.t0.passed]
+            _iteration(engine, contexts, active, voters, config, iteration, witness_dir)
+    for job in audited:
+        assert job.t0 is not None
+        if job.judgement is None:  # an agent trial whose model failed is judged (error) already
+            _finish(job, contexts[job.task_id], None, None, on_judged)
 
 
 def _parses(program: str) -> str | None:

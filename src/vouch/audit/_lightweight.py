@@ -47,7 +47,7 @@ from vouch.audit._trial import (
 from vouch.mutation import mutate
 
 if TYPE_CHECKING:
-    from vouch.audit._function import AuditConfig, Engine
+    from vouch.audit._runs import AuditConfig, Engine
 
 T1_SIZE = 48
 """Tests task analysis adds to T0 per task, besides P's own examples."""

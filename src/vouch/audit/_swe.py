@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from vouch.audit._agent_calls import WitnessAgent, witness_agent
-from vouch.audit._ambiguity import is_ambiguous, requirement_note, withhold_ambiguous
+from vouch.audit._ambiguity import is_ambiguous, requirement_note
 from vouch.audit._model import (
     AuditResults,
     Evidence,
@@ -33,6 +33,7 @@ from vouch.audit._model import (
     summarise,
 )
 from vouch.audit._swe_agent import MODEL_FAILED, agent_witnesses, instance_checklist, witness_root
+from vouch.audit._swe_ambiguity import withhold_ambiguous
 from vouch.audit._swe_env import EnvPlan
 from vouch.audit._swe_evidence import (
     checklist,

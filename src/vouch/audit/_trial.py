@@ -29,13 +29,13 @@ from vouch.audit._model import (
     decide_verdict,
 )
 from vouch.audit._prompt import Assertion, Example, main_clause, output_wrapper
+from vouch.audit._runs import t0_result, t0_spec
 from vouch.audit._samples import Problem
 from vouch.exec import Call, RunResult, RunSpec
 from vouch.mutation import Mutant, kill_matrix, mutate
 
 if TYPE_CHECKING:
-    from vouch.audit._agent_calls import WitnessAgent
-    from vouch.audit._function import AuditConfig, Engine
+    from vouch.audit._runs import AuditConfig, Engine
 
 
 @dataclass
@@ -101,43 +101,6 @@ MIN_VOTERS = _ambiguity.MIN_VOTERS
 OnJudged = Callable[[ProgramJob, dict[str, Any]], None]
 
 
-def judge_programs(
-    engine: Engine,
-    contexts: dict[str, TaskContext],
-    jobs: Sequence[ProgramJob],
-    *,
-    config: AuditConfig,
-    witness_dir: Path,
-    on_judged: OnJudged | None,
-    agent: WitnessAgent | None = None,
-) -> None:
-    """Judge every job in place (``job.judgement``), calling ``on_judged`` as each is done.
-
-    With ``config.witness_source == "agent"``, ``agent`` (the auditing model) writes the
-    witnesses; the offline pools are still built and run, as evidence the agent is shown.
-    """
-    audited = t0_stage(engine, contexts, jobs, config, on_judged)
-    pool_config = replace(config, witness_source="offline") if config.witness_source == "agent" else config
-    _prepare_pools(engine, contexts, {j.task_id for j in audited}, pool_config)
-    _evidence_stage(engine, contexts, [j for j in audited if j.t0 is not None and j.t0.passed], config)
-    _differential_stage(engine, contexts, audited, config)
-    if config.witness_source == "agent":
-        from vouch.audit._agent_witness import agent_stage
-
-        on_judged = agent_stage(engine, contexts, audited, config, witness_dir, agent, on_judged)
-    else:
-        for iteration in range(1, config.k + 1):
-            active = [j for j in audited if not j.witnesses and (j.diffs or config.witness_source == "files")]
-            if not active:
-                break
-            voters = [j for j in audited if j.t0 is not None and j.t0.passed]
-            _iteration(engine, contexts, active, voters, config, iteration, witness_dir)
-    for job in audited:
-        assert job.t0 is not None
-        if job.judgement is None:  # an agent trial whose model failed is judged (error) already
-            _finish(job, contexts[job.task_id], None, None, on_judged)
-
-
 def t0_stage(
     engine: Engine,
     contexts: dict[str, TaskContext],
@@ -147,8 +110,6 @@ def t0_stage(
 ) -> list[ProgramJob]:
     """T0 in R[s] for every job; judge those that need no search (unparsable, failing T0, on an
     ill-formed task) and return the rest, to be audited."""
-    from vouch.audit._function import t0_result, t0_spec
-
     runnable = [j for j in jobs if j.unparsable is None]
     results = engine.run(
         [t0_spec(j.program, contexts[j.task_id].problem, f"{j.first_trial} T0 in R[s]") for j in runnable], "T0 in R[s]"
@@ -234,8 +195,6 @@ def _evidence_stage(
     jobs: Sequence[ProgramJob],
     config: AuditConfig,
 ) -> None:
-    from vouch.audit._function import t0_spec
-
     specs = []
     for job in jobs:
         ctx = contexts[job.task_id]

@@ -1,0 +1,144 @@
+"""What every run of the function-level audit shares: its configuration (whose hash keys the
+store), the engine wrapper that counts executions and times stages, and T0's run and reading.
+
+Both modes (``_function``'s per-trial driver and ``_lightweight``) and every stage
+(``_trial``) take these from here; this module imports no other stage of the audit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import vouch
+from vouch.audit._model import T0Result
+from vouch.audit._samples import Problem
+from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
+
+T0_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
+
+
+StageProgress = Callable[[str, int, int], None]
+"""Called as ``(stage, done, total)`` while a stage runs."""
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """What a judgement depends on besides the program; its hash keys the store."""
+
+    seed: int = 0
+    k: int = 3
+    """Generate-and-validate iterations per trial (TestJack uses 3)."""
+    witness_source: str = "offline"
+    max_mutants: int = 10
+    per_seed: int = 20
+    pool_limit: int = 1600
+    per_call_s: float = 1.0
+    shrink_rounds: int = 3
+    repeats: int = 3
+    seed_from_t0: bool = True
+    """False hides T0 from the witness source (seeds from P's examples only): the recall proxy."""
+    search_failing: bool = False
+    """Also search witnesses for trials failing T0 (the recall proxy); their verdict stays not_passing."""
+    witness_files: str | None = None
+    agent_model: str | None = None
+    """The auditing model, PROVIDER/MODEL (``agent`` source): it writes witnesses, the checklist, re-judges."""
+    agent_config: str | None = None
+    """Harness config of the auditing model (built-in name or .toml); None: the witness defaults."""
+    mode: str = "per-trial"
+    """per-trial, or lightweight (TestJack's Algorithm 1: task analysis, sampled audits, shared witnesses)."""
+    rounds: int = 3
+    """Lightweight mode: audit rounds per task."""
+
+    def key(self) -> str:
+        fields = asdict(self)
+        for name in ("agent_model", "agent_config"):
+            if fields[name] is None:
+                del fields[name]  # an audit without a model keys as it did before these fields existed
+        if self.mode == "per-trial":
+            del fields["mode"], fields["rounds"]  # a per-trial audit keys as it did before the modes
+        text = json.dumps(fields | {"vouch": vouch.__version__, "format": 1}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+class Engine:
+    """Counts executions and reports progress around the executor's batches."""
+
+    def __init__(self, executor: Executor, progress: StageProgress | None) -> None:
+        self.executor = executor
+        self.progress = progress
+        self.executions = 0
+        self.stage_s: dict[str, float] = {}
+        self.stage_runs: dict[str, int] = {}
+        self.stage_run_s: dict[str, float] = {}
+        """Seconds the runs of each stage took, summed over runs (the engine's work, whatever the overlap)."""
+
+    def run(self, specs: Sequence[RunSpec], stage: str) -> list[RunResult]:
+        specs = list(specs)
+        if not specs:
+            return []
+        self.executions += len(specs)
+        callback = None
+        if self.progress is not None:
+            report = self.progress
+
+            def callback(done: int, total: int, _result: RunResult) -> None:
+                report(stage, done, total)
+
+        started = time.monotonic()
+        results = self.executor.run_batch(specs, progress=callback)
+        self.stage_s[stage] = self.stage_s.get(stage, 0.0) + time.monotonic() - started
+        self.stage_runs[stage] = self.stage_runs.get(stage, 0) + len(specs)
+        self.stage_run_s[stage] = self.stage_run_s.get(stage, 0.0) + sum(r.duration_s or 0.0 for r in results)
+        return results
+
+
+def t0_spec(program: str, problem: Problem, name: str, **options: Any) -> RunSpec:
+    """One run of T0 on ``program`` with every assertion recorded."""
+    return RunSpec(
+        Call("vouch.audit._inrun:t0", (problem.entry_point, problem.test), options),
+        files={"solution.py": program},
+        limits=T0_LIMITS,
+        name=name,
+    )
+
+
+def t0_result(world: str, result: RunResult, total: int) -> T0Result:
+    """Read a T0 run: HumanEval's pass (every assertion held, check completed) and per-assertion ids."""
+    kind: Any = world
+    if result.status is Status.TIMEOUT:
+        return T0Result(world=kind, passed=False, status="timeout", tests_total=total, reason="T0 ran out of time")
+    if not result.ok or not isinstance(result.value, dict):
+        reason: str | None = result.reason or (result.exception.message if result.exception else "the run failed")
+        return T0Result(world=kind, passed=False, status=result.status.value, tests_total=total, reason=reason)
+    value = result.value
+    if not value.get("loaded"):
+        return T0Result(
+            world=kind,
+            passed=False,
+            status="error",
+            tests_total=total,
+            reason=f"does not load: {value.get('load_error')}",
+        )
+    failed, error = list(value.get("failed") or []), value.get("error")
+    passed = list(value.get("passed") or [])
+    reason = None
+    if error:
+        reason = f"check raised {error}"
+    elif failed:
+        reason = (
+            f"{len(failed)} T0 assertion(s) failed, first {failed[0]}: {(value.get('failures') or {}).get(failed[0])}"
+        )
+    return T0Result(
+        world=kind,
+        passed=not failed and not error,
+        status="ok" if not failed and not error else "fail",
+        tests_total=max(total, len(passed) + len(failed)),
+        tests_passed=passed,
+        tests_failed=failed,
+        reason=reason,
+    )

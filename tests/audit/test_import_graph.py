@@ -1,0 +1,96 @@
+"""The audit package's import graph: no cycle, and the function form without the repository form.
+
+The graph is read from the source (every ``import`` a module runs when it loads, at any depth
+of its body except under ``if TYPE_CHECKING``); an import inside a function counts too, since
+it runs on first call: hiding a cycle in a function does not remove it.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import vouch.audit
+
+PACKAGE = Path(vouch.audit.__file__).parent
+
+
+def _targets(node: ast.AST, module: str, names: set[str]) -> set[str]:
+    out: set[str] = set()
+    if isinstance(node, ast.Import):
+        out |= {a.name for a in node.names if a.name.startswith("vouch.audit.")}
+    elif isinstance(node, ast.ImportFrom) and node.module:
+        base = node.module
+        if base == "vouch.audit":
+            out |= {f"vouch.audit.{a.name}" for a in node.names if a.name in names}
+        elif base.startswith("vouch.audit."):
+            out.add(base)
+    return out
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def graph() -> dict[str, set[str]]:
+    names = {p.stem for p in PACKAGE.glob("_*.py") if p.stem != "__init__"}
+    edges: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.glob("_*.py")):
+        if path.stem == "__init__":
+            continue
+        module = f"vouch.audit.{path.stem}"
+        found: set[str] = set()
+        stack: list[ast.AST] = [ast.parse(path.read_text())]
+        while stack:
+            node = stack.pop()
+            if _is_type_checking(node):
+                continue
+            found |= _targets(node, module, names)
+            stack.extend(ast.iter_child_nodes(node))
+        edges[module] = found - {module}
+    return edges
+
+
+def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(edges):
+        if start not in state and (found := visit(start)):
+            return found
+    return None
+
+
+def test_the_walk_finds_a_cycle_when_there_is_one() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_module_of_vouch_audit_imports_itself_through_others() -> None:
+    edges = graph()
+    assert len(edges) > 20 and edges["vouch.audit._lightweight"], "the walk reads the package"
+    assert _cycle(edges) is None, " -> ".join(_cycle(edges) or [])
+
+
+def test_the_function_form_loads_no_module_of_the_repository_form() -> None:
+    code = (
+        "import sys, vouch.audit, vouch.audit._lightweight, vouch.audit._compare\n"
+        "from vouch.audit import audit_humaneval\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('vouch.worlds', 'vouch.audit._swe'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stdout
