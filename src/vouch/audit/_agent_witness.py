@@ -46,6 +46,7 @@ from vouch.exec import RunResult
 
 if TYPE_CHECKING:
     from vouch.audit._runs import AuditConfig, Engine
+    from vouch.audit._sources import SearchRun
 
 SYSTEM_PROMPT = """\
 You audit one trial of a coding benchmark: a program s that passes the official tests T0 of a
@@ -317,6 +318,11 @@ def _why_t0_misses(ctx: TaskContext, covered_by: list[str]) -> str:
         f"T0 checks this clause only with {', '.join(covered_by)}, which pass on the trial; "
         "the witness's case is not among them"
     )
+
+
+def agent_search(run: SearchRun) -> OnJudged | None:
+    """The ``agent`` source, as the registry calls it (``_sources.SOURCES``)."""
+    return agent_stage(run.engine, run.contexts, run.jobs, run.config, run.witness_dir, run.agent, run.on_judged)
 
 
 def agent_stage(

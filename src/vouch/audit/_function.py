@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import vouch
-from vouch.audit import _offline, _prompt
+from vouch.audit import _prompt, _sources
 from vouch.audit._model import (
     AuditResults,
     Evidence,
@@ -41,7 +41,6 @@ from vouch.audit._trial import (
     _differential_stage,
     _evidence_stage,
     _finish,
-    _iteration,
     _prepare_pools,
     t0_stage,
 )
@@ -144,25 +143,17 @@ def judge_programs(
 ) -> None:
     """Judge every job in place (``job.judgement``), calling ``on_judged`` as each is done.
 
-    With ``config.witness_source == "agent"``, ``agent`` (the auditing model) writes the
-    witnesses; the offline pools are still built and run, as evidence the agent is shown.
+    The witness source (``_sources.SOURCES``) searches once the evidence is in; with ``agent``,
+    the auditing model writes the witnesses, shown the offline pools' evidence.
     """
     audited = t0_stage(engine, contexts, jobs, config, on_judged)
-    pool_config = replace(config, witness_source="offline") if config.witness_source == "agent" else config
+    search = _sources.source(config.witness_source).load()
+    # The offline pools are built for every source but files: the agent is shown their evidence.
+    pool_config = config if config.witness_source == "files" else replace(config, witness_source="offline")
     _prepare_pools(engine, contexts, {j.task_id for j in audited}, pool_config)
     _evidence_stage(engine, contexts, [j for j in audited if j.t0 is not None and j.t0.passed], config)
     _differential_stage(engine, contexts, audited, config)
-    if config.witness_source == "agent":
-        from vouch.audit._agent_witness import agent_stage
-
-        on_judged = agent_stage(engine, contexts, audited, config, witness_dir, agent, on_judged)
-    else:
-        for iteration in range(1, config.k + 1):
-            active = [j for j in audited if not j.witnesses and (j.diffs or config.witness_source == "files")]
-            if not active:
-                break
-            voters = [j for j in audited if j.t0 is not None and j.t0.passed]
-            _iteration(engine, contexts, active, voters, config, iteration, witness_dir)
+    on_judged = search(_sources.SearchRun(engine, contexts, audited, config, witness_dir, agent, on_judged))
     for job in audited:
         assert job.t0 is not None
         if job.judgement is None:  # an agent trial whose model failed is judged (error) already
@@ -214,7 +205,7 @@ def audit_humaneval(
     """
     started = time.monotonic()
     config = config or AuditConfig()
-    _offline.check_source(config.witness_source)
+    _sources.source(config.witness_source)
     if config.witness_source == "files" and not config.witness_files:
         raise UsageError("--witness-source files needs --witness-files DIR (pytest files importing from solution)")
     if config.witness_source == "agent" and agent is None:

@@ -11,7 +11,7 @@ import enum
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from vouch.core import Envelope
 
@@ -78,7 +78,17 @@ class Witness(_Model):
     source: str = Field(description="The test's whole source (pytest).")
     clause: str = Field(description="The clause of P it checks, quoted or paraphrased from the prompt.")
     clause_id: str | None = Field(default=None, description="Id of that clause in the evidence's checklist.")
-    origin: Literal["offline", "files", "agent"] = Field(description="The witness source that wrote it.")
+    origin: str = Field(description="The witness source that wrote it (a name of vouch.audit._sources.SOURCES).")
+
+    @field_validator("origin")
+    @classmethod
+    def _known_source(cls, value: str) -> str:
+        from vouch.audit._sources import SOURCES
+
+        if value not in SOURCES:
+            raise ValueError(f"origin {value!r} is not a witness source ({', '.join(SOURCES)})")
+        return value
+
     input: Any = Field(default=None, description="The input it drives (function level: the argument list).")
     expected: Any = Field(default=None, description="What R[G] produced: the behaviour P requires.")
     actual: Any = Field(default=None, description="What R[s] produced instead (a value or an exception text).")

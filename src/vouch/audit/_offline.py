@@ -19,7 +19,6 @@ from typing import Any
 from vouch.audit import _generate, _inputs
 from vouch.audit._preconditions import Preconditions, infer, shape
 from vouch.audit._prompt import Example
-from vouch.errors import UsageError
 from vouch.exec import Call, Limits, RunResult, RunSpec
 from vouch.exec._values import from_data
 
@@ -279,22 +278,3 @@ def differences(pool: Pool, s_rows: Sequence[dict[str, Any]]) -> list[Difference
     # A wrong value or an exception makes a plainer witness than running out of time: those first.
     out.sort(key=lambda d: (d.actual == "raised timeout", d.level, _inputs.size(d.args)))
     return out
-
-
-WITNESS_SOURCES: dict[str, str] = {
-    "offline": "differential testing against G on generated inputs inside P's preconditions",
-    "files": "pytest files the user supplies (--witness-files DIR)",
-    "agent": "the auditing model writes witnesses from the checklist and the evidence (--agent-model)",
-}
-"""Witness sources by name, with what each does."""
-
-
-def check_source(name: str) -> str:
-    """Validate a ``--witness-source`` name.
-
-    Raises:
-        UsageError: An unknown source (the valid ones are listed).
-    """
-    if name in WITNESS_SOURCES:
-        return name
-    raise UsageError(f"--witness-source {name!r} is not a witness source; valid sources: {', '.join(WITNESS_SOURCES)}")

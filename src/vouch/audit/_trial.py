@@ -10,7 +10,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from vouch.audit import _ambiguity, _inputs, _offline, _witness
 from vouch.audit._ambiguity import rho_over_models
@@ -36,6 +36,7 @@ from vouch.mutation import Mutant, kill_matrix, mutate
 
 if TYPE_CHECKING:
     from vouch.audit._runs import AuditConfig, Engine
+    from vouch.audit._sources import SearchRun
 
 
 @dataclass
@@ -101,6 +102,28 @@ MIN_VOTERS = _ambiguity.MIN_VOTERS
 OnJudged = Callable[[ProgramJob, dict[str, Any]], None]
 
 
+def offline_search(run: SearchRun) -> OnJudged | None:
+    """The ``offline`` source: at most k generate-and-validate iterations on the differences
+    the differential run found (minimised, contested under A.2, validated)."""
+    _iterate(run, lambda job: bool(job.diffs))
+    return run.on_judged
+
+
+def files_search(run: SearchRun) -> OnJudged | None:
+    """The ``files`` source: the user's pytest files for each task, validated like any witness."""
+    _iterate(run, lambda job: True)
+    return run.on_judged
+
+
+def _iterate(run: SearchRun, searching: Callable[[ProgramJob], bool]) -> None:
+    voters = [j for j in run.jobs if j.t0 is not None and j.t0.passed]
+    for iteration in range(1, run.config.k + 1):
+        active = [j for j in run.jobs if not j.witnesses and searching(j)]
+        if not active:
+            break
+        _iteration(run.engine, run.contexts, active, voters, run.config, iteration, run.witness_dir)
+
+
 def t0_stage(
     engine: Engine,
     contexts: dict[str, TaskContext],
@@ -130,7 +153,7 @@ def t0_stage(
 
 
 def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: set[str], config: AuditConfig) -> None:
-    wanted = [contexts[t] for t in sorted(task_ids) if config.witness_source == "offline"]
+    wanted = [contexts[t] for t in sorted(task_ids) if config.witness_source != "files"]
     plans = []
     seed_specs = []
     for ctx in wanted:
@@ -491,9 +514,6 @@ def _user_files(directory: Path, task_id: str) -> list[_witness.WitnessFile]:
     return out
 
 
-_ORIGINS: dict[str, Literal["offline", "files", "agent"]] = {"files": "files", "agent": "agent"}
-
-
 def _make_witness(
     job: ProgramJob,
     ctx: TaskContext,
@@ -536,7 +556,7 @@ def _make_witness(
         source=wf.source,
         clause=clause.text if clause else "a requirement of P stated in the user-supplied test",
         clause_id=clause.id if clause else None,
-        origin=_ORIGINS.get(config.witness_source, "offline"),
+        origin=config.witness_source,
         input=args,
         expected=expected,
         actual=actual if isinstance(actual, (int, float, str, bool, list, dict, type(None))) else repr(actual),

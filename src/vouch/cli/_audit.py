@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from vouch.audit import PRELOAD, AuditConfig, AuditResults, audit_humaneval
+from vouch.audit._sources import SOURCES
 from vouch.audit._witness import load_replay, validation_spec
 from vouch.audit._witness import record as record_run
 from vouch.cli._agent_options import agent_config_option, agent_model_option, auditing_agent
@@ -87,9 +88,7 @@ def print_summary(results: AuditResults, console: Console) -> None:
     help="Lightweight mode: audit rounds per task after task analysis (0: task analysis alone).",
 )
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--witness-source", type=click.Choice(["offline", "files", "agent"]), default="offline", show_default=True
-)
+@click.option("--witness-source", type=click.Choice(list(SOURCES)), default="offline", show_default=True)
 @click.option("--witness-files", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--witness-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--limit-tasks", type=click.IntRange(min=1), default=None)

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
+from vouch.audit._sources import SOURCES
 from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
 from vouch.audit._swe_env import EnvPlan, RepoLocator, plan_environments
 from vouch.audit._swe_harness import (
@@ -38,7 +39,7 @@ __all__ = ["swe"]
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the audit results.")
 @click.option(
     "--witness-source",
-    type=click.Choice(["offline", "files", "agent"]),
+    type=click.Choice(list(SOURCES)),
     default="offline",
     show_default=True,
     help="offline: differential tests against G; files: tests from --witness-files; agent: the auditing "
