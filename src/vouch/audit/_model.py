@@ -44,6 +44,13 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+ASSERTION_FAILURES = ("AssertionError", "Failed")
+"""The validation rule, one for both forms and every source: a witness backs a refutation only
+when it passes in every R[G] run and fails in every R[s] run by one of these (an ``assert``, or
+pytest's ``fail()``, which raises ``Failed``); any other exception, a timeout or a crash is not a
+disagreement about P. Each world runs ``repeats`` times (3)."""
+
+
 class RunRecord(_Model):
     """One execution of a witness in one world."""
 

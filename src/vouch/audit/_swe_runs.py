@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vouch.audit._model import Evidence, RunRecord, SurvivingMutant, T0Result, Validation, Witness
+from vouch.audit._model import ASSERTION_FAILURES, Evidence, RunRecord, SurvivingMutant, T0Result, Validation, Witness
 from vouch.audit._swe_evidence import best_clause
 from vouch.audit._swe_witness import Candidate, Probe, iteration_batches, witness_source
 from vouch.errors import UsageError
@@ -38,7 +38,7 @@ __all__ = [
 
 _ENTRY = "vouch.worlds._inrun"
 _FOREIGN = "vouch.worlds._foreign:run_inrun"
-_PASSING_FAILURES = ("AssertionError", "Failed")
+_PASSING_FAILURES = ASSERTION_FAILURES
 _NAME_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError", "NameError")
 _WITNESS_DIR = "vouch_witness"
 IMPLICIT_CLAUSE = "behaviour of G that no sentence of P states (an implicit requirement)"
@@ -370,7 +370,7 @@ def _validate(
 ) -> Validation:
     reference = [record_witness_run("reference", r, file) for r in runs_reference]
     model = [record_witness_run("model", r, file) for r in runs_model]
-    by_assertion = all(r.outcome == "fail" for r in model)
+    by_assertion = bool(model) and all(r.outcome == "fail" for r in model)
     reason = None
     if not all(r.outcome == "pass" for r in reference):
         bad = next(r for r in reference if r.outcome != "pass")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from vouch.audit._model import RunRecord, Validation
+from vouch.audit._model import ASSERTION_FAILURES, RunRecord, Validation
 from vouch.errors import UsageError
 from vouch.exec import Call, Limits, RunResult, RunSpec, Status, hide_in_runs
 
@@ -151,16 +151,17 @@ def record(world: str, result: RunResult) -> RunRecord:
 
 
 def judge(reference: list[RunRecord], model: list[RunRecord], rejudge: str | None) -> Validation:
-    """Validation: every R[G] run passes, every R[s] run fails by an AssertionError, and
-    re-judging (``rejudge`` is the broken precondition, None when the input is valid) holds."""
-    by_assertion = bool(model) and all(r.outcome == "fail" and r.exception == "AssertionError" for r in model)
+    """Validation: every R[G] run passes, every R[s] run fails by an assertion
+    (``ASSERTION_FAILURES``), and re-judging (``rejudge`` is the broken precondition, None when
+    the input is valid) holds."""
+    by_assertion = bool(model) and all(r.outcome == "fail" and r.exception in ASSERTION_FAILURES for r in model)
     reason = None
     if not all(r.outcome == "pass" for r in reference):
         passes = sum(r.outcome == "pass" for r in reference)
         reason = f"flaky or failing on G: passed {passes} of {len(reference)} runs in R[G]"
     elif not by_assertion:
         kinds = sorted({f"{r.outcome}:{r.exception}" for r in model})
-        reason = f"does not fail in R[s] by an AssertionError every time ({', '.join(kinds)})"
+        reason = f"does not fail in R[s] by an assertion every time ({', '.join(kinds)})"
     elif rejudge is not None:
         reason = f"re-judging rejected the input: {rejudge}"
     return Validation(
