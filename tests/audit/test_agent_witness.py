@@ -34,11 +34,12 @@ from vouch.audit import PRELOAD, AuditConfig, Verdict, WitnessAgent, audit_human
 from vouch.audit._agent_calls import json_object
 from vouch.audit._agent_tools import foreign_names, p_names
 from vouch.audit._samples import load_problems
+from vouch.corpora import demo_samples_file
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "src/vouch/data/humaneval_codegen16b_demo.jsonl"
+DEMO = demo_samples_file()  # the demo's slice of the registered CodeT corpus, written to the user cache
 CODET = ROOT / ".." / "shared" / "data" / "humaneval_codegen16b_samples.jsonl"
 VOUCH = [sys.executable, "-m", "vouch"]
 

@@ -16,13 +16,14 @@ import pytest
 from vouch.audit import PRELOAD, AuditConfig, AuditResults, Verdict, audit_humaneval
 from vouch.audit._preconditions import infer
 from vouch.audit._samples import load_problems
+from vouch.corpora import demo_samples_file
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "src/vouch/data/humaneval_codegen16b_demo.jsonl"
+DEMO = demo_samples_file()  # the demo's slice of the registered CodeT corpus, written to the user cache
 PROBLEMS = load_problems()
 
 # has_close_elements: "closer to each other than given threshold" is strict; `<=` is wrong on

@@ -989,14 +989,14 @@ def test_the_callers_working_directory_is_neither_importable_nor_readable_in_a_r
     assert result.value == [[], False, False]
 
 
-VARIANTS = "humaneval_codegen16b_variants.jsonl"  # passing and failing completions per task
+SHIPPED = "swe/predictions.jsonl"  # the SWE fixtures' trials, with the verdict each should get
 
 
 def test_vouchs_own_package_data_is_hidden_from_every_run(executor: LocalExecutor) -> None:
-    """The package ships labelled completions; a verifier under test must not read them, even
+    """The package ships labelled fixtures; a verifier under test must not read them, even
     when the spec hides nothing."""
     data = package_data_dir()
-    assert os.path.getsize(os.path.join(data, VARIANTS)) > 0  # the control: it is there on the host
+    assert os.path.getsize(os.path.join(data, SHIPPED)) > 0  # the control: it is there on the host
     probe = (
         "import os\n"
         "def f(data, name):\n"
@@ -1007,7 +1007,7 @@ def test_vouchs_own_package_data_is_hidden_from_every_run(executor: LocalExecuto
         "        content = type(exc).__name__\n"
         "    return [os.listdir(data) if os.path.isdir(data) else None, content]\n"
     )
-    result = executor.run(call_spec(probe, args=(data, VARIANTS)))
+    result = executor.run(call_spec(probe, args=(data, SHIPPED)))
     assert result.ok, (result.status, result.reason, result.stderr_tail)
     assert result.value == [[], "FileNotFoundError"]
     assert data in result.isolation.hidden_paths

@@ -1,4 +1,5 @@
-"""``vouch data build`` and ``vouch data stats``: task sets from real benchmarks."""
+"""``vouch data build`` and ``vouch data stats``: task sets from real benchmarks; ``vouch data
+corpora`` and ``vouch data get``: the registered public corpora."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 import vouch
+from vouch import corpora
 from vouch.bench import PRELOAD, check_references
 from vouch.core import Envelope, FlaggedCase
 from vouch.exec import LocalExecutor
@@ -109,3 +112,46 @@ def stats(tasks_dir: Path, as_json: bool) -> None:
     console.print(f"  tasks below the per-task minimum: {len(missing)}")
     for row in missing[:10]:
         console.print(f"    {row['task_id']}: {', '.join(row['lacks'])}")
+
+
+_DATA_DIR = click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help=f"Look here first (then ${corpora.DATA_DIR_ENV}, then the user cache); downloads go here.",
+)
+
+
+@data.command("corpora")
+@_DATA_DIR
+def corpora_command(data_dir: Path | None) -> None:
+    """The registered public corpora and where each is found (or missing)."""
+    console = Console()
+    where = ", ".join(f"{what} {directory}" for what, directory in corpora.data_dirs(data_dir))
+    table = Table(title=f"Public corpora (looked up in {where})")
+    table.add_column("name", no_wrap=True)
+    table.add_column("size", no_wrap=True, justify="right")
+    table.add_column("licence")
+    table.add_column("found", overflow="fold")
+    for c in corpora.CORPORA.values():
+        try:
+            path = corpora.find(c, data_dir)
+            found = str(path) if path is not None else "missing"
+        except corpora.CorpusError as exc:
+            found = f"wrong file: {exc}"
+        table.add_row(c.name, f"{c.size:,} B", c.licence, found)
+    console.print(table)
+    for c in corpora.CORPORA.values():
+        fetch = f"download {c.url}" if c.url else "no download address: put the file in a data directory"
+        console.print(
+            f"{c.name}: {c.description}; file {c.file}; source {c.source}; sha256 {c.sha256}; {fetch}", soft_wrap=True
+        )
+
+
+@data.command("get")
+@click.argument("name", type=click.Choice(sorted(corpora.CORPORA)))
+@_DATA_DIR
+def get(name: str, data_dir: Path | None) -> None:
+    """Find corpus NAME in a data directory, else download it (sha256 checked); print its path."""
+    path = corpora.resolve(name, data_dir, console=Console(stderr=True))
+    click.echo(str(path))

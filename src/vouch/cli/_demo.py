@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.resources
 import json
 import os
 from pathlib import Path
@@ -17,6 +16,7 @@ from rich.table import Table
 import vouch
 from vouch.bench import BASELINES, PRELOAD, load_tasks, results_object, run_verifiers, trivial_rows
 from vouch.core import Envelope
+from vouch.corpora import DEMO_FILE, demo_samples_file
 from vouch.errors import UsageError
 from vouch.exec import Executor, LocalExecutor, RunResult, visible_in_runs
 from vouch.report import write_html
@@ -132,7 +132,7 @@ def _v4v_demo(out: Path, console: Console, *, allow_weak: bool) -> dict[str, Any
     return {"retained": body["retained"], "tasks": len(tasks), "totals": body["totals"], "stats": body["stats"]}
 
 
-DEMO_SAMPLES = "humaneval_codegen16b_demo.jsonl"
+DEMO_SAMPLES = DEMO_FILE
 DEMO_FIXTURE = "unitconv"
 
 
@@ -157,14 +157,14 @@ def _visible_dir(out: Path, name: str) -> Path:
 
 
 def _audit_demo(out: Path, console: Console, *, allow_weak: bool) -> dict[str, Any]:
-    """TestJack's per-trial audit of the bundled real samples and of one repository fixture."""
+    """TestJack's per-trial audit of the demo's real samples and of one repository fixture."""
     from vouch.audit import PRELOAD as AUDIT_PRELOAD
     from vouch.audit import audit_humaneval
     from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_fixture
     from vouch.report._audit import render_audit
     from vouch.store._audit import AuditStore
 
-    samples = Path(str(importlib.resources.files("vouch") / "data" / DEMO_SAMPLES))
+    samples = demo_samples_file(out)  # the showcase's slice of the CodeT corpus, as a samples file
     parts: dict[str, Any] = {}
     with Progress(*_COLUMNS, console=console) as bar:
         jobs: dict[str, Any] = {}

@@ -21,9 +21,9 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, NamedTuple
 
+from vouch import corpora
 from vouch.core import (
     Case,
     MutationTarget,
@@ -35,7 +35,7 @@ from vouch.core import (
     content_hash,
 )
 from vouch.errors import UsageError
-from vouch.exec import Call, Executor, Limits, RunSpec
+from vouch.exec import Call, Executor, Limits, RunSpec, Script, Status
 from vouch.sources import _humaneval_edits as edits
 
 VERSION = "1.0.3"
@@ -48,7 +48,12 @@ MUTATION_TARGET = MutationTarget(
 """C6's operator set: the task's checks are the assertions of HumanEval's ``check``; an edit
 that keeps an assertion but changes its expected value, comparison or presence is what the
 suite must notice. The proxy plumbing of ``verify`` is not a check, so it is not mutated."""
-VARIANTS_FILE = "humaneval_codegen16b_variants.jsonl"
+KEEP_PASSING = 4
+KEEP_FAILING = 3
+"""Real completions kept per task (distinct after whitespace collapse, in the corpus's order)."""
+_VARIANT_ROUND = 8
+"""Distinct completions run per unfinished task per round of the variant derivation."""
+_VARIANT_LIMITS = Limits(timeout_s=3, memory_mb=256)
 PROBE_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
 MAX_MUTANT_ERRORS = 4
 MAX_SAMPLE_ERRORS = 2
@@ -96,9 +101,48 @@ def _load_problems() -> dict[str, dict[str, Any]]:
     return problems
 
 
-def _load_variants() -> dict[str, dict[str, Any]]:
-    text = resources.files("vouch.data").joinpath(VARIANTS_FILE).read_text()
-    return {row["task_id"]: row for row in map(json.loads, text.splitlines()) if row}
+def _load_variants(
+    executor: Executor, problems: Mapping[str, Mapping[str, Any]], task_ids: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """CodeGen-16B's completions of ``task_ids`` from the registered CodeT corpus, judged by
+    HumanEval's official tests under the engine: per task, in the corpus's order, the first
+    ``KEEP_PASSING`` distinct passing and ``KEEP_FAILING`` distinct failing programs.
+
+    Runs go in rounds of a few programs per task that still lacks some, so that a task stops
+    as soon as it has both; what is kept is what running every program would keep.
+    """
+    by_task = corpora.codet_humaneval(problems)
+    pending: dict[str, list[tuple[int, str]]] = {}
+    for task_id in task_ids:
+        seen: set[str] = set()
+        distinct = []
+        for n, sample in enumerate(by_task.get(task_id, [])):
+            key = " ".join(sample.split())
+            if key not in seen:
+                seen.add(key)
+                distinct.append((n, sample))
+        pending[task_id] = distinct
+    kept: dict[str, dict[str, Any]] = {t: {"task_id": t, "passing": [], "failing": []} for t in task_ids}
+    while pending:
+        batch = [(t, n, sample) for t, programs in pending.items() for n, sample in programs[:_VARIANT_ROUND]]
+        specs = []
+        for task_id, _, sample in batch:
+            p = problems[task_id]
+            source = f"{p['prompt']}{sample}\n\n{p['test']}\n\ncheck({p['entry_point']})\n"
+            specs.append(RunSpec(entry=Script("main.py"), files={"main.py": source}, limits=_VARIANT_LIMITS))
+        for (task_id, n, sample), result in zip(batch, executor.run_batch(specs), strict=True):
+            slot = kept[task_id]
+            if result.status is Status.OK:
+                if len(slot["passing"]) < KEEP_PASSING:
+                    slot["passing"].append({"sample": n, "completion": sample})
+            elif len(slot["failing"]) < KEEP_FAILING:
+                slot["failing"].append({"sample": n, "completion": sample, "status": result.status.value})
+        for task_id in list(pending):
+            full = len(kept[task_id]["passing"]) >= KEEP_PASSING and len(kept[task_id]["failing"]) >= KEEP_FAILING
+            pending[task_id] = pending[task_id][_VARIANT_ROUND:]
+            if full or not pending[task_id]:
+                del pending[task_id]
+    return kept
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -279,12 +323,12 @@ def build(out_dir: Any = None, *, seed: int, options: Mapping[str, Any], executo
     """Build HumanEval code tasks; ``options["limit"]`` caps the number of problems."""
     del out_dir  # the caller writes what this returns
     problems = _load_problems()
-    variants = _load_variants()
     rng = random.Random(seed)
     ids = sorted(problems, key=lambda t: int(t.split("/")[1]))
     limit = options.get("limit")
     if limit is not None:
         ids = ids[: int(limit)]
+    variants = _load_variants(executor, problems, ids)
     plans = []
     for task_id in ids:
         p = problems[task_id]
