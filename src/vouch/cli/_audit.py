@@ -157,12 +157,19 @@ def humaneval(
     store = AuditStore(store_path or default_store_path())
     if witness_dir is None:
         witness_dir = json_out.with_name(json_out.stem + "_witnesses") if json_out else Path(".vouch/witnesses")
+    from vouch.corpora import data_dirs
     from vouch.exec import hide_in_runs
     from vouch.sources._registry import answer_data_paths
 
-    # Trials are judged code: the answers, the store and the outputs stay out of their runs.
+    # Trials are judged code: the answers, the store, the outputs and the corpora's data
+    # directories (other trials, labels) stay out of their runs.
+    corpora = [str(path) for _, path in data_dirs() if path.is_dir()]
     hide_in_runs(
-        witness_dir, store_path or default_store_path(), *answer_data_paths(), *([json_out] if json_out else [])
+        witness_dir,
+        store_path or default_store_path(),
+        *answer_data_paths(),
+        *corpora,
+        *([json_out] if json_out else []),
     )
     try:
         with (
