@@ -39,9 +39,9 @@ def _refuted(body: dict[str, Any]) -> dict[str, set[str]]:
     return out
 
 
-def _cost(body: dict[str, Any]) -> dict[str, Any]:
+def _cost(body: dict[str, Any], basis: str = "stage_run_seconds") -> dict[str, Any]:
     config = body.get("config") or {}
-    run_s = config.get("stage_run_seconds") or {}
+    run_s = config.get(basis) or {}
     runs = config.get("stage_runs") or {}
     agent = config.get("agent") or {}
     return {
@@ -85,7 +85,11 @@ def compare(per_trial: Path, lightweight: Path, ablation: Path | None = None) ->
     if {t["trial_id"] for t in light["trials"]} != ids:
         raise UsageError(f"{per_trial} and {lightweight} judge different trials; audit the same samples in both modes")
     reference, refuted = _refuted(base), _refuted(light)
-    cost_base, cost_light = _cost(base), _cost(light)
+    # Run-seconds when both runs recorded them; results written before they were recorded are
+    # compared by their stages' wall seconds (said in ``cost_basis``).
+    both = all((b.get("config") or {}).get("stage_run_seconds") for b in (base, light))
+    basis = "stage_run_seconds" if both else "stage_seconds"
+    cost_base, cost_light = _cost(base, basis), _cost(light, basis)
     rounds = {r["task_id"]: r.get("rounds", []) for r in light.get("tasks", [])}
     tasks = []
     for task_id in sorted(set(reference) | set(refuted) | set(rounds), key=_task_order):
@@ -107,6 +111,7 @@ def compare(per_trial: Path, lightweight: Path, ablation: Path | None = None) ->
         **_agreement(reference, refuted),
         "per_trial_refuted": sum(len(v) for v in reference.values()),
         "cost_ratio": _ratio(cost_light["audit_run_s"], cost_base["audit_run_s"]),
+        "cost_basis": "run-seconds beyond T0" if both else "stage wall seconds beyond T0",
         "execution_ratio": _ratio(cost_light["audit_executions"], cost_base["audit_executions"]),
         "wall_ratio": _ratio(cost_light["wall_s"], cost_base["wall_s"]),
         "token_ratio": _ratio(cost_light["tokens"], cost_base["tokens"]),
@@ -122,7 +127,7 @@ def compare(per_trial: Path, lightweight: Path, ablation: Path | None = None) ->
         alone = _load(ablation)
         if {t["trial_id"] for t in alone["trials"]} != ids:
             raise UsageError(f"{ablation} judges other trials than {per_trial}")
-        out["ablation"] = {"file": str(ablation), **_cost(alone), **_agreement(reference, _refuted(alone))}
+        out["ablation"] = {"file": str(ablation), **_cost(alone, basis), **_agreement(reference, _refuted(alone))}
     return out
 
 

@@ -425,19 +425,27 @@ def validate_candidates(
 ) -> None:
     """Run each candidate ``config.repeats`` times on G and on its trial, re-judge it against P,
     and file it under the job's witnesses (valid) or discarded ones."""
-    specs = []
+    # G's runs of one test are one set however many trials it is validated on (a shared witness,
+    # a minimised input several programs reach): the sources differ only in the trial they name.
+    on_g: dict[tuple[str, str], int] = {}
+    specs: list[RunSpec] = []
     for job, wf, *_ in candidates:
         job.iterations = iteration
         job.tried += 1
-        reference = contexts[job.task_id].problem.reference
-        specs += [_witness.validation_spec(wf, reference, "R[G]", r) for r in range(config.repeats)]
+        key = (job.task_id, wf.source.replace(job.first_trial, ""))
+        if key not in on_g:
+            on_g[key] = len(specs)
+            reference = contexts[job.task_id].problem.reference
+            specs += [_witness.validation_spec(wf, reference, "R[G]", r) for r in range(config.repeats)]
+    first_s = len(specs)
+    for job, wf, *_ in candidates:
         specs += [_witness.validation_spec(wf, job.program, "R[s]", r) for r in range(config.repeats)]
     results = engine.run(specs, f"validation, iteration {iteration}")
-    step = 2 * config.repeats
     for index, (job, wf, args, expected, actual, clause_id) in enumerate(candidates):
-        chunk = results[index * step : (index + 1) * step]
-        ref = [_witness.record("reference", r) for r in chunk[: config.repeats]]
-        mod = [_witness.record("model", r) for r in chunk[config.repeats :]]
+        at = on_g[(job.task_id, wf.source.replace(job.first_trial, ""))]
+        ref = [_witness.record("reference", r) for r in results[at : at + config.repeats]]
+        start = first_s + index * config.repeats
+        mod = [_witness.record("model", r) for r in results[start : start + config.repeats]]
         ctx = contexts[job.task_id]
         rejudge = None
         if args is not None and ctx.pool is not None:

@@ -263,7 +263,7 @@ def compare_command(per_trial: Path, lightweight: Path, ablation: Path | None, j
         )
     console.print(table)
     console.print(
-        f"cost ratio {pct(s['cost_ratio'])} of the per-trial audit's run-seconds beyond T0 "
+        f"cost ratio {pct(s['cost_ratio'])} of the per-trial audit's {s['cost_basis']} "
         f"(executions beyond T0 {pct(s['execution_ratio'])}, wall {pct(s['wall_ratio'])})"
     )
     missed = [t for t in body["tasks"] if t["missed"]]
