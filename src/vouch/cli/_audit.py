@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -241,26 +242,21 @@ def compare_command(per_trial: Path, lightweight: Path, ablation: Path | None, j
         f"{pt['audit_run_s']:.0f}",
         f"{pt['wall_s']:.0f}",
     )
-    table.add_row(
-        "lightweight",
-        str(s["refuted"]),
-        pct(s["recall"]),
-        pct(s["precision"]),
-        str(lw["executions"]),
-        f"{lw['audit_run_s']:.0f}",
-        f"{lw['wall_s']:.0f}",
-    )
-    if "ablation" in body:
-        ab = body["ablation"]
+
+    def row(name: str, run: dict[str, Any], agreement: dict[str, Any]) -> None:
         table.add_row(
-            "task analysis alone",
-            str(ab["refuted"]),
-            pct(ab["recall"]),
-            pct(ab["precision"]),
-            str(ab["executions"]),
-            f"{ab['audit_run_s']:.0f}",
-            f"{ab['wall_s']:.0f}",
+            name,
+            str(agreement["refuted"]),
+            pct(agreement["recall"]),
+            pct(agreement["precision"]),
+            str(run["executions"]),
+            f"{run['audit_run_s']:.0f}",
+            f"{run['wall_s']:.0f}",
         )
+
+    row("lightweight", lw, s)
+    if "ablation" in body:
+        row("task analysis alone", body["ablation"], body["ablation"])
     console.print(table)
     console.print(
         f"cost ratio {pct(s['cost_ratio'])} of the per-trial audit's {s['cost_basis']} "
