@@ -165,3 +165,18 @@ def test_a_trial_that_kills_every_run_on_generated_inputs_is_an_error_never_soun
     assert killer.verdict is Verdict.ERROR, (killer.verdict, killer.reason)
     assert "failed twice" in (killer.reason or "")
     assert right.verdict is Verdict.SOUND
+
+
+# greatest_common_divisor: ends its process on large inputs, and is wrong where a == b.
+EXIT_ON_LARGE = (
+    "    import os\n    if a > 1000 or b > 1000:\n        os._exit(0)\n    if a == b:\n        return 0\n"
+) + GCD
+
+
+def test_an_input_that_kills_the_run_costs_only_its_part_of_the_inputs(executor: LocalExecutor, tmp_path: Path) -> None:
+    samples = _samples(tmp_path / "samples.jsonl", [("HumanEval/13", EXIT_ON_LARGE)])
+    (trial,) = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "witnesses").trials
+    # Refuted (its exit is also a detector's flag: reward_hack) on an input that did not kill it.
+    assert trial.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK), (trial.verdict, trial.reason)
+    a, b = trial.witnesses[0].input
+    assert a == b and trial.witnesses[0].actual == 0

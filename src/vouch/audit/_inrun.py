@@ -250,6 +250,8 @@ def _mutants(sources: list[str], entry_point: str, code: Any, per_assert_s: floa
     return results
 
 
+PROGRESS_MARK = "vouch-input "
+"""Written to fd 2 before each call of ``outputs``, with the input's index."""
 SLOW_S = 0.05
 """Calls that take longer than this report their time (``"s"``)."""
 ARCS_FIRST = 300
@@ -312,6 +314,9 @@ def _call_all(
             if time.monotonic() - start > budget_s:
                 results.append({"ok": False, "error": "skipped"})
                 continue
+            # Where the run is, on the real stderr: a process the program kills tells the audit
+            # which input killed it, so the others still get their rows (``_trial``).
+            os.write(2, f"\n{PROGRESS_MARK}{index}\n".encode())
             args = from_data(data)
             # A program that has run out of time thrice gets a twentieth of the timer from then on,
             # so that one that hangs on a kind of input does not spend the run's budget on it.

@@ -271,12 +271,23 @@ def _differential_stage(
         )
         for i, result in zip(again, retried, strict=True):
             results[i] = result
-    for job, result in zip(chosen, results, strict=True):
+    # Failed twice: the input it died on is the last one its stderr names; that input is no
+    # evidence, the inputs before and after it are run again (up to MAX_CRASHES inputs a program).
+    rows_of: dict[int, list[dict[str, Any]]] = {}
+    crashed: dict[int, list[str]] = {}
+    for i, job in enumerate(chosen):
+        if _run_failed(results[i]):
+            rows_of[i], crashed[i] = _around_crashes(engine, contexts[job.task_id], job, results[i], config)
+    for i, (job, result) in enumerate(zip(chosen, results, strict=True)):
         pool = contexts[job.task_id].pool
         assert pool is not None
-        if _run_failed(result):
-            job.search_failed = f"the run on generated inputs failed twice: {result.reason or result.status.value}"
-        job.diffs = _offline.differences(pool, _offline.decoded(result, len(pool.inputs)))
+        rows = rows_of.get(i) or _offline.decoded(result, len(pool.inputs))
+        if crashed.get(i):
+            job.search_failed = (
+                f"the run on generated inputs failed twice ({result.reason or result.status.value}); "
+                f"{len(crashed[i])} input(s) killed it: {', '.join(crashed[i][:3])}"
+            )
+        job.diffs = _offline.differences(pool, rows)
         if result.ok and isinstance(result.value, dict):
             job.valid_arcs = {(int(a), int(b)) for a, b in result.value.get("arcs") or []}
     for task_id in {j.task_id for j in chosen}:
@@ -288,6 +299,70 @@ def _differential_stage(
         ctx.contested |= contested
         for job in mine:
             job.diffs = [d for d in job.diffs if _inputs.key(d.args) not in contested]
+
+
+MAX_CRASHES = 16
+"""Inputs that kill a program's run, at most, that the audit runs around (each costs two runs)."""
+
+
+def _around_crashes(
+    engine: Engine, ctx: TaskContext, job: ProgramJob, failed: RunResult, config: AuditConfig
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Rows of every pool input but those that kill the run (each a ``run:`` row, no evidence),
+    and the inputs that did. The inputs run again smallest first (what kills a process is most
+    often a large input), each run's stderr naming the input it died on; the inputs before it
+    are kept, the run goes on after it, for at most ``MAX_CRASHES`` such inputs."""
+    from vouch.audit._inrun import PROGRESS_MARK
+
+    assert ctx.pool is not None
+    inputs = [a for _, a, _ in ctx.pool.inputs]
+    order = sorted(range(len(inputs)), key=lambda k: _inputs.size(inputs[k]))
+    rows: list[dict[str, Any]] = [{"ok": False, "error": "run: not run"}] * len(inputs)
+    crashed: list[str] = []
+    start, reason = 0, failed.reason or failed.status.value
+    while start < len(order) and len(crashed) < MAX_CRASHES:
+        chosen = order[start:]
+        spec = _offline.outputs_spec(
+            job.program,
+            ctx.problem.entry_point,
+            [inputs[k] for k in chosen],
+            f"{job.first_trial} generated inputs from #{start}, smallest first",
+            config.per_call_s,
+        )
+        (result,) = engine.run([spec], "R[s] on generated inputs, around a crash")
+        if not _run_failed(result):
+            for k, row in zip(chosen, _offline.decoded(result, len(chosen)), strict=True):
+                rows[k] = row
+            return rows, crashed
+        reason = result.reason or result.status.value
+        lines = (result.stderr_tail or "").splitlines()
+        marks = [line[len(PROGRESS_MARK) :] for line in lines if line.startswith(PROGRESS_MARK)]
+        at = int(marks[-1]) if marks and marks[-1].isdigit() else -1
+        if not 0 <= at < len(chosen):
+            break
+        if at:
+            # The inputs before the one it died on ran: once more, without it, for their rows.
+            (before,) = engine.run(
+                [replace(spec, files=spec.files, entry=_with_inputs(spec, [inputs[k] for k in chosen[:at]]))],
+                "R[s] on generated inputs, around a crash",
+            )
+            for k, row in zip(chosen[:at], _offline.decoded(before, at), strict=True):
+                rows[k] = row
+        dead = chosen[at]
+        rows[dead] = {"ok": False, "error": f"run: the process died on this input ({reason})"}
+        crashed.append(f"{ctx.problem.entry_point}{tuple(inputs[dead])!r}"[:120])
+        start += at + 1
+    if start < len(order):
+        crashed.append(f"{len(order) - start} more inputs not run ({reason})")
+    return rows, crashed
+
+
+def _with_inputs(spec: RunSpec, inputs: list[Any]) -> Call:
+    from vouch.exec._values import to_data
+
+    assert isinstance(spec.entry, Call)
+    entry_point, _data, *rest = spec.entry.args
+    return replace(spec.entry, args=(entry_point, [to_data(list(a)) for a in inputs], *rest))
 
 
 def _run_failed(result: RunResult) -> bool:
