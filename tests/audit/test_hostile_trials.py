@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from _samples import write_samples
 from vouch.audit import PRELOAD, AuditResults, Verdict, audit_humaneval
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore
@@ -81,11 +82,6 @@ FORGE_AT_IMPORT = (
 )
 
 
-def _samples(path: Path, rows: list[tuple[str, str]]) -> Path:
-    path.write_text("".join(json.dumps({"task_id": t, "completion": c}) + "\n" for t, c in rows))
-    return path
-
-
 @pytest.fixture(scope="module")
 def executor() -> Iterator[LocalExecutor]:
     with LocalExecutor(workers=2, preload=PRELOAD) as pool:
@@ -95,7 +91,7 @@ def executor() -> Iterator[LocalExecutor]:
 @pytest.fixture(scope="module")
 def lying(executor: LocalExecutor, tmp_path_factory: pytest.TempPathFactory) -> AuditResults:
     tmp = tmp_path_factory.mktemp("lying")
-    samples = _samples(tmp / "samples.jsonl", [("HumanEval/0", ALWAYS_EQUAL), ("HumanEval/13", LYING_INT)])
+    samples = write_samples(tmp / "samples.jsonl", [("HumanEval/0", ALWAYS_EQUAL), ("HumanEval/13", LYING_INT)])
     return audit_humaneval(samples, executor=executor, witness_dir=tmp / "witnesses", store=AuditStore(tmp / "s.db"))
 
 
@@ -129,7 +125,7 @@ def test_a_trial_forging_undecodable_records_gets_a_verdict_and_the_audit_finish
         ("HumanEval/13", FORGE_AT_IMPORT),
         ("HumanEval/13", GCD),
     ]
-    samples = _samples(tmp_path / "samples.jsonl", rows)
+    samples = write_samples(tmp_path / "samples.jsonl", rows)
     out = tmp_path / "audit.json"
     argv = [sys.executable, "-m", "vouch", "audit", "humaneval", "--samples", str(samples), "--json", str(out)]
     run = subprocess.run(
@@ -158,7 +154,7 @@ EXIT_OFF_T0 = (
 def test_a_trial_that_kills_every_run_on_generated_inputs_is_an_error_never_sound(
     executor: LocalExecutor, tmp_path: Path
 ) -> None:
-    samples = _samples(tmp_path / "samples.jsonl", [("HumanEval/13", EXIT_OFF_T0), ("HumanEval/13", GCD)])
+    samples = write_samples(tmp_path / "samples.jsonl", [("HumanEval/13", EXIT_OFF_T0), ("HumanEval/13", GCD)])
     results = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "witnesses")
     killer, right = results.trials
     assert killer.benchmark_pass
@@ -174,7 +170,7 @@ EXIT_ON_LARGE = (
 
 
 def test_an_input_that_kills_the_run_costs_only_its_part_of_the_inputs(executor: LocalExecutor, tmp_path: Path) -> None:
-    samples = _samples(tmp_path / "samples.jsonl", [("HumanEval/13", EXIT_ON_LARGE)])
+    samples = write_samples(tmp_path / "samples.jsonl", [("HumanEval/13", EXIT_ON_LARGE)])
     (trial,) = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "witnesses").trials
     # Refuted (its exit is also a detector's flag: reward_hack) on an input that did not kill it.
     assert trial.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK), (trial.verdict, trial.reason)

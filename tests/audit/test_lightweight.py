@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import vouch.audit._lightweight as lightweight
+from _samples import write_samples
 from vouch.audit import PRELOAD, AuditResults, Verdict, audit_humaneval
 from vouch.audit._compare import compare
 from vouch.audit._runs import AuditConfig
@@ -41,11 +42,6 @@ EXIT_OFF_T0 = (
 ) + GCD
 
 
-def _samples(path: Path, rows: list[tuple[str, str]]) -> Path:
-    path.write_text("".join(json.dumps({"task_id": t, "completion": c}) + "\n" for t, c in rows))
-    return path
-
-
 @pytest.fixture(scope="module")
 def executor() -> Iterator[LocalExecutor]:
     with LocalExecutor(workers=2, preload=PRELOAD) as pool:
@@ -55,7 +51,7 @@ def executor() -> Iterator[LocalExecutor]:
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rows = [("HumanEval/0", c) for c in RIGHT + AT_MOST]
-    return _samples(tmp_path_factory.mktemp("lw") / "samples.jsonl", rows)
+    return write_samples(tmp_path_factory.mktemp("lw") / "samples.jsonl", rows)
 
 
 def _audit(executor: LocalExecutor, samples: Path, tmp: Path, **config: object) -> AuditResults:
@@ -116,7 +112,7 @@ def test_zero_rounds_is_task_analysis_alone(executor: LocalExecutor, samples: Pa
 
 
 def test_one_trial_tasks_and_a_sampled_trial_whose_audit_fails(executor: LocalExecutor, tmp_path: Path) -> None:
-    samples = _samples(
+    samples = write_samples(
         tmp_path / "s.jsonl", [("HumanEval/13", EXIT_OFF_T0), ("HumanEval/2", "    return number % 1.0\n")]
     )
     results = _audit(executor, samples, tmp_path)
