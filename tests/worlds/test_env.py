@@ -187,6 +187,46 @@ def test_harness_t0_through_another_interpreter(visible_tmp: Path) -> None:
     assert set(null_grade.f2p_failed) == set(inst.fail_to_pass)
 
 
+def _own_environment() -> Environment:
+    return Environment(
+        key="own",
+        root=Path(sys.prefix),
+        python=Path(sys.executable),
+        library_path=Path(sys.base_prefix) / "lib",
+        python_version=VERSION,
+        built=False,
+        build_s=0.0,
+        installs=0,
+    )
+
+
+def test_harness_t0_may_write_into_its_world_and_the_world_stays_as_it_was(visible_tmp: Path) -> None:
+    """The harness's container gives tests a writable checkout (pylint's write modules and .dot
+    files into the repository); T0 gets a copy of the world, and the world itself is untouched."""
+    world_dir = visible_tmp / "world"
+    world_dir.mkdir()
+    test = (
+        "import os\n"
+        "def test_writes_beside_itself():\n"
+        "    path = os.path.join(os.path.dirname(__file__), 'made.txt')\n"
+        "    with open(path, 'w') as handle:\n"
+        "        handle.write('x')\n"
+        "    assert open(path).read() == 'x'\n"
+    )
+    _repo(world_dir, {"test_write.py": test})
+    world = World(path=world_dir, key="w-writable", commit="x", patches=())
+    env = WorldEnv(env=_own_environment(), harness=("-rA",), test_files=("test_write.py",), parser="parse_log_pytest")
+    with LocalExecutor(workers=1, preload=SWE_PRELOAD) as executor:
+        runner = Runner(executor, timeout_s=60)
+        runner.attach(world, env)
+        (run,) = runner.t0_batch([(world, None, None)], [])
+    assert run.ok, run.reason
+    statuses = parse_log(run.value["log"], env.parser)
+    assert statuses.get("test_write.py::test_writes_beside_itself") == "PASSED", run.value["log"][-2000:]
+    assert not (world_dir / "made.txt").exists()
+    assert "/world/" not in run.value["log"].replace(str(world_dir), "<the world>"), "paths name the world"
+
+
 def _wheel(directory: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> None:
     """A minimal pure wheel, so that pip installs it with no registry and no build backend."""
     import zipfile

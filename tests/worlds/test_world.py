@@ -140,3 +140,21 @@ def test_parse_patch_lines() -> None:
         "diff --git a/x.py b/x.py\nnew file mode 100644\n--- /dev/null\n+++ b/x.py\n@@ -0,0 +1,2 @@\n+a\n+b\n"
     )
     assert new_file[0].old_path is None and new_file[0].added_lines == frozenset({1, 2})
+
+
+def test_a_patch_git_refuses_applies_with_fuzz(unitconv: tuple[Path, str], visible_tmp: Path) -> None:
+    """SWE-bench's harness falls back to ``patch --fuzz=5`` when ``git apply`` refuses: a hunk
+    whose outer context line no longer matches still applies, and the world has the change."""
+    repo, commit = unitconv
+    target = "unitconv/format.py"
+    lines = (repo / target).read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip() and i >= 3)
+    stale = [f" {line}" for line in lines[at - 3 : at]]
+    stale[0] = " # a line the trial's base no longer has"
+    hunk = [f"@@ -{at - 2},4 +{at - 2},5 @@", *stale, "+# added by the patch", f" {lines[at]}"]
+    text = "\n".join([f"diff --git a/{target} b/{target}", f"--- a/{target}", f"+++ b/{target}", *hunk]) + "\n"
+    cache = WorldCache(visible_tmp / "cache")
+    world = cache.materialise(str(repo), commit, [Patch("model_patch", text)])
+    assert isinstance(world, World), world
+    assert "# added by the patch" in (world.path / target).read_text()
+    assert not list(world.path.rglob("*.rej")) and not list(world.path.rglob("*.orig"))

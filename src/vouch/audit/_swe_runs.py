@@ -108,7 +108,7 @@ class Runner:
             Call(
                 _FOREIGN,
                 args=(str(env.env.python), function, {named: first, **kwargs}, env.env.run_env(world.path)),
-                kwargs={"timeout_s": self.timeout_s},
+                kwargs={"timeout_s": self.timeout_s, "writable": function == "run_tests"},
             ),
             files=files or {},
             limits=self.foreign_limits,

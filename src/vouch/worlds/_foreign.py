@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -43,6 +44,7 @@ def run_inrun(
     kwargs: dict[str, Any],
     env: dict[str, str],
     timeout_s: float,
+    writable: bool = False,
 ) -> dict[str, Any]:
     """Call ``_inrun.<function>(**kwargs)`` under ``python``; return its result and output.
 
@@ -53,12 +55,23 @@ def run_inrun(
         env: The environment's variables (``Environment.run_env``), added to the run's own.
         timeout_s: The child is killed (its whole group) after this; the run's own limit is
             longer, so the outcome still comes back.
+        writable: Run in a copy of the world (``kwargs["root"]``) inside the run's private
+            working directory, as the harness's container gives its tests a writable checkout
+            (pylint's tests write modules and ``.dot`` files into the repository). Paths in the
+            result and the log name the world, not the copy.
 
     Returns:
         ``{"exit_code", "log", "duration_s", "result" (the function's value or None),
         "timed_out"}``.
     """
     workdir = os.getcwd()
+    root = kwargs.get("root")
+    copy = None
+    if writable and isinstance(root, str) and os.path.isdir(root):
+        copy = os.path.join(workdir, "world")
+        shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        kwargs = kwargs | {"root": copy}
+        env = {k: v.replace(root, copy) for k, v in env.items()}
     args_file = os.path.join(workdir, ".vouch-foreign-args.json")
     result_file = os.path.join(workdir, ".vouch-foreign-result.json")
     with open(args_file, "w") as handle:
@@ -99,6 +112,10 @@ def run_inrun(
                 result = json.load(handle)
         except ValueError:
             result = None
+    if copy is not None:
+        text = text.replace(copy, str(root))
+        if result is not None:
+            result = json.loads(json.dumps(result).replace(json.dumps(copy)[1:-1], json.dumps(root)[1:-1]))
     return {
         "exit_code": code,
         "log": text,
