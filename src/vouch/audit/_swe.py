@@ -7,7 +7,9 @@ R[G], mutated and run in R[G] once. Per trial: R[s] is built (unappliable -> ver
 there with branch coverage of the changed lines; a passing trial gets detectors, ghost branches,
 mutation testing of its changed lines, and witnesses from the chosen source, each validated
 three times in both worlds and re-judged against P's preconditions before it may refute.
-Every execution of repository code goes through the engine.
+Every execution of repository code goes through the engine. The lightweight mode
+(``_swe_lightweight``, TestJack's Algorithm 1) runs this audit on sampled trials only and shares
+their witnesses with the instance's other trials.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from vouch.errors import UsageError
 from vouch.exec import Executor, RunResult
 from vouch.sources._swe import SweInstance, SweTrial
 from vouch.store import AuditStore
-from vouch.worlds import Patch, Unappliable, World, WorldCache, git, parse_patch, patch_hash
+from vouch.worlds import FileChange, Patch, Unappliable, World, WorldCache, git, parse_patch, patch_hash
 
 __all__ = ["SWE_PRELOAD", "SweAuditConfig", "audit_fixture", "audit_swe"]
 
@@ -58,6 +60,9 @@ SWE_PRELOAD = ("vouch.worlds._inrun", "vouch.worlds._foreign", "coverage", "cove
 """Modules a pool for the SWE audit should pre-import (``LocalExecutor(preload=SWE_PRELOAD)``)."""
 
 ProgressLine = Callable[[str], None]
+
+LIGHTWEIGHT_REPORT = "lightweight-report"
+"""Where the store keeps a lightweight instance's report (its rounds), in place of a patch hash."""
 
 
 @dataclass(frozen=True)
@@ -87,8 +92,14 @@ class SweAuditConfig:
     """The auditing model, PROVIDER/MODEL (``agent`` source): it writes witnesses, the checklist, re-judges."""
     agent_config: str | None = None
     """The auditing model's harness config (built-in name or .toml file); None: the defaults."""
+    mode: str = "per-trial"
+    """per-trial, or lightweight (TestJack's Algorithm 1: task analysis, sampled audits, shared witnesses)."""
+    rounds: int = 3
+    """Lightweight mode: audit rounds per instance."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The settings a per-trial judgement depends on; mode and rounds are recorded beside them
+        (and key the store only in lightweight mode, so per-trial keys stay as they were)."""
         return {
             "witness_source": self.witness_source,
             "witness_files": str(self.witness_files) if self.witness_files else None,
@@ -278,60 +289,104 @@ def _probes_from(inst: _Instance, run: RunResult, runner: Runner, reference: Wor
     inst.probes = [(p, o) for p, o in zip(probes, outcomes, strict=True) if o.get("ok")]
 
 
-def _audit_trial(
+@dataclass
+class _PassingTrial:
+    """A trial whose world passes T0: what the rest of its audit starts from."""
+
+    trial: SweTrial
+    world: World
+    changes: list[FileChange]
+    """The files the trial changes, debris left out."""
+    t0: list[str]
+    run: RunResult
+    """T0's run in R[s] (its coverage of ``changes`` feeds the ghost branches)."""
+    evidence: Evidence
+    """Worlds, T0, checklist and detector flags so far."""
+    program: str
+    """The patch's hash."""
+
+
+def _trial_t0s(
+    inst: _Instance, trials: Sequence[SweTrial], cache: WorldCache, runner: Runner
+) -> list[TrialResult | _PassingTrial]:
+    """Build each trial's world R[s] and run T0 there (one batch); per trial, in order, its
+    verdict when that ends its audit (error, unappliable, not passing) or what goes on."""
+    spec = inst.spec
+    out: dict[int, TrialResult | _PassingTrial] = {}
+    pending: list[tuple[int, SweTrial, World, list[FileChange], Evidence]] = []
+    t0 = [t for t in spec.t0 if t not in set(inst.t0_excluded)]
+    for index, trial in enumerate(trials):
+        base = _ids(trial)
+        program = patch_hash(trial.patch.strip())
+        if inst.report is None or not inst.report.well_formed or inst.reference is None:
+            reason = inst.report.reason if inst.report else "instance not prepared"
+            out[index] = TrialResult(
+                **base, benchmark_pass=False, verdict=Verdict.ERROR, reason=reason, program_hash=program
+            )
+            continue
+        assert inst.t0_null is not None
+        evidence = Evidence(steps=[])
+        evidence.null_passing = list(inst.t0_null.tests_passed)
+        evidence.checklist = [item.model_copy() for item in inst.report.checklist]
+        evidence.steps.append("worlds")
+        world = cache.materialise(
+            inst.source,
+            spec.base_commit,
+            [Patch("model_patch", trial.patch), Patch("test_patch", spec.test_patch, reset=True)],
+        )
+        if isinstance(world, Unappliable):
+            out[index] = TrialResult(
+                **base,
+                benchmark_pass=False,
+                verdict=Verdict.UNAPPLIABLE,
+                reason=world.reason,
+                evidence=evidence,
+                program_hash=program,
+            )
+            continue
+        # A build/ copy of the package (a trial's setup.py build) is debris, not the trial's code:
+        # its lines are neither covered, mutated nor probed (the detector reports it).
+        changes = [c for c in source_files(parse_patch(trial.patch)) if not is_debris(c.path)]
+        if inst.env is not None:
+            runner.attach(world, inst.env)
+        pending.append((index, trial, world, changes, evidence))
+    if pending:
+        runs = runner.t0_batch([(world, [c.path for c in changes], None) for _, _, world, changes, _ in pending], t0)
+        for (index, trial, world, changes, evidence), run in zip(pending, runs, strict=True):
+            out[index] = _after_t0(inst, trial, world, changes, t0, run, evidence)
+    return [out[i] for i in range(len(trials))]
+
+
+def _ids(trial: SweTrial) -> dict[str, Any]:
+    return {"trial_id": trial.trial_id, "task_id": trial.instance_id, "model": trial.model}
+
+
+def _after_t0(
     inst: _Instance,
     trial: SweTrial,
-    cache: WorldCache,
-    runner: Runner,
-    config: SweAuditConfig,
-    agent: WitnessAgent | None = None,
-) -> TrialResult:
+    world: World,
+    changes: list[FileChange],
+    t0: list[str],
+    run: RunResult,
+    evidence: Evidence,
+) -> TrialResult | _PassingTrial:
+    """T0's verdict on a trial's world; for a passing trial, its checklist and detector flags too."""
     spec = inst.spec
-    evidence = Evidence(steps=[])
-    base: dict[str, Any] = {"trial_id": trial.trial_id, "task_id": trial.instance_id, "model": trial.model}
-    program = patch_hash(trial.patch.strip())
-    if inst.report is None or not inst.report.well_formed or inst.reference is None:
-        reason = inst.report.reason if inst.report else "instance not prepared"
-        return TrialResult(**base, benchmark_pass=False, verdict=Verdict.ERROR, reason=reason, program_hash=program)
     assert inst.t0_reference is not None and inst.t0_null is not None
-    evidence.null_passing = list(inst.t0_null.tests_passed)
-    evidence.checklist = [item.model_copy() for item in inst.report.checklist]
-    evidence.steps.append("worlds")
-    world = cache.materialise(
-        inst.source,
-        spec.base_commit,
-        [Patch("model_patch", trial.patch), Patch("test_patch", spec.test_patch, reset=True)],
-    )
-    if isinstance(world, Unappliable):
-        return TrialResult(
-            **base,
-            benchmark_pass=False,
-            verdict=Verdict.UNAPPLIABLE,
-            reason=world.reason,
-            evidence=evidence,
-            program_hash=program,
-        )
-    # A build/ copy of the package (a trial's setup.py build) is debris, not the trial's code:
-    # its lines are neither covered, mutated nor probed (the detector reports it).
-    changes = [c for c in source_files(parse_patch(trial.patch)) if not is_debris(c.path)]
-    t0 = [t for t in spec.t0 if t not in set(inst.t0_excluded)]
-    if inst.env is not None:
-        runner.attach(world, inst.env)
-    (run,) = runner.t0_batch([(world, [c.path for c in changes], None)], t0)
+    program = patch_hash(trial.patch.strip())
     model_t0 = graded_t0("model", t0, run, inst.env, spec) if inst.env is not None else t0_result("model", t0, run)
     evidence.t0 = [model_t0, inst.t0_reference, inst.t0_null]
     evidence.steps.append("t0")
     if not model_t0.passed:
         reason = model_t0.reason or f"T0 fails in R[s]: {', '.join(model_t0.tests_failed[:5])}"
         return TrialResult(
-            **base,
+            **_ids(trial),
             benchmark_pass=False,
             verdict=Verdict.NOT_PASSING,
             reason=reason,
             evidence=evidence,
             program_hash=program,
         )
-
     for item in evidence.checklist:
         if item.covered_by:
             item.implemented = all(t in model_t0.tests_passed for t in item.covered_by)
@@ -344,6 +399,37 @@ def _audit_trial(
         t0_literal_inputs=inst.recorded_literals,
         base_top_level=_top_level(inst.null),
     )
+    return _PassingTrial(trial, world, changes, t0, run, evidence, program)
+
+
+def _audit_trial(
+    inst: _Instance,
+    trial: SweTrial,
+    cache: WorldCache,
+    runner: Runner,
+    config: SweAuditConfig,
+    agent: WitnessAgent | None = None,
+) -> TrialResult:
+    (staged,) = _trial_t0s(inst, [trial], cache, runner)
+    if isinstance(staged, TrialResult):
+        return staged
+    return _audit_passing(inst, staged, runner, config, agent)
+
+
+def _audit_passing(
+    inst: _Instance,
+    passing: _PassingTrial,
+    runner: Runner,
+    config: SweAuditConfig,
+    agent: WitnessAgent | None = None,
+) -> TrialResult:
+    """The per-trial audit of a trial passing T0: evidence, mutation, witnesses, verdict."""
+    spec = inst.spec
+    trial, world, changes, evidence = passing.trial, passing.world, passing.changes, passing.evidence
+    base = _ids(trial)
+    program = passing.program
+    model_t0 = evidence.t0[0]
+    run = passing.run
     coverage = (run.value or {}).get("coverage") or {} if isinstance(run.value, dict) else {}
     sources = {c.path: _read(world, c.path) for c in changes}
     branches = ghost_branches(changes, coverage, sources, spec.problem_statement)
@@ -351,7 +437,7 @@ def _audit_trial(
     evidence.steps.append("evidence")
     rng = random.Random(f"{config.seed}:{trial.trial_id}")
     evidence.mutants_run, evidence.surviving_mutants = mutation_evidence(
-        runner, world, changes, sources, t0, model_t0.tests_passed, config.mutants, rng
+        runner, world, changes, sources, passing.t0, model_t0.tests_passed, config.mutants, rng
     )
     evidence.steps.append("mutation")
     note = None
@@ -425,6 +511,8 @@ def _config_key(config: SweAuditConfig, instance: SweInstance, env: WorldEnv | N
         for k, v in config.to_dict().items()
         if k not in ("repo_root", "witness_dir") and not (k in ("agent_model", "agent_config") and v is None)
     }
+    if config.mode != "per-trial":  # a per-trial audit keys as it did before the modes
+        parts |= {"mode": config.mode, "rounds": config.rounds}
     text = repr(sorted(parts.items())) + vouch.__version__ + instance.model_dump_json(exclude_none=True)
     if env is not None:  # the judgement depends on the environment it ran in
         text += f"env:{env.env.key}"
@@ -451,10 +539,11 @@ def audit_swe(
         trials: The predictions as trials; each must name an instance.
         executor: The engine every run of repository code goes through.
         cache: Where worlds are materialised (default: ``WorldCache()``).
-        config: Witness source, k, repeats, mutants, seed.
+        config: Witness source, k, repeats, mutants, seed; mode and rounds (``_swe_lightweight``).
         progress: Called with one line per trial as it is judged.
         store: Where judgements go as they come; a re-run with the same configuration and
-            instance contents resumes from it instead of judging a patch again.
+            instance contents resumes from it instead of judging a patch again (lightweight mode:
+            an instance resumes whole, with its rounds, or is judged again).
         agent: The auditing model (``agent`` source); default: built from ``config.agent_model``
             and ``config.agent_config`` (``_agent_calls.witness_agent``).
         sources: instance_id -> repository source (``RepoLocator.locate``); default: the
@@ -473,6 +562,15 @@ def audit_swe(
     config = config or SweAuditConfig()
     if config.witness_source not in ("offline", "files", "agent"):
         raise UsageError(f"witness_source={config.witness_source!r}: choose offline, files or agent")
+    if config.mode not in ("per-trial", "lightweight"):
+        raise UsageError(f"--mode {config.mode!r}: the modes are per-trial and lightweight")
+    if config.mode == "lightweight" and config.witness_source == "files":
+        raise UsageError(
+            "--mode lightweight shares the witnesses a sampled trial's audit writes, and --witness-source files "
+            "already runs every file on every trial; use --witness-source offline or agent with it"
+        )
+    if config.rounds < 0:
+        raise UsageError(f"--rounds {config.rounds}: give zero (task analysis only) or more rounds")
     if config.witness_source == "agent" and agent is None:
         if not config.agent_model:
             raise UsageError("--witness-source agent needs --agent-model PROVIDER/MODEL (the auditing model)")
@@ -504,6 +602,17 @@ def audit_swe(
     resumed = 0
     for inst in by_id.values():
         own = [t for t in trials if t.instance_id == inst.spec.instance_id]
+        if config.mode == "lightweight":
+            mine, reused = _lightweight(inst, own, cache, runner, config, agent, store)
+            resumed += reused
+            for trial, result in zip(own, mine, strict=True):
+                if result.shared_from is None:
+                    judged[(trial.instance_id, patch_hash(trial.patch.strip()))] = result
+                if progress is not None:
+                    progress(f"{trial.trial_id} ({trial.model}): {result.verdict.value}")
+            results.extend(mine)
+            _count(inst, results, mine)
+            continue
         config_key = _config_key(config, inst.spec, inst.env)
         stored = (
             store.get_many(config_key, [(t.instance_id, patch_hash(t.patch.strip())) for t in own]) if store else {}
@@ -546,26 +655,7 @@ def audit_swe(
                     judged[key] = result
                     if store is not None and not _model_failed(result):
                         store.put(config_key, key[0], key[1], result.model_dump(mode="json"))
-        if inst.report is None:  # every trial came from the store: report what the trials say
-            ill = [
-                r.reason for r in results if r.task_id == inst.spec.instance_id and (r.reason or "").startswith("A.1")
-            ]
-            inst.report = TaskReport(
-                task_id=inst.spec.instance_id,
-                well_formed=not ill,
-                reason=ill[0] if ill else None,
-                t0_tests=len(inst.spec.t0),
-                trials=len(own),
-            )
-        inst.report.ambiguous_requirements = sorted(
-            {requirement_note(w) for r in mine for w in r.evidence.discarded if is_ambiguous(w)}
-        )
-        inst.report.passing = sum(1 for r in results if r.task_id == inst.spec.instance_id and r.benchmark_pass)
-        inst.report.refuted = sum(
-            1
-            for r in results
-            if r.task_id == inst.spec.instance_id and r.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK)
-        )
+        _count(inst, results, mine)
     order = {t.trial_id: i for i, t in enumerate(trials)}
     results.sort(key=lambda r: order[r.trial_id])
     reports = [i.report for i in by_id.values() if i.report is not None]
@@ -583,13 +673,90 @@ def audit_swe(
     return AuditResults(
         vouch_version=vouch.__version__,
         seed=config.seed,
-        config={**config.to_dict(), "dataset_hash": data_hash, "resumed_programs": resumed}
+        config={
+            **config.to_dict(),
+            "mode": config.mode,
+            "rounds": config.rounds,
+            "dataset_hash": data_hash,
+            "resumed_programs": resumed,
+        }
         | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
         benchmark="swe",
+        mode="lightweight" if config.mode == "lightweight" else "per-trial",
         witness_source=config.witness_source,
         trials=results,
         tasks=reports,
         summary=summary,
+    )
+
+
+def _lightweight(
+    inst: _Instance,
+    own: Sequence[SweTrial],
+    cache: WorldCache,
+    runner: Runner,
+    config: SweAuditConfig,
+    agent: WitnessAgent | None,
+    store: AuditStore | None,
+) -> tuple[list[TrialResult], int]:
+    """One instance's trials judged by the lightweight mode, its rounds in its report; and how
+    many programs came from the store.
+
+    Verdicts here depend on which trials the rounds drew, so an instance resumes only whole: every
+    program and the report stored (under the lightweight key), or nothing is reused.
+    """
+    from vouch.audit._swe_lightweight import audit_instance
+
+    key = _config_key(config, inst.spec, inst.env)
+    iid = inst.spec.instance_id
+    hashes = list(dict.fromkeys(patch_hash(t.patch.strip()) for t in own))
+    stored = store.get_many(key, [(iid, h) for h in [*hashes, LIGHTWEIGHT_REPORT]]) if store else {}
+    if len(stored) == len(hashes) + 1:
+        inst.report = TaskReport.model_validate(stored[(iid, LIGHTWEIGHT_REPORT)]["report"])
+        firsts: dict[str, TrialResult] = {}
+        results = []
+        for trial in own:
+            h = patch_hash(trial.patch.strip())
+            ids = {"trial_id": trial.trial_id, "model": trial.model}
+            if h in firsts:
+                results.append(firsts[h].model_copy(update={**ids, "shared_from": firsts[h].trial_id}))
+            else:
+                firsts[h] = TrialResult.model_validate({**stored[(iid, h)], **ids})
+                results.append(firsts[h])
+        return results, len(hashes)
+    _prepare(inst, own, cache, runner, config)
+    if agent is not None and inst.report is not None and inst.report.well_formed:
+        instance_checklist(inst, agent, config)
+    done = audit_instance(inst, own, cache, runner, config, agent)
+    assert inst.report is not None
+    inst.report.rounds = done.rounds
+    inst.report.note = "; ".join(n for n in (inst.report.note, *done.notes) if n) or None
+    # An instance where the auditing model failed is not stored: a re-run judges it again.
+    if store is not None and not any(_model_failed(r) for r in done.results):
+        for result in done.results:
+            if result.shared_from is None and result.program_hash is not None:
+                store.put(key, iid, result.program_hash, result.model_dump(mode="json"))
+        store.put(key, iid, LIGHTWEIGHT_REPORT, {"report": inst.report.model_dump(mode="json")})
+    return done.results, 0
+
+
+def _count(inst: _Instance, results: Sequence[TrialResult], mine: Sequence[TrialResult]) -> None:
+    """The instance report's counts from its trials' results (a report is made when none was)."""
+    if inst.report is None:  # every trial came from the store: report what the trials say
+        ill = [r.reason for r in results if r.task_id == inst.spec.instance_id and (r.reason or "").startswith("A.1")]
+        inst.report = TaskReport(
+            task_id=inst.spec.instance_id,
+            well_formed=not ill,
+            reason=ill[0] if ill else None,
+            t0_tests=len(inst.spec.t0),
+            trials=len(mine),
+        )
+    inst.report.ambiguous_requirements = sorted(
+        {requirement_note(w) for r in mine for w in r.evidence.discarded if is_ambiguous(w)}
+    )
+    inst.report.passing = sum(1 for r in results if r.task_id == inst.spec.instance_id and r.benchmark_pass)
+    inst.report.refuted = sum(
+        1 for r in results if r.task_id == inst.spec.instance_id and r.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK)
     )
 
 

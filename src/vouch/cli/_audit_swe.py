@@ -1,4 +1,4 @@
-"""``vouch audit swe``: TestJack's per-trial audit of SWE-bench-format predictions."""
+"""``vouch audit swe``: TestJack's audit of SWE-bench-format predictions, per trial or lightweight."""
 
 from __future__ import annotations
 
@@ -37,6 +37,14 @@ __all__ = ["swe"]
     "--predictions", "predictions_file", type=click.Path(dir_okay=False, path_type=Path), help="Predictions JSONL."
 )
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the audit results.")
+@click.option("--mode", type=click.Choice(["per-trial", "lightweight"]), default="per-trial", show_default=True)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=0, max=100),
+    default=3,
+    show_default=True,
+    help="Lightweight mode: audit rounds per instance after task analysis (0: task analysis alone).",
+)
 @click.option(
     "--witness-source",
     type=click.Choice(list(SOURCES)),
@@ -121,6 +129,8 @@ def swe(
     instances_file: Path,
     predictions_file: Path,
     json_out: Path | None,
+    mode: str,
+    rounds: int,
     witness_source: str,
     witness_files: Path | None,
     agent_model: str | None,
@@ -145,7 +155,7 @@ def swe(
     workers: int | None,
     allow_weak_isolation: bool,
 ) -> None:
-    """Re-judge every passing trial of SWE-bench-format predictions with validated witnesses."""
+    """Re-judge the passing trials of SWE-bench-format predictions with validated witnesses (per trial, lightweight)."""
     console = Console(stderr=True)
     if replay_file is not None:
         with LocalExecutor(workers=workers, preload=SWE_PRELOAD, allow_weak=allow_weak_isolation) as executor:
@@ -199,6 +209,8 @@ def swe(
         )
         return
     config = SweAuditConfig(
+        mode=mode,
+        rounds=rounds,
         witness_source=witness_source,
         witness_files=witness_files,
         repo_root=repo_root if repo_root is not None else instances_file.resolve().parent,
