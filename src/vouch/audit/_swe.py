@@ -45,6 +45,7 @@ from vouch.audit._swe_evidence import (
     source_files,
     test_sources,
 )
+from vouch.audit._swe_lightweight import audit_instance
 from vouch.audit._swe_replay import write_witnesses
 from vouch.audit._swe_runs import Runner, WorldEnv, graded_t0, mutation_evidence, t0_result, witnesses_for_trial
 from vouch.audit._swe_witness import Probe, function_targets, module_name, mutate_call, string_pool
@@ -705,8 +706,6 @@ def _lightweight(
     Verdicts here depend on which trials the rounds drew, so an instance resumes only whole: every
     program and the report stored (under the lightweight key), or nothing is reused.
     """
-    from vouch.audit._swe_lightweight import audit_instance
-
     key = _config_key(config, inst.spec, inst.env)
     iid = inst.spec.instance_id
     hashes = list(dict.fromkeys(patch_hash(t.patch.strip()) for t in own))
@@ -727,7 +726,15 @@ def _lightweight(
     _prepare(inst, own, cache, runner, config)
     if agent is not None and inst.report is not None and inst.report.well_formed:
         instance_checklist(inst, agent, config)
-    done = audit_instance(inst, own, cache, runner, config, agent)
+    done = audit_instance(
+        inst,
+        own,
+        cache,
+        runner,
+        config,
+        run_t0=lambda trials: _trial_t0s(inst, trials, cache, runner),
+        audit=lambda passing: _audit_passing(inst, passing, runner, config, agent),
+    )
     assert inst.report is not None
     inst.report.rounds = done.rounds
     inst.report.note = "; ".join(n for n in (inst.report.note, *done.notes) if n) or None

@@ -22,12 +22,11 @@ their own. Every stage is a ``RoundRecord`` in the instance's report.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vouch.audit._model import RoundRecord, TrialResult, Verdict, Witness, decide_verdict
-from vouch.audit._swe import _audit_passing, _ids, _PassingTrial, _trial_t0s
 from vouch.audit._swe_agent import witness_root
 from vouch.audit._swe_ambiguity import withhold_ambiguous
 from vouch.audit._swe_replay import write_witnesses
@@ -35,13 +34,18 @@ from vouch.audit._swe_runs import _WITNESS_DIR, _validate
 from vouch.worlds import patch_hash
 
 if TYPE_CHECKING:
-    from vouch.audit._agent_calls import WitnessAgent
-    from vouch.audit._swe import SweAuditConfig, _Instance
+    from vouch.audit._swe import SweAuditConfig, _Instance, _PassingTrial
     from vouch.audit._swe_runs import Runner
     from vouch.sources._swe import SweTrial
     from vouch.worlds import WorldCache
 
-__all__ = ["T1_NOTE", "LightweightInstance", "audit_instance"]
+__all__ = ["T1_NOTE", "AuditOne", "LightweightInstance", "RunT0", "audit_instance"]
+
+RunT0 = Callable[[Sequence["SweTrial"]], list["TrialResult | _PassingTrial"]]
+"""T0 in each trial's world, in one batch (``_swe._trial_t0s`` on the instance): per trial, the
+verdict that ends its audit (error, unappliable, not passing) or what its audit goes on from."""
+AuditOne = Callable[["_PassingTrial"], TrialResult]
+"""The per-trial audit of a trial passing T0 (``_swe._audit_passing`` with the run's settings)."""
 
 T1_NOTE = (
     "lightweight: task analysis adds no tests (T1 = T0): the witness sources write tests from a trial "
@@ -67,7 +71,9 @@ def audit_instance(
     cache: WorldCache,
     runner: Runner,
     config: SweAuditConfig,
-    agent: WitnessAgent | None = None,
+    *,
+    run_t0: RunT0,
+    audit: AuditOne,
 ) -> LightweightInstance:
     """Judge a prepared instance's trials by Algorithm 1 (``config.rounds`` audit rounds).
 
@@ -77,7 +83,8 @@ def audit_instance(
         cache: Where the trials' worlds are built.
         runner: The engine's runner.
         config: Witness source, seed, rounds, repeats and the rest of the per-trial audit's settings.
-        agent: The auditing model (``agent`` source) that audits each sampled trial.
+        run_t0: Runs T0 in the trials' worlds (round 0).
+        audit: The per-trial audit a sampled trial gets.
 
     Returns:
         Every trial's result, in the order of ``trials``, and the rounds.
@@ -88,7 +95,7 @@ def audit_instance(
     before = runner.executions
     judged: dict[str, TrialResult] = {}
     passing: list[_PassingTrial] = []
-    for staged in _trial_t0s(inst, [same[0] for same in programs.values()], cache, runner):
+    for staged in run_t0([same[0] for same in programs.values()]):
         if isinstance(staged, TrialResult):
             assert staged.program_hash is not None
             judged[staged.program_hash] = staged
@@ -101,7 +108,7 @@ def audit_instance(
         else:
             out.notes.append(T1_NOTE)
             out.rounds.append(RoundRecord(round=0, executions=runner.executions - before))
-            _rounds(inst, passing, programs, judged, cache, runner, config, agent, out)
+            _rounds(inst, passing, programs, judged, cache, runner, config, audit, out)
     for same in programs.values():
         first = judged[patch_hash(same[0].patch.strip())]
         out.results.append(first)
@@ -122,7 +129,7 @@ def _rounds(
     cache: WorldCache,
     runner: Runner,
     config: SweAuditConfig,
-    agent: WitnessAgent | None,
+    audit: AuditOne,
     out: LightweightInstance,
 ) -> None:
     """Stage 2: sampled audits and shared witnesses; every passing program ends in ``judged``."""
@@ -134,7 +141,7 @@ def _rounds(
         sampled = rng.choices(active, weights=[len(programs[p.program]) for p in active])[0]
         active = [p for p in active if p is not sampled]
         before = runner.executions
-        result = _audit_passing(inst, sampled, runner, config, agent)
+        result = audit(sampled)
         shared: list[Witness] = []
         if result.verdict is Verdict.ERROR:
             out.notes.append(f"round {number}: the audit of {sampled.trial.trial_id} failed ({result.reason})")
@@ -170,6 +177,10 @@ def _rounds(
             reason=f"lightweight: not sampled; passes T1 (= T0) and every shared witness ({tests} tests)",
             program_hash=left.program,
         )
+
+
+def _ids(trial: SweTrial) -> dict[str, Any]:
+    return {"trial_id": trial.trial_id, "task_id": trial.instance_id, "model": trial.model}
 
 
 def _unambiguous(
