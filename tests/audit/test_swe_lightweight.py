@@ -180,6 +180,7 @@ def test_a_sampled_audit_that_errors_is_a_round_and_the_next_goes_on(scratch: Pa
     assert errored.verdict is Verdict.ERROR and errored.benchmark_pass
     assert (errored.reason or "").startswith("the auditing model failed")
     assert f"round 1: the audit of {first.trial_id} failed" in (report.note or "")
+    assert (first.error or "").startswith("the auditing model failed") and second.error is None
     assert other.verdict is Verdict.SOUND and other.reason == "no agent witness: the agent gave up: no defect found"
     assert out.summary.error == 1 and out.mode == "lightweight"
 

@@ -165,6 +165,7 @@ def _rounds(
                 refuted=[p.trial.trial_id for p in passing if p.program in caught],
                 replayed=len(shared) * len(targets),
                 executions=runner.executions - before,
+                error=result.reason if result.verdict is Verdict.ERROR else None,
             )
         )
     tests = sum(len(r.witnesses) for r in out.rounds)
