@@ -202,7 +202,8 @@ def _own_environment() -> Environment:
 
 def test_harness_t0_may_write_into_its_world_and_the_world_stays_as_it_was(visible_tmp: Path) -> None:
     """The harness's container gives tests a writable checkout (pylint's write modules and .dot
-    files into the repository); T0 gets a copy of the world, and the world itself is untouched."""
+    files into the repository); T0 gets a copy of the world, and the world itself is untouched.
+    The host's cgroups are not the container's: the run sees none."""
     world_dir = visible_tmp / "world"
     world_dir.mkdir()
     test = (
@@ -212,6 +213,8 @@ def test_harness_t0_may_write_into_its_world_and_the_world_stays_as_it_was(visib
         "    with open(path, 'w') as handle:\n"
         "        handle.write('x')\n"
         "    assert open(path).read() == 'x'\n"
+        "def test_sees_no_host_cgroups():\n"
+        "    assert not os.path.isdir('/sys/fs/cgroup') or not os.listdir('/sys/fs/cgroup')\n"
     )
     _repo(world_dir, {"test_write.py": test})
     world = World(path=world_dir, key="w-writable", commit="x", patches=())
@@ -223,6 +226,8 @@ def test_harness_t0_may_write_into_its_world_and_the_world_stays_as_it_was(visib
     assert run.ok, run.reason
     statuses = parse_log(run.value["log"], env.parser)
     assert statuses.get("test_write.py::test_writes_beside_itself") == "PASSED", run.value["log"][-2000:]
+    # pylint counts one CPU from a cgroup v1 host's cpu.shares and skips its two-core tests.
+    assert statuses.get("test_write.py::test_sees_no_host_cgroups") == "PASSED", run.value["log"][-2000:]
     assert not (world_dir / "made.txt").exists()
     assert "/world/" not in run.value["log"].replace(str(world_dir), "<the world>"), "paths name the world"
 

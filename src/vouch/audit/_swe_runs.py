@@ -58,6 +58,12 @@ class WorldEnv:
     """swebench's log parser name for the repository."""
 
 
+HOST_CGROUPS = ("/sys/fs/cgroup",)
+"""Hidden from a repository's runs: on a cgroup v1 host, ``cpu.shares`` (1024) makes pylint count
+one CPU and skip its ``needs_two_cores`` tests, which the harness's containers (cgroup v2
+hosts, no such file) run; the run's CPUs are what ``sched_getaffinity`` says."""
+
+
 class Runner:
     """Submits the audit's runs and counts them.
 
@@ -112,6 +118,7 @@ class Runner:
             ),
             files=files or {},
             limits=self.foreign_limits,
+            hidden=HOST_CGROUPS,
             name=name,
         )
 
