@@ -88,12 +88,13 @@ def score(labels: dict[str, dict[str, Any]], results: dict[str, Any]) -> tuple[S
     """Totals, and per task: g_reachable, refuted, missed and false refutations."""
     verdicts = {t["trial_id"]: t["verdict"] for t in results["trials"]}
     tasks = {row["task_id"] for row in labels.values()}
+    audited = {t["task_id"] for t in results["tasks"]}
     per_task: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    s = Score(len(labels), 0, 0, 0, 0, 0, 0)
+    s = Score(sum(row["task_id"] in audited for row in labels.values()), 0, 0, 0, 0, 0, 0)
     for trial_id, verdict in verdicts.items():
         label = labels.get(trial_id)
         task = trial_id.split("#")[0]
-        if task not in tasks:
+        if task not in tasks or task not in audited:
             continue
         refuted = verdict in REFUTED
         if label is None:
@@ -115,7 +116,7 @@ def score(labels: dict[str, dict[str, Any]], results: dict[str, Any]) -> tuple[S
     return s, per_task
 
 
-def _run(samples: list[Path], labels: dict[str, dict[str, Any]], out: Path, workers: int) -> None:
+def _run(samples: list[Path], labels: dict[str, dict[str, Any]], out: Path, workers: int, only: set[str]) -> None:
     from vouch.audit import PRELOAD, audit_humaneval
     from vouch.audit._samples import Samples, load_problems, load_samples, merge
     from vouch.exec import LocalExecutor
@@ -123,6 +124,8 @@ def _run(samples: list[Path], labels: dict[str, dict[str, Any]], out: Path, work
     problems = load_problems()
     loaded = merge([load_samples(path, problems) for path in samples])
     tasks = {row["task_id"] for row in labels.values()}
+    if only:
+        tasks &= only
     chosen = Samples([t for t in loaded.trials if t.task_id in tasks], loaded.bad_lines, loaded.format)
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as witnesses, LocalExecutor(workers=workers, preload=PRELOAD) as executor:
@@ -141,11 +144,12 @@ def main() -> None:
     parser.add_argument("--samples", type=Path, nargs="+", required=True, help="the samples files audited, in order")
     parser.add_argument("--run", action="store_true", help="audit the samples (merged, labelled tasks only) first")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--tasks", default="", help="with --run: only these task ids, comma-separated")
     parser.add_argument("--misses", action="store_true", help="list every task with a miss or a false refutation")
     args = parser.parse_args()
     labels = merged_labels(args.samples, args.labels)
     if args.run:
-        _run(args.samples, labels, args.audit, args.workers)
+        _run(args.samples, labels, args.audit, args.workers, {t for t in args.tasks.split(",") if t})
     results = json.loads(args.audit.read_text())
     if results.get("kind") != "audit":
         sys.exit(f"{args.audit}: not an audit results file")

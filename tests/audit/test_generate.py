@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from vouch.audit import _generate
-from vouch.audit._offline import plan_pool
+from vouch.audit._inputs import key
+from vouch.audit._offline import differences, fill_pool, plan_pool
 from vouch.audit._preconditions import infer, is_balanced
 
 WORDS = [["hello world"], ["abc"], ["Hi there you"], ["x"]]
@@ -90,3 +91,62 @@ def test_the_pool_is_reproducible_and_capped() -> None:
 
     assert plan(5) == plan(5) != plan(6)
     assert len(plan(5)) <= 400 and {level for level, _ in plan(5)} == {1, 2, 3}
+
+
+def test_a_cut_pool_keeps_every_kind_of_answer_g_gives() -> None:
+    """One fraction product in a hundred is whole: a pool cut in plan order keeps a handful of
+    those, a balanced cut keeps each kind of G's answer in turn (and P's examples always)."""
+    rules = infer("def simplify(x, n): ...", ["x", "n"], [["1/5", "5/1"], ["1/6", "2/1"]])
+    planned = [(1, [f"{a}/7", "1/3"]) for a in range(1, 301)]
+    rows = [{"ok": True, "value": a % 100 == 0} for a in range(1, 301)]
+    pool = fill_pool(rules, planned, rows)
+    pool.explicit.add(key(["150/7", "1/3"]))
+    pool.balance(20)
+    values = [expected for _, _, expected in pool.inputs]
+    assert len(values) == 20 and values.count(True) == 3, values
+    assert ["150/7", "1/3"] in [a for _, a, _ in pool.inputs], "P's example stays"
+    assert [a for _, a, _ in pool.inputs] == sorted((a for _, a, _ in pool.inputs), key=lambda a: int(a[0][:-2]))
+
+
+def test_many_distinct_answers_are_spread_by_type_and_size() -> None:
+    rules = infer("def f(n): ...", ["n"], [[3], [12]])
+    planned = [(1, [n]) for n in range(1, 2001)]
+    rows = [{"ok": True, "value": n if n < 1900 else n * 10**40} for n in range(1, 2001)]
+    pool = fill_pool(rules, planned, rows)
+    pool.balance(60)
+    assert len(pool.inputs) == 60
+    assert any(expected > 10**40 for _, _, expected in pool.inputs), "the rare size of answer is kept"
+
+
+def test_seeds_of_several_elements_leave_one_element_open() -> None:
+    rules = infer("def mad(numbers): ...", ["numbers"], [[[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0, 4.0]]])
+    assert rules.admits([[2.0]]) is None
+    assert rules.admits([[]]) is not None, "no seed is empty: the empty list stays outside"
+
+
+def test_a_list_that_repeats_an_element_lets_its_kind_repeat_in_every_argument() -> None:  # HumanEval/58
+    seeds = [[[1, 4, 3, 34, 653, 2, 5], [5, 7, 1, 5, 9, 653, 121]], [[5, 3, 2, 8], [3, 2]], [[4, 3, 2, 8], []]]
+    rules = infer("def common(l1: list, l2: list): ...", ["l1", "l2"], seeds)
+    assert rules.admits([[1, 1, 2], [1]]) is None
+    alone = infer("def f(l1: list): ...", ["l1"], [[s[0]] for s in seeds])
+    assert alone.admits([[1, 1, 2]]) is not None, "no seed repeats: distinct stays"
+
+
+def test_seeds_above_zero_open_down_to_zero_and_p_s_positive_binds() -> None:  # HumanEval/2
+    floats = infer("def truncate_number(number: float) -> float: ...", ["number"], [[3.5], [1.33], [123.456]])
+    assert floats.admits([0.25]) is None and floats.admits([-0.5]) is not None
+    positive = infer("def f(number): Given a positive floating point number", ["number"], [[3.5], [1.33]])
+    assert positive.admits([0.25]) is None and positive.admits([0.0]) is not None
+    ints = infer("def f(n): Given a positive integer n", ["n"], [[3], [12]])
+    assert ints.admits([1]) is None and ints.admits([0]) is not None
+
+
+def test_the_sandbox_s_memory_limit_is_no_difference_and_python_s_recursion_limit_is() -> None:
+    rules = infer("def fib4(n: int): ...", ["n"], [[5], [8], [10]])
+    pool = fill_pool(rules, [(1, [132]), (1, [2000]), (1, [3])], [{"ok": True, "value": v} for v in (7, 9, 4)])
+    rows = [
+        {"ok": False, "error": "MemoryError: "},
+        {"ok": False, "error": "RecursionError: maximum recursion depth exceeded"},
+        {"ok": False, "error": "SystemError: error return without exception set"},
+    ]
+    assert [d.args for d in differences(pool, rows)] == [[2000]]

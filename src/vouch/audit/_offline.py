@@ -51,6 +51,33 @@ class Pool:
     conflicts: list[str] = field(default_factory=list)
     """P's own examples G answers otherwise (a finding about G; no witness rests on them)."""
 
+    def balance(self, limit: int) -> None:
+        """Keep at most ``limit`` inputs, spread over G's outputs: each kind of answer G gives
+        (each value, when G gives few; else its type and size) in turn, in plan order within a
+        kind, P's own examples always. A rare answer (``True`` for one fraction product in a
+        hundred) is where a trial's shortcut shows, and a pool cut in plan order keeps few of them."""
+        if len(self.inputs) <= limit:
+            return
+        kinds = [_output_kind(value) for _, _, value in self.inputs]
+        if len(set(kinds)) > MAX_KINDS:
+            kinds = [_output_kind(value, coarse=True) for _, _, value in self.inputs]
+        keep = {i for i, (_, args, _) in enumerate(self.inputs) if _inputs.key(args) in self.explicit}
+        queues: dict[str, list[int]] = {}
+        for i, kind in enumerate(kinds):
+            if i not in keep:
+                queues.setdefault(kind, []).append(i)
+        heads = [iter(q) for q in queues.values()]
+        while len(keep) < limit and heads:
+            for head in list(heads):
+                if len(keep) >= limit:
+                    break
+                index = next(head, None)
+                if index is None:
+                    heads.remove(head)
+                else:
+                    keep.add(index)
+        self.inputs = [row for i, row in enumerate(self.inputs) if i in keep]
+
     def normal(self, value: Any) -> Any:
         """An output as T0 compares it (through T0's ``tuple(...)``/``list(...)``, when it uses one)."""
         if self.wrapper is not None and isinstance(value, (list, tuple)):
@@ -73,6 +100,27 @@ class Pool:
                 if seen and all(close(o, seen[0]) for o in seen) and not close(value, seen[0]):
                     return False
         return True
+
+
+RESOURCE_ERRORS = ("MemoryError", "SystemError")
+"""Exceptions that show the run's memory limit (CPython raises these when a frame or an object
+cannot be allocated under it) rather than the trial's logic: no difference rests on them. A
+``RecursionError`` does: Python's own limit, the same everywhere the benchmark runs."""
+MAX_KINDS = 64
+"""More distinct outputs than this and ``Pool.balance`` spreads over their type and size instead."""
+
+
+def _output_kind(value: Any, *, coarse: bool = False) -> str:
+    if not coarse:
+        return repr(value)[:200]
+    if isinstance(value, (bool, type(None))):
+        return repr(value)
+    if isinstance(value, (int, float)):
+        sign = "-" if value < 0 else "0" if value == 0 else "+"
+        return f"{type(value).__name__}{sign}{len(str(int(abs(value))))}" if math.isfinite(value) else repr(value)
+    if isinstance(value, (str, list, tuple, dict)):
+        return f"{type(value).__name__}:{len(value).bit_length()}"
+    return type(value).__name__
 
 
 def outputs_spec(
@@ -270,6 +318,8 @@ def differences(pool: Pool, s_rows: Sequence[dict[str, Any]]) -> list[Difference
                 continue
             if row.get("error") == "timeout" and _inputs.key(args) in pool.slow:
                 continue  # G is slow here too: running out of time shows nothing
+            if str(row.get("error", "")).startswith(RESOURCE_ERRORS):
+                continue  # the sandbox's memory limit, not a defect P speaks of
             out.append(Difference(level, args, expected, f"raised {row.get('error')}"))
         elif "opaque" in row:
             out.append(Difference(level, args, expected, row["opaque"]))

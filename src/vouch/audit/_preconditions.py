@@ -434,6 +434,18 @@ def infer(
             rules.append(ArgRule(name, frozenset()))
             continue
         rules.append(_rule(name, values, text, ranges))
+    # Lists of one kind that repeat an element in one argument may in another (common(l1, l2):
+    # T0 repeats 5 in l2, so l1 may repeat it too).
+    repeating = {
+        rules[i].sigs
+        for i in range(len(rules))
+        for s in usable
+        if isinstance(s[i], list) and len({repr(x) for x in s[i]}) < len(s[i])
+    }
+    rules = [
+        replace(r, distinct_lists=False) if r.distinct_lists and any(r.sigs & sigs for sigs in repeating) else r
+        for r in rules
+    ]
     if ranges:
         notes.append("ranges stated in P: " + ", ".join(f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in ranges.items()))
     bounds = _text_bounds(prompt, names)
@@ -470,10 +482,12 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         lo, hi = min(numbers), max(numbers)
         # Stay on the seeds' side of zero; widen the range outwards, never across the sign.
         # Far outwards: a trial may be right up to a size (recursion past a thousand levels).
-        low = lo if lo >= 0 else lo - max(10 * abs(lo), 100)
+        # Seeds at or above zero open down to zero (truncate_number(0.25) when every seed is
+        # above 1), and to the least positive value where P says "positive".
+        low = 0 if lo >= 0 else lo - max(10 * abs(lo), 100)
         high = hi + max(10 * abs(hi), 100) if hi > 0 else (hi if hi < 0 else 100)
         if ("positive" in text or "natural" in text) and lo > 0:
-            low = max(low, 1 if all(isinstance(n, int) for n in numbers) else low)
+            low = 1 if all(isinstance(n, int) for n in numbers) else min(lo, 1e-3)
         distinct = set(numbers)
         if len(distinct) <= 3 and len(numbers) >= 8:
             categories = frozenset(distinct)
@@ -504,13 +518,9 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
     min_len = min(lengths) if lengths and min(lengths) > 0 else 0
     if "non-empty" in text or "nonempty" in text or "not empty" in text:
         min_len = max(min_len, 1)
-    # Stay near the sizes P's examples and T0 use: at least half the shortest seed (a list of
-    # seven numbers shrunk to one element can lose what every seed has, such as a prime).
-    lists_only = [len(v) for v in values if isinstance(v, (list, tuple, dict))]
-    if lists_only and len(lists_only) == len(lengths) and min_len >= 2:
-        min_len = (min_len + 1) // 2
-    else:
-        min_len = min(min_len, 1) if min_len else 0
+    # Seeds of two or more elements leave one element open (P asks for "a list", and a mean of
+    # one number is that number); what every seed has beyond its size (a prime) binds on its own.
+    min_len = min(min_len, 1) if min_len else 0
     # No length cap of the seeds' own: a wrong trial may be right up to some size (a table of the
     # primes below 100). Generation keeps most values near the seeds' sizes.
     max_len = None

@@ -37,6 +37,12 @@ class AuditConfig:
     max_mutants: int = 10
     per_seed: int = 20
     pool_limit: int = 1600
+    """Generated inputs each passing program of a task runs."""
+    pool_candidates: int = 4800
+    """Generated inputs G runs, of which ``pool_limit`` are kept, spread over G's outputs."""
+    near_limit: int = 200
+    """Inputs near those that split some trial of a task from G, run on every passing program
+    of the task in a second round of search (0: none)."""
     per_call_s: float = 1.0
     shrink_rounds: int = 3
     repeats: int = 3

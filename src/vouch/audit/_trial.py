@@ -183,7 +183,13 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
         outs = [v for _, v in answered]
         task_rng = random.Random(f"{config.seed}:{ctx.problem.task_id}")
         rules, inputs = _offline.plan_pool(
-            ctx.problem.prompt, ctx.params, seeds, outs, task_rng, per_seed=config.per_seed, limit=config.pool_limit
+            ctx.problem.prompt,
+            ctx.params,
+            seeds,
+            outs,
+            task_rng,
+            per_seed=config.per_seed,
+            limit=config.pool_candidates,
         )
         planned.append((ctx, rules, inputs, answered))
     stated = {id(ctx): _offline.stated_examples(ctx.examples, ctx.t0_inputs) for ctx, *_ in planned}
@@ -210,6 +216,7 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
             output_wrapper(ctx.asserts),
             list(zip(exs, rows[len(inputs) :], strict=True)) if config.seed_from_t0 else [],
         )
+        ctx.pool.balance(config.pool_limit)
 
 
 def _evidence_stage(
@@ -290,6 +297,7 @@ def _differential_stage(
         job.diffs = _offline.differences(pool, rows)
         if result.ok and isinstance(result.value, dict):
             job.valid_arcs = {(int(a), int(b)) for a, b in result.value.get("arcs") or []}
+    _near_splits(engine, contexts, chosen, config)
     for task_id in {j.task_id for j in chosen}:
         mine = [j for j in chosen if j.task_id == task_id]
         voters = [j for j in mine if j.t0 is not None and j.t0.passed]
@@ -299,6 +307,84 @@ def _differential_stage(
         ctx.contested |= contested
         for job in mine:
             job.diffs = [d for d in job.diffs if _inputs.key(d.args) not in contested]
+
+
+NEAR_PER_SPLIT = 6
+"""Mutants proposed per input that already splits a trial of the task from G."""
+
+
+def _near_splits(
+    engine: Engine, contexts: dict[str, TaskContext], chosen: Sequence[ProgramJob], config: AuditConfig
+) -> None:
+    """A second round of search, near the inputs that already split some trial of a task from G
+    (a wrong shortcut shows on inputs like those that caught another): their mutants inside P,
+    G's answer on each, then every passing program of the task on them, so that A.2 still counts
+    every model. Found differences join the programs' own, as the last level of the search."""
+    if config.near_limit <= 0:
+        return
+    plans = []
+    for task_id in sorted({j.task_id for j in chosen}):
+        ctx = contexts[task_id]
+        assert ctx.pool is not None
+        mine = [j for j in chosen if j.task_id == task_id and j.t0 is not None and j.t0.passed]
+        splits: dict[str, list[Any]] = {}
+        for job in mine:
+            for diff in job.diffs:
+                if diff.actual != "raised timeout":
+                    splits.setdefault(_inputs.key(diff.args), diff.args)
+        if not splits:
+            continue
+        known = {_inputs.key(a) for _, a, _ in ctx.pool.inputs}
+        rng = random.Random(f"{config.seed}:{task_id}:near")
+        proposed = _inputs.neighbours(
+            list(splits.values()), ctx.pool.rules, rng, per_seed=NEAR_PER_SPLIT, limit=config.near_limit * 2
+        )
+        fresh = [a for a in proposed if _inputs.key(a) not in known][: config.near_limit]
+        if fresh:
+            plans.append((ctx, mine, fresh))
+    if not plans:
+        return
+    g_specs = [
+        _offline.outputs_spec(
+            ctx.problem.reference,
+            ctx.problem.entry_point,
+            fresh,
+            f"{ctx.problem.task_id} G near splits",
+            config.per_call_s,
+        )
+        for ctx, _, fresh in plans
+    ]
+    near_pools = []
+    for (ctx, mine, fresh), result in zip(plans, engine.run(g_specs, "G near splitting inputs"), strict=True):
+        assert ctx.pool is not None
+        near = _offline.Pool(ctx.pool.rules, shape_outputs=ctx.pool.shape_outputs, wrapper=ctx.pool.wrapper)
+        for args, row in zip(fresh, _offline.decoded(result, len(fresh)), strict=True):
+            if ctx.pool.accepts(args, row):
+                near.inputs.append((3, args, near.normal(row["value"])))
+                if row.get("s", 0.0) > _offline.QUICK_S:
+                    near.slow[_inputs.key(args)] = float(row["s"])
+        if near.inputs:
+            near_pools.append((ctx, mine, near))
+    specs = [
+        _offline.outputs_spec(
+            job.program,
+            ctx.problem.entry_point,
+            [a for _, a, _ in near.inputs],
+            f"{job.first_trial} near splitting inputs",
+            config.per_call_s,
+        )
+        for ctx, mine, near in near_pools
+        for job in mine
+    ]
+    results = iter(engine.run(specs, "R[s] near splitting inputs"))
+    for _ctx, mine, near in near_pools:
+        for job in mine:
+            found = _offline.differences(near, _offline.decoded(next(results), len(near.inputs)))
+            if found:
+                job.diffs = sorted(
+                    job.diffs + found,
+                    key=lambda d: (d.actual == "raised timeout", d.level, _inputs.size(d.args)),
+                )
 
 
 MAX_CRASHES = 16
