@@ -132,13 +132,15 @@ def test_a_list_that_repeats_an_element_lets_its_kind_repeat_in_every_argument()
     assert alone.admits([[1, 1, 2]]) is not None, "no seed repeats: distinct stays"
 
 
-def test_seeds_above_zero_open_down_to_zero_and_p_s_positive_binds() -> None:  # HumanEval/2
+def test_seeds_above_zero_open_downwards_and_p_s_positive_binds() -> None:  # HumanEval/2, 60
     floats = infer("def truncate_number(number: float) -> float: ...", ["number"], [[3.5], [1.33], [123.456]])
     assert floats.admits([0.25]) is None and floats.admits([-0.5]) is not None
     positive = infer("def f(number): Given a positive floating point number", ["number"], [[3.5], [1.33]])
     assert positive.admits([0.25]) is None and positive.admits([0.0]) is not None
     ints = infer("def f(n): Given a positive integer n", ["n"], [[3], [12]])
     assert ints.admits([1]) is None and ints.admits([0]) is not None
+    counts = infer("def sum_to_n(n: int): sums numbers from 1 to n", ["n"], [[1], [5], [30]])
+    assert counts.admits([0]) is not None, "0 only when a seed is 0"
 
 
 def test_the_sandbox_s_memory_limit_is_no_difference_and_python_s_recursion_limit_is() -> None:

@@ -482,12 +482,14 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         lo, hi = min(numbers), max(numbers)
         # Stay on the seeds' side of zero; widen the range outwards, never across the sign.
         # Far outwards: a trial may be right up to a size (recursion past a thousand levels).
-        # Seeds at or above zero open down to zero (truncate_number(0.25) when every seed is
-        # above 1), and to the least positive value where P says "positive".
-        low = 0 if lo >= 0 else lo - max(10 * abs(lo), 100)
+        # Seeds at or above zero open downwards: floats to zero (truncate_number(0.25) when every
+        # seed is above 1), whole numbers to 1 (0 only when a seed is 0: sum_to_n(0) is not
+        # "the numbers from 1 to n"); to the least positive value where P says "positive".
+        whole_numbers = all(isinstance(n, int) for n in numbers)
+        low = (min(lo, 1) if whole_numbers else 0) if lo >= 0 else lo - max(10 * abs(lo), 100)
         high = hi + max(10 * abs(hi), 100) if hi > 0 else (hi if hi < 0 else 100)
         if ("positive" in text or "natural" in text) and lo > 0:
-            low = 1 if all(isinstance(n, int) for n in numbers) else min(lo, 1e-3)
+            low = 1 if whole_numbers else min(lo, 1e-3)
         distinct = set(numbers)
         if len(distinct) <= 3 and len(numbers) >= 8:
             categories = frozenset(distinct)
