@@ -162,16 +162,7 @@ def test_harness_t0_through_another_interpreter(visible_tmp: Path) -> None:
     )
     null = worlds.materialise(str(visible_tmp / "repo"), commit, [Patch("t", inst.test_patch, True)])
     assert isinstance(gold, World) and isinstance(null, World)
-    own = Environment(
-        key="own",
-        root=Path(sys.prefix),
-        python=Path(sys.executable),
-        library_path=Path(sys.base_prefix) / "lib",
-        python_version=VERSION,
-        built=False,
-        build_s=0.0,
-        installs=0,
-    )
+    own = _own_environment()
     files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in inst.t0))  # the fixture's T0 spans two files
     env = WorldEnv(env=own, harness=("-rA",), test_files=files, parser="parse_log_pytest")
     with LocalExecutor(workers=2, preload=SWE_PRELOAD) as executor:

@@ -1,11 +1,33 @@
-"""The auditing model's command-line options, shared by ``vouch audit humaneval`` and ``vouch audit swe``."""
+"""Command-line options shared by ``vouch audit humaneval`` and ``vouch audit swe``: the mode and
+its rounds, the auditing model."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from vouch.audit import WitnessAgent, witness_agent
 from vouch.errors import UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+mode_option = click.option(
+    "--mode", type=click.Choice(["per-trial", "lightweight"]), default="per-trial", show_default=True
+)
+
+
+def rounds_option(unit: str) -> Callable[[F], F]:
+    """``--rounds``: audit rounds per ``unit`` (task, instance) after task analysis."""
+    return click.option(
+        "--rounds",
+        type=click.IntRange(min=0, max=100),
+        default=3,
+        show_default=True,
+        help=f"Lightweight mode: audit rounds per {unit} after task analysis (0: task analysis alone).",
+    )
+
 
 agent_model_option = click.option(
     "--agent-model",

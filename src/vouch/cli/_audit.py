@@ -15,7 +15,13 @@ from vouch.audit import PRELOAD, AuditConfig, AuditResults, audit_humaneval
 from vouch.audit._sources import SOURCES
 from vouch.audit._witness import load_replay, validation_spec
 from vouch.audit._witness import record as record_run
-from vouch.cli._agent_options import agent_config_option, agent_model_option, auditing_agent
+from vouch.cli._agent_options import (
+    agent_config_option,
+    agent_model_option,
+    auditing_agent,
+    mode_option,
+    rounds_option,
+)
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore, default_store_path
 
@@ -80,14 +86,8 @@ def print_summary(results: AuditResults, console: Console) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="A samples file; repeat it to audit several as one run (rho over every model of every file).",
 )
-@click.option("--mode", type=click.Choice(["per-trial", "lightweight"]), default="per-trial", show_default=True)
-@click.option(
-    "--rounds",
-    type=click.IntRange(min=0, max=100),
-    default=3,
-    show_default=True,
-    help="Lightweight mode: audit rounds per task after task analysis (0: task analysis alone).",
-)
+@mode_option
+@rounds_option("task")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--witness-source", type=click.Choice(list(SOURCES)), default="offline", show_default=True)
 @click.option("--witness-files", type=click.Path(file_okay=False, path_type=Path), default=None)

@@ -20,7 +20,13 @@ from vouch.audit._swe_harness import (
     summarise_reproduction,
 )
 from vouch.audit._swe_replay import replay_witness
-from vouch.cli._agent_options import agent_config_option, agent_model_option, auditing_agent
+from vouch.cli._agent_options import (
+    agent_config_option,
+    agent_model_option,
+    auditing_agent,
+    mode_option,
+    rounds_option,
+)
 from vouch.errors import VouchError
 from vouch.exec import LocalExecutor
 from vouch.sources._swe import SweInstance, SweTrial, load_instances, load_predictions
@@ -37,14 +43,8 @@ __all__ = ["swe"]
     "--predictions", "predictions_file", type=click.Path(dir_okay=False, path_type=Path), help="Predictions JSONL."
 )
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the audit results.")
-@click.option("--mode", type=click.Choice(["per-trial", "lightweight"]), default="per-trial", show_default=True)
-@click.option(
-    "--rounds",
-    type=click.IntRange(min=0, max=100),
-    default=3,
-    show_default=True,
-    help="Lightweight mode: audit rounds per instance after task analysis (0: task analysis alone).",
-)
+@mode_option
+@rounds_option("instance")
 @click.option(
     "--witness-source",
     type=click.Choice(list(SOURCES)),
