@@ -47,7 +47,15 @@ from vouch.audit._swe_evidence import (
 )
 from vouch.audit._swe_lightweight import audit_instance
 from vouch.audit._swe_replay import write_witnesses
-from vouch.audit._swe_runs import Runner, WorldEnv, graded_t0, mutation_evidence, t0_result, witnesses_for_trial
+from vouch.audit._swe_runs import (
+    Runner,
+    WorldEnv,
+    graded_t0,
+    mutation_evidence,
+    t0_result,
+    trial_ids,
+    witnesses_for_trial,
+)
 from vouch.audit._swe_witness import Probe, function_targets, module_name, mutate_call, string_pool
 from vouch.errors import UsageError
 from vouch.exec import Executor, RunResult
@@ -317,7 +325,7 @@ def _trial_t0s(
     pending: list[tuple[int, SweTrial, World, list[FileChange], Evidence]] = []
     t0 = [t for t in spec.t0 if t not in set(inst.t0_excluded)]
     for index, trial in enumerate(trials):
-        base = _ids(trial)
+        base = trial_ids(trial)
         program = patch_hash(trial.patch.strip())
         if inst.report is None or not inst.report.well_formed or inst.reference is None:
             reason = inst.report.reason if inst.report else "instance not prepared"
@@ -358,10 +366,6 @@ def _trial_t0s(
     return [out[i] for i in range(len(trials))]
 
 
-def _ids(trial: SweTrial) -> dict[str, Any]:
-    return {"trial_id": trial.trial_id, "task_id": trial.instance_id, "model": trial.model}
-
-
 def _after_t0(
     inst: _Instance,
     trial: SweTrial,
@@ -381,7 +385,7 @@ def _after_t0(
     if not model_t0.passed:
         reason = model_t0.reason or f"T0 fails in R[s]: {', '.join(model_t0.tests_failed[:5])}"
         return TrialResult(
-            **_ids(trial),
+            **trial_ids(trial),
             benchmark_pass=False,
             verdict=Verdict.NOT_PASSING,
             reason=reason,
@@ -427,7 +431,7 @@ def _audit_passing(
     """The per-trial audit of a trial passing T0: evidence, mutation, witnesses, verdict."""
     spec = inst.spec
     trial, world, changes, evidence = passing.trial, passing.world, passing.changes, passing.evidence
-    base = _ids(trial)
+    base = trial_ids(trial)
     program = passing.program
     model_t0 = evidence.t0[0]
     run = passing.run

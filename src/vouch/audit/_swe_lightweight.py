@@ -24,13 +24,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vouch.audit._model import RoundRecord, TrialResult, Verdict, Witness, decide_verdict
 from vouch.audit._swe_agent import witness_root
 from vouch.audit._swe_ambiguity import withhold_ambiguous
 from vouch.audit._swe_replay import write_witnesses
-from vouch.audit._swe_runs import _WITNESS_DIR, _validate
+from vouch.audit._swe_runs import _WITNESS_DIR, _validate, trial_ids
 from vouch.worlds import patch_hash
 
 if TYPE_CHECKING:
@@ -171,17 +171,13 @@ def _rounds(
     tests = sum(len(r.witnesses) for r in out.rounds)
     for left in active:
         judged[left.program] = TrialResult(
-            **_ids(left.trial),
+            **trial_ids(left.trial),
             benchmark_pass=True,
             verdict=Verdict.SOUND,
             evidence=left.evidence,
             reason=f"lightweight: not sampled; passes T1 (= T0) and every shared witness ({tests} tests)",
             program_hash=left.program,
         )
-
-
-def _ids(trial: SweTrial) -> dict[str, Any]:
-    return {"trial_id": trial.trial_id, "task_id": trial.instance_id, "model": trial.model}
 
 
 def _unambiguous(
@@ -199,7 +195,7 @@ def _unambiguous(
     results = [
         result
         if p is sampled
-        else TrialResult(**_ids(t), benchmark_pass=True, verdict=Verdict.SOUND, program_hash=p.program)
+        else TrialResult(**trial_ids(t), benchmark_pass=True, verdict=Verdict.SOUND, program_hash=p.program)
         for p in passing
         for t in programs[p.program]
     ]
@@ -272,7 +268,7 @@ def _refuted(
     elif config.witness_dir is not None:
         witnesses = write_witnesses(inst.spec, inst.source, target.trial, witnesses, config.witness_dir, inst.env)
     return TrialResult(
-        **_ids(target.trial),
+        **trial_ids(target.trial),
         benchmark_pass=True,
         verdict=decide_verdict(True, witnesses, evidence.detector_flags),
         witnesses=witnesses,

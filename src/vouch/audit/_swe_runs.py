@@ -58,6 +58,11 @@ class WorldEnv:
     """swebench's log parser name for the repository."""
 
 
+def trial_ids(trial: SweTrial) -> dict[str, Any]:
+    """The fields of a trial's result that name it."""
+    return {"trial_id": trial.trial_id, "task_id": trial.instance_id, "model": trial.model}
+
+
 HOST_CGROUPS = ("/sys/fs/cgroup",)
 """Hidden from a repository's runs: on a cgroup v1 host, ``cpu.shares`` (1024) makes pylint count
 one CPU and skip its ``needs_two_cores`` tests, which the harness's containers (cgroup v2
