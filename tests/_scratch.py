@@ -6,6 +6,7 @@ Not in ``conftest.py``: several directories have a ``conftest`` module, and whic
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from vouch.exec import visible_in_runs
@@ -13,7 +14,10 @@ from vouch.exec import visible_in_runs
 
 def scratch_root() -> Path:
     """``tests/.scratch``, or a root-owned, world-searchable place when the checkout is somewhere
-    runs cannot read (under /tmp, or in a home such as /root)."""
+    runs cannot read (under /tmp, or in a home such as /root). ``$VOUCH_TEST_SCRATCH`` overrides
+    both: the suite run as another user (``test_rootless.py``) gets a directory of its own."""
+    if os.environ.get("VOUCH_TEST_SCRATCH"):
+        return Path(os.environ["VOUCH_TEST_SCRATCH"])
     here = Path(__file__).resolve().parent / ".scratch"
     if visible_in_runs(here) is None:
         return here

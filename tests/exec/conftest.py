@@ -84,6 +84,13 @@ ZYGOTES: set[int] = set()
 """Pids of the zygotes of every executor the tests started."""
 
 
+def _user_namespace(pid: str) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/user")
+    except OSError:
+        return None
+
+
 def processes_of_uid(
     uid: int, *, spares_of: set[int] = frozenset(), run_pid: int | None = None
 ) -> list[tuple[int, str]]:
@@ -91,8 +98,11 @@ def processes_of_uid(
 
     Children of the zygotes in ``spares_of``, other than ``run_pid``, are left out: those are
     the pools' spare sandboxes, cloned ahead for the next runs, not something a run left
-    behind.
+    behind. Without root, runs have this process's own uid: then only processes in a user
+    namespace other than this one's (a run's, or a pool's) count.
     """
+    own_ns = os.readlink("/proc/self/ns/user")
+    shared = uid == os.geteuid()
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -106,8 +116,13 @@ def processes_of_uid(
         real_uid = int(fields.get("Uid", "-1 -1").split()[0])
         if int(fields.get("PPid", "0")) in spares_of and int(entry) != run_pid:
             continue
-        if real_uid == uid:
-            found.append((int(entry), fields.get("Name", "?").strip()))
+        if real_uid != uid:
+            continue
+        if shared and _user_namespace(entry) in (own_ns, None):
+            continue
+        if shared and int(entry) in spares_of:
+            continue  # a rootless zygote lives in a user namespace of its own
+        found.append((int(entry), fields.get("Name", "?").strip()))
     return found
 
 

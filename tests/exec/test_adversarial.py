@@ -113,14 +113,16 @@ def world(sentinel: Callable[[], None], exposed_dir: str) -> Iterator[World]:
     secrets = {
         "hidden file": f"hidden-file-content-{uuid.uuid4().hex}",
         "file in hidden dir": f"hidden-dir-content-{uuid.uuid4().hex}",
-        "root-only file": f"root-only-content-{uuid.uuid4().hex}",
         **API_KEYS,
     }
+    root_only = f"root-only-content-{uuid.uuid4().hex}"
+    if os.geteuid() == 0:
+        secrets["root-only file"] = root_only
     os.mkdir(os.path.join(exposed, "hidden-dir"), 0o755)
     for rel, secret, mode in (
         ("hidden.txt", secrets["hidden file"], 0o644),
         ("hidden-dir/inner.txt", secrets["file in hidden dir"], 0o644),
-        ("root-only.txt", secrets["root-only file"], 0o600),
+        ("root-only.txt", root_only, 0o600),
     ):
         path = os.path.join(exposed, rel)
         with open(path, "w") as f:
@@ -597,11 +599,14 @@ CASES = [
         hidden=("@@EXPOSED@@/hidden.txt", "@@EXPOSED@@/hidden-dir"),
         checks=(no_secret,),
     ),
+    # As root the caller's 0600 file is another uid's to the run. Without root the run has the
+    # caller's uid: a file the caller owns outside its home, its temp dirs and vouch's outputs is
+    # readable (docs/design.md, "Without root"); the caller's home is covered (test_rootless.py).
     case(
         "reads-root-only-file",
         "print(open('@@EXPOSED@@/root-only.txt').read())\n",
-        ERROR,
-        checks=(no_secret, raised("PermissionError")),
+        *((ERROR,) if os.geteuid() == 0 else (OK,)),
+        checks=(no_secret, raised("PermissionError")) if os.geteuid() == 0 else (),
     ),
     case(
         "prints-api-key-env-vars",
@@ -848,8 +853,25 @@ def test_a_run_never_shares_its_host_uid_with_another_live_child(make_executor: 
         time.sleep(0.05)
     result = future.result()
     assert result.ok
+    if result.isolation.rootless:
+        # Without root every child has the caller's uid; each has user and PID namespaces of its own.
+        assert {uid for children in seen for _, uid in children} <= {os.geteuid()}
+        shared = [c for c in seen if len({_namespaces(pid) for pid, _ in c} - {None}) < len(_alive(c))]
+        assert shared == [], f"children of the zygote sharing a user or PID namespace: {shared[0]}"
+        return
     shared = [children for children in seen if len({uid for _, uid in children}) < len(children)]
     assert shared == [], f"children of the zygote sharing a host uid (pid, uid): {shared[0]}"
+
+
+def _namespaces(pid: int) -> tuple[str, str] | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/user"), os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None  # gone meanwhile
+
+
+def _alive(children: list[tuple[int, int]]) -> list[int]:
+    return [pid for pid, _ in children if _namespaces(pid) is not None]
 
 
 _BREAK_NEXT = """
@@ -888,6 +910,12 @@ def test_two_pools_in_one_process_use_distinct_host_uids(make_executor: Executor
     uids_first = {uid for _, uid in zygote_children(first)}
     uids_second = {uid for _, uid in zygote_children(second)}
     assert uids_first and uids_second
+    if os.geteuid() != 0:
+        # Without root both pools give their runs the caller's uid; the namespaces keep them apart.
+        assert uids_first == uids_second == {os.geteuid()}
+        spaces = [{_namespaces(pid) for pid, _ in zygote_children(pool)} - {None} for pool in (first, second)]
+        assert spaces[0].isdisjoint(spaces[1]), spaces
+        return
     assert uids_first.isdisjoint(uids_second), (uids_first, uids_second)
 
 

@@ -41,6 +41,9 @@ class IsolationReport(BaseModel):
     processes: int = Field(description="Process limit of the run.")
     open_files: int = Field(description="Open-file limit per process.")
     weak_reason: str | None = Field(default=None, description="Why isolation was weak, when it was.")
+    rootless: bool = Field(
+        default=False, description="The pool ran without root: the run had the caller's own uid, its files hidden."
+    )
 
 
 class ExecReport(Envelope):

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Self
 
 import vouch
 from vouch.errors import EngineCrashed, InfrastructureError, IsolationUnavailable, UsageError
-from vouch.exec import _protocol
+from vouch.exec import _protocol, _sandbox
 from vouch.exec._hidden import hidden_in_every_run
 from vouch.exec._outcome import build_result
 from vouch.exec._spec import Isolation, RunResult, RunSpec, Status
@@ -42,6 +42,7 @@ _UID_BASE = 1_000_000_000
 _UID_BLOCK = 256  # host uids per pool: 2 per slot, 2 lanes, up to 64 workers
 _UID_BLOCKS = 4_000_000
 _UID_LOCK_DIR = os.path.join(tempfile.gettempdir(), "vouch-uid-blocks")
+"""Root's alone: a pool without root gives its runs the caller's own uid and claims no block."""
 
 
 def _claim_uid_block() -> tuple[int, int]:
@@ -49,8 +50,11 @@ def _claim_uid_block() -> tuple[int, int]:
 
     Each pool holds an flock on one file per block for as long as it lives; the kernel
     drops the lock when the holder dies, so a crashed pool frees its block.
-    Returns (first uid, descriptor holding the lock).
+    Returns (first uid, descriptor holding the lock). Only a pool run as root has host uids to
+    give out; one without root runs as the caller's uid and needs no block (nor this directory).
     """
+    if os.geteuid() != 0:
+        return os.geteuid(), -1
     os.makedirs(_UID_LOCK_DIR, mode=0o700, exist_ok=True)
     start = (os.getpid() * 7919 + threading.get_ident()) % _UID_BLOCKS
     for step in range(_UID_BLOCKS):
@@ -294,6 +298,7 @@ class LocalExecutor(Executor):
             "warm_pytest": self._warm_pytest,
             "runs_dir": self._runs_dir,
             "uid_base": self._uid_base,
+            "user_private": _sandbox.user_private_dirs() if os.geteuid() != 0 else [],
             "fd": child.fileno(),
         }
         # The zygote gets its end of the socket and no other descriptor of ours. It starts in
@@ -388,7 +393,8 @@ class LocalExecutor(Executor):
             self._service_pool.shutdown(wait=False, cancel_futures=True)
             self._service_pool = None
         if self._uid_lock is not None and process is not None:
-            os.close(self._uid_lock)  # the block is free once the zygote and its runs are gone
+            if self._uid_lock >= 0:
+                os.close(self._uid_lock)  # the block is free once the zygote and its runs are gone
             self._uid_lock = None
 
     # --- runs ---------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import pwd
 import resource
 import socket
 import sys
@@ -76,6 +77,27 @@ def visible_in_runs(path: str | os.PathLike[str]) -> str | None:
         current = parent
 
 
+def user_private_dirs() -> tuple[str, ...]:
+    """What the caller owns that a run must not see when it has the caller's uid: the home
+    directory (by ``$HOME`` and by the password database) and the per-user runtime directory.
+
+    Read in the caller's process (the pool's zygote starts with a scrubbed environment)."""
+    candidates = [os.environ.get("HOME", ""), os.environ.get("XDG_RUNTIME_DIR", ""), f"/run/user/{os.geteuid()}"]
+    try:
+        candidates.append(pwd.getpwuid(os.geteuid()).pw_dir)
+    except KeyError:
+        pass  # a uid with no passwd entry: $HOME is all there is
+    dirs = []
+    for raw in candidates:
+        if not raw:
+            continue
+        path = os.path.realpath(raw)
+        private_already = any(path == t or path.startswith(t + "/") for t in PRIVATE_IN_RUNS)
+        if path != "/" and os.path.isdir(path) and not private_already:
+            dirs.append(path)
+    return tuple(dict.fromkeys(dirs))
+
+
 @dataclass(frozen=True)
 class Exposure:
     """A directory the run cannot traverse, covered by a tmpfs with some paths bound back.
@@ -96,17 +118,20 @@ def under_private_tmp(needed: list[str]) -> tuple[str, ...]:
     return tuple(p for p in inside if not any(p != q and p.startswith(q + os.sep) for q in inside))
 
 
-def plan_exposures(needed: list[str]) -> tuple[Exposure, ...]:
-    """For each needed path behind a directory others cannot search, say what to re-expose."""
-    by_cover: dict[str, list[str]] = {}
+def plan_exposures(needed: list[str], covers: tuple[str, ...] = ()) -> tuple[Exposure, ...]:
+    """For each needed path behind a directory others cannot search, or inside one of
+    ``covers`` (directories hidden from runs whatever their mode: a rootless caller's home),
+    say what to re-expose. Each of ``covers`` is covered even when nothing in it is needed."""
+    forced = {os.path.realpath(c) for c in covers}
+    by_cover: dict[str, list[str]] = {c: [] for c in sorted(forced) if not any(_inside(c, o) for o in forced)}
     for raw in needed:
         path = os.path.realpath(raw)
         if not os.path.exists(path):
             continue
         parts = path.split(os.sep)
-        for depth in range(2, len(parts)):
+        for depth in range(2, len(parts) + 1):
             ancestor = os.sep.join(parts[:depth])
-            if not os.stat(ancestor).st_mode & 0o001:
+            if ancestor in forced or (depth < len(parts) and not os.stat(ancestor).st_mode & 0o001):
                 by_cover.setdefault(ancestor, []).append(path)
                 break
     exposures = []
@@ -116,6 +141,11 @@ def plan_exposures(needed: list[str]) -> tuple[Exposure, ...]:
         outer = [p for p in unique if not any(p != q and p.startswith(q + os.sep) for q in unique)]
         exposures.append(Exposure(cover=cover, keep=tuple(outer)))
     return tuple(exposures)
+
+
+def _inside(path: str, other: str) -> bool:
+    """Whether ``path`` lies strictly inside ``other``."""
+    return path != other and path.startswith(other.rstrip("/") + "/")
 
 
 @dataclass(frozen=True)
@@ -134,6 +164,9 @@ class SpareSetup:
     under_private_tmp: tuple[str, ...] = ()
     """Interpreter paths below /tmp, /var/tmp or /dev/shm, bound back over the private tmpfs."""
     switch_uid: bool = True
+    rootless: bool = False
+    """The pool has no root: the run's uid is the caller's, its groups cannot be dropped, and a
+    visible runs directory is covered so that a run sees only its own working directory."""
 
 
 @dataclass(frozen=True)
@@ -237,6 +270,20 @@ def _cover_hidden(paths: tuple[str, ...]) -> None:
         else:
             _linux.mount("/dev/null", path, None, _linux.MS_BIND)
             _linux.mount(None, path, None, _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY)
+
+
+_NO_DEV_SUID = _linux.MS_NOSUID | _linux.MS_NODEV
+
+
+def _cover_runs_dir(runs_dir: str) -> bool:
+    """Cover a runs directory the run can see with an empty tmpfs (its own working directory is
+    bound onto it next). Without root every run has the caller's uid, so the other runs' working
+    directories are not kept apart by their owners. Returns whether it covered (False when the
+    directory is under the run's private /tmp, where the run cannot see it anyway)."""
+    if not os.path.isdir(runs_dir):
+        return False
+    _linux.mount("tmpfs", runs_dir, "tmpfs", _NO_DEV_SUID, "size=64k,mode=0711")
+    return True
 
 
 def _bind_workdir(prepared: Prepared, workdir: str) -> None:
@@ -358,7 +405,8 @@ def prepare(setup: SpareSetup) -> Prepared:
         # inside the user namespace need the mapped uid, so the mounts come after the switch.
         exposed = [(e, [(p, fd) for p in e.keep if (fd := _hold(p)) is not None]) for e in setup.exposures]
         under_tmp = [(p, fd) for p in setup.under_private_tmp if (fd := _hold(p)) is not None]
-        os.setgroups([])
+        if not setup.rootless:
+            os.setgroups([])  # denied in a user namespace made without root (see _zygote)
         os.setresgid(RUN_UID, RUN_UID, RUN_UID)
         os.setresuid(RUN_UID, RUN_UID, RUN_UID)
         _linux.prctl(_linux.PR_SET_PDEATHSIG, 9)
@@ -393,11 +441,14 @@ def enter(prepared: Prepared, job: JobSetup) -> None:
     try:
         if setup.full:
             _cover_hidden(job.hidden)
+            alone = setup.rootless and _cover_runs_dir(setup.runs_dir)
             work_fd = _mount_disk_budget(job) if job.disk_mb is not None else None
             if work_fd is not None:
                 _bind_budgeted_workdir(work_fd, job)
             else:
                 _bind_workdir(prepared, job.workdir)
+            if alone:
+                _linux.mount(None, setup.runs_dir, None, _linux.MS_REMOUNT | _NO_DEV_SUID | _linux.MS_RDONLY)
         # Descriptors before limits: dup2 cannot reach RESULT_FD once RLIMIT_NOFILE is lower.
         _set_stdio(setup, job.service)
         _set_limits(job)

@@ -151,6 +151,9 @@ class Isolation:
     weak_reason: str | None = None
     disk_mb: int | None = None
     """The run's one disk budget (working directory and private temp dirs); None when it had none."""
+    rootless: bool = False
+    """The pool ran without root: ``host_uid`` is the caller's own uid, and what the caller owns
+    (home, runtime directory, vouch's outputs) was hidden from the run by mounts."""
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__} | {

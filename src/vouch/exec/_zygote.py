@@ -118,9 +118,15 @@ class Zygote:
         return bool(self.config["full"])
 
     @property
+    def rootless(self) -> bool:
+        """The pool runs without root: every run has the caller's own uid on the host, and what
+        the caller owns is hidden from runs by mounts (``_sandbox.user_private_dirs``), not by uids."""
+        return os.geteuid() != 0
+
+    @property
     def can_switch_uid(self) -> bool:
         """Weak isolation: runs get an unprivileged uid when the pool is root and may map it."""
-        return os.geteuid() == 0 and _uid_mapped(self._host_uid(0)) and _uid_mapped(self._host_uid(255))
+        return not self.rootless and _uid_mapped(self._host_uid(0)) and _uid_mapped(self._host_uid(255))
 
     # --- start-up -----------------------------------------------------------------------
 
@@ -144,12 +150,19 @@ class Zygote:
             _warm_pytest()
         if self.full:
             _probe_namespaces(self._host_uid(0))
+            if self.rootless:
+                _own_user_namespace()
             self.own_netns = os.open("/proc/self/ns/net", os.O_RDONLY)
             for slot in range(2 * self.config["workers"]):
                 _linux.unshare(_linux.CLONE_NEWNET)
                 self.slot_netns[slot] = os.open("/proc/self/ns/net", os.O_RDONLY)
                 _linux.setns(self.own_netns, _linux.CLONE_NEWNET)
-        self.exposures = _sandbox.plan_exposures(_interpreter_paths())
+        needed = _interpreter_paths()
+        covers: tuple[str, ...] = ()
+        if self.rootless and self.full:
+            covers = tuple(self.config.get("user_private") or ())
+            needed.append(self.config.get("runs_dir") or tempfile.gettempdir())
+        self.exposures = _sandbox.plan_exposures(needed, covers)
         self.under_private_tmp = _sandbox.under_private_tmp(_interpreter_paths())
         self.runs_dir = tempfile.mkdtemp(prefix="vouch-runs-", dir=self.config.get("runs_dir"))
         os.chmod(self.runs_dir, 0o711)  # noqa: S103 - runs reach their own dir, cannot list others
@@ -172,6 +185,8 @@ class Zygote:
     # --- one run ------------------------------------------------------------------------
 
     def _host_uid(self, slot: int) -> int:
+        if self.rootless:
+            return os.geteuid()
         return int(self.config["uid_base"]) + slot
 
     def _budgeted(self, spec: RunSpec) -> bool:
@@ -225,6 +240,7 @@ class Zygote:
             "processes": limits.processes,
             "open_files": limits.open_files,
             "weak_reason": None if full else self.config.get("weak_reason"),
+            "rootless": self.rootless,
             "disk_mb": limits.disk_mb if full else None,
         }
 
@@ -255,6 +271,7 @@ class Zygote:
             service_fd=service_child.fileno(),
             full=self.full,
             switch_uid=self.can_switch_uid,
+            rootless=self.rootless,
             under_private_tmp=self.under_private_tmp,
         )
         if self.full:
@@ -277,10 +294,7 @@ class Zygote:
         service_child.close()
         try:
             if self.full:
-                with open(f"/proc/{pid}/uid_map", "w") as f:
-                    f.write(f"{_sandbox.RUN_UID} {uid} 1")
-                with open(f"/proc/{pid}/gid_map", "w") as f:
-                    f.write(f"{_sandbox.RUN_UID} {uid} 1")
+                _write_id_maps(pid, uid)
             os.write(sync_w, b"go")
         except OSError:
             os.kill(pid, signal.SIGKILL)  # it sees EOF and fails its setup; reported on dispatch
@@ -561,28 +575,97 @@ class IsolationProbeError(Exception):
     """A namespace primitive that full isolation needs is missing on this machine."""
 
 
+_USERNS_SETTINGS = (
+    ("kernel.unprivileged_userns_clone", "0", True),
+    ("user.max_user_namespaces", "0", False),
+    ("kernel.apparmor_restrict_unprivileged_userns", "1", True),
+)
+"""Settings that refuse user namespaces: (sysctl, the refusing value, applies only without root)."""
+
+
+def userns_restriction(proc_sys: str = "/proc/sys", *, unprivileged: bool | None = None) -> str | None:
+    """The sysctl that keeps this process (``unprivileged``: without root) from making user
+    namespaces, named as ``sysctl`` names it; None when none of the known ones does."""
+    if unprivileged is None:
+        unprivileged = os.geteuid() != 0
+    for name, refusing, unprivileged_only in _USERNS_SETTINGS:
+        if unprivileged_only and not unprivileged:
+            continue
+        try:
+            with open(os.path.join(proc_sys, *name.split("."))) as f:
+                value = f.read().strip()
+        except OSError:
+            continue
+        if value == refusing:
+            return f"{name} = {value}"
+    return None
+
+
+def _write_id_maps(pid: int, host_uid: int) -> None:
+    """Map the run's uid and gid to ``host_uid`` (root) or to the caller's own ids (no root).
+
+    Without root a user namespace may map only its creator's own uid and gid, and the gid map
+    needs setgroups denied first; the caller's supplementary groups then stay with the run.
+    """
+    gid = host_uid
+    if os.geteuid() != 0:
+        with open(f"/proc/{pid}/setgroups", "w") as f:
+            f.write("deny")
+        gid = os.getegid()
+    with open(f"/proc/{pid}/uid_map", "w") as f:
+        f.write(f"{_sandbox.RUN_UID} {host_uid} 1")
+    with open(f"/proc/{pid}/gid_map", "w") as f:
+        f.write(f"{_sandbox.RUN_UID} {gid} 1")
+
+
 def _probe_namespaces(host_uid: int) -> None:
-    """Clone one child into every namespace a run uses and map its uid, or say what failed."""
+    """Clone one child into every namespace a run uses and map its ids, or say what failed."""
+    # The child waits until its maps are written: a zombie's /proc files belong to root, which
+    # only a pool run as root could write.
+    hold_r, hold_w = os.pipe()
     try:
         pid = _linux.clone_process(_FULL_FLAGS)
     except OSError as exc:
-        raise IsolationProbeError(
-            f"cannot create user/PID/mount/network namespaces ({exc}); on Debian and Ubuntu check "
-            "'sysctl kernel.unprivileged_userns_clone' and 'sysctl user.max_user_namespaces'"
-        ) from None
+        os.close(hold_r)
+        os.close(hold_w)
+        setting = userns_restriction()
+        cause = (
+            f"user namespaces are restricted on this machine ({setting})"
+            if setting
+            else "on Debian and Ubuntu check 'sysctl kernel.unprivileged_userns_clone', "
+            "'sysctl kernel.apparmor_restrict_unprivileged_userns' and 'sysctl user.max_user_namespaces'"
+        )
+        raise IsolationProbeError(f"cannot create user/PID/mount/network namespaces ({exc}); {cause}") from None
     if pid == 0:
+        os.close(hold_w)
+        os.read(hold_r, 1)
         os._exit(0)
+    os.close(hold_r)
     try:
-        with open(f"/proc/{pid}/uid_map", "w") as f:
-            f.write(f"{_sandbox.RUN_UID} {host_uid} 1")
+        _write_id_maps(pid, host_uid)
     except OSError as exc:
         os.kill(pid, signal.SIGKILL)
-        raise IsolationProbeError(
-            f"cannot map the run's uid to host uid {host_uid} ({exc}); the pool needs to run as root "
-            "(or with CAP_SETUID) to give each run an unprivileged uid of its own"
-        ) from None
+        raise IsolationProbeError(f"cannot map the run's uid to host uid {host_uid} ({exc})") from None
     finally:
+        os.close(hold_w)
         os.waitpid(pid, 0)
+
+
+def _own_user_namespace() -> None:
+    """Without root, move the zygote into a user namespace of its own (its uid and gid mapped
+    to themselves), so that it may make the slots' network namespaces. Those stay owned by this
+    namespace, the runs' parent: nothing in a run has a capability over them."""
+    uid, gid = os.geteuid(), os.getegid()
+    _linux.unshare(_linux.CLONE_NEWUSER)
+    with open("/proc/self/setgroups", "w") as f:
+        f.write("deny")
+    with open("/proc/self/uid_map", "w") as f:
+        f.write(f"{uid} {uid} 1")
+    with open("/proc/self/gid_map", "w") as f:
+        f.write(f"{gid} {gid} 1")
+    # The zygote's own network namespace too: it returns to it after making each spare, and may
+    # enter only those its namespace owns. It needs none (its socket to the pool is inherited).
+    _linux.unshare(_linux.CLONE_NEWNET)
 
 
 def _kill_tree(pid: int, full: bool) -> None:

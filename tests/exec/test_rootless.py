@@ -1,0 +1,218 @@
+"""The engine without root (issue 14): full isolation in a user namespace of the caller's own.
+
+Run as root (as CI runs), these tests take a fresh uid with no passwd entry and no groups and
+run the engine as it: ``vouch exec`` on a file that looks for what the user owns, and the
+adversarial suite whole. Run by a user without root, the same runs as that user.
+
+The user needs an interpreter it may execute and the packages: the interpreter is this one's
+when other users can reach it, else the machine's own Python of the same version (a pyenv
+build under /root is not theirs to run), in a venv whose ``.pth`` names this checkout's
+packages. A checkout other users cannot read is copied for them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _scratch import scratch_root
+from vouch.exec import _zygote
+
+ROOT = Path(__file__).resolve().parents[2]
+_TEST_UID = 4242
+"""The uid the tests take when run as root: unused on these machines, with no passwd entry."""
+
+
+@dataclass(frozen=True)
+class User:
+    uid: int
+    gid: int
+    python: str
+    repo: Path
+    home: Path
+    work: Path
+    env: dict[str, str]
+
+    def run(self, *args: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
+        as_user: dict[str, Any] = {"user": self.uid, "group": self.gid, "extra_groups": []} if os.geteuid() == 0 else {}
+        done: subprocess.CompletedProcess[str] = subprocess.run(
+            [self.python, *args],
+            cwd=self.work,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+            **as_user,
+        )
+        return done
+
+
+def _others_can_reach(path: str | Path, *, execute: bool = False) -> bool:
+    """Whether a user with no relation to the owner can read ``path`` (every ancestor searchable)."""
+    real = Path(os.path.realpath(path))
+    if not real.exists():
+        return False
+    mode = real.stat().st_mode
+    if not mode & (0o001 if execute or real.is_dir() else 0o004):
+        return False
+    return all(parent.stat().st_mode & 0o001 for parent in real.parents)
+
+
+def _python_for_others() -> str:
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    candidates = [os.path.join(sys.base_prefix, "bin", version), f"/usr/bin/{version}", f"/usr/local/bin/{version}"]
+    for candidate in candidates:
+        # The interpreter and its standard library (PREFIX/lib/pythonX.Y) both.
+        stdlib = Path(candidate).resolve().parent.parent / "lib" / version
+        if _others_can_reach(candidate, execute=True) and _others_can_reach(stdlib):
+            return candidate
+    pytest.fail(f"no {version} that other users may run (tried {', '.join(candidates)}): install the system's python3")
+
+
+def _chown(path: Path, uid: int, gid: int) -> None:
+    if os.geteuid() == 0:
+        os.chown(path, uid, gid)
+
+
+@pytest.fixture(scope="module")
+def user() -> Iterator[User]:
+    uid, gid = (_TEST_UID, _TEST_UID) if os.geteuid() == 0 else (os.geteuid(), os.getegid())
+    base = scratch_root() / f"rootless-{uuid.uuid4().hex[:12]}"
+    base.mkdir(parents=True)
+    base.chmod(0o755)
+    try:
+        paths = sysconfig.get_paths()
+        site = [paths["purelib"], paths["platlib"]]
+        repo = ROOT
+        needed: list[str | Path] = [*site, ROOT / "src", ROOT / "tests"]
+        if not all(_others_can_reach(p) for p in needed):
+            repo = base / "repo"
+            for name in ("src", "tests"):
+                shutil.copytree(ROOT / name, repo / name, symlinks=True, ignore=shutil.ignore_patterns(".scratch"))
+            shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
+            shutil.copytree(site[0], base / "site", symlinks=True)
+            site = [str(base / "site")]
+        python = _python_for_others()
+        venv = base / "venv"
+        subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True)
+        purelib = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+        (purelib / "vouch-checkout.pth").write_text("\n".join([*dict.fromkeys(site), str(repo / "src")]) + "\n")
+        home, work, scratch = base / "home", base / "work", base / "scratch"
+        for path, mode in ((home, 0o700), (work, 0o700), (scratch, 0o755)):
+            path.mkdir()
+            path.chmod(mode)
+            _chown(path, uid, gid)
+        env = {
+            "PATH": f"{venv / 'bin'}:/usr/bin:/bin",
+            "HOME": str(home),
+            "USER": "vouch-rootless",
+            "LANG": "C.UTF-8",
+            "VOUCH_TEST_SCRATCH": str(scratch),
+            "VOUCH_DATA_DIR": os.environ.get("VOUCH_DATA_DIR", ""),
+        }
+        yield User(uid=uid, gid=gid, python=str(venv / "bin" / "python"), repo=repo, home=home, work=work, env=env)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+_LOOK_AROUND = """
+import json, os
+seen = {}
+for label, path in json.loads(os.environ.get("PATHS", "{}")).items():
+    try:
+        seen[label] = sorted(os.listdir(path)) if os.path.isdir(path) else open(path).read()
+    except OSError as exc:
+        seen[label] = type(exc).__name__
+print(json.dumps({"uid": os.getuid(), "groups": os.getgroups(), "seen": seen}))
+"""
+
+
+def _user_files(user: User) -> dict[str, str]:
+    """Files the user owns that a run must not read: in its home, and vouch's store in its cwd."""
+    secret = user.home / "secret.txt"
+    secret.write_text("the user's own secret\n")
+    store = user.work / ".vouch" / "store.sqlite"
+    store.parent.mkdir(exist_ok=True)
+    store.write_text("labels\n")
+    for path in (secret, store.parent, store):
+        _chown(path, user.uid, user.gid)
+    return {"home file": str(secret), "home": str(user.home), "store": str(store)}
+
+
+def test_a_run_without_root_is_fully_isolated_and_sees_nothing_the_user_owns(user: User) -> None:
+    if os.geteuid() == 0:
+        # A root pool's uid-block directory in /tmp (root's alone) must not stop the user.
+        os.makedirs(os.path.join("/tmp", "vouch-uid-blocks"), mode=0o700, exist_ok=True)
+    paths = _user_files(user)
+    script = user.work / "look.py"
+    script.write_text(_LOOK_AROUND.replace('os.environ.get("PATHS", "{}")', repr(json.dumps(paths))))
+    _chown(script, user.uid, user.gid)
+    done = user.run("-m", "vouch", "exec", "--json", str(script))
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["status"] == "ok", report
+    isolation = report["isolation"]
+    assert isolation["level"] == "full" and isolation["rootless"] is True
+    assert isolation["host_uid"] == user.uid
+    assert isolation["user_namespace"] and isolation["pid_namespace"] and isolation["mount_namespace"]
+    assert isolation["network"] is False and isolation["readonly_root"] and isolation["private_tmp"]
+    seen = json.loads(report["stdout_tail"].strip().splitlines()[-1])
+    assert seen["uid"] == 1000
+    assert seen["seen"]["home file"] in ("FileNotFoundError", "PermissionError"), seen
+    assert seen["seen"]["home"] in ([], "PermissionError"), seen
+    assert seen["seen"]["store"] in ("FileNotFoundError", "PermissionError", ""), seen
+
+
+@pytest.mark.slow
+def test_the_adversarial_suite_holds_without_root(user: User) -> None:
+    """The whole adversarial suite and the engine's faults, as a user without root."""
+    tests = user.repo / "tests" / "exec"
+    done = user.run(
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--rootdir={user.repo}",
+        str(tests / "test_adversarial.py"),
+        str(tests / "test_faults.py"),
+        timeout_s=1800,
+    )
+    assert done.returncode == 0, (done.stdout[-6000:], done.stderr[-2000:])
+    assert " passed" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("settings", "unprivileged", "named"),
+    [
+        ({"kernel/unprivileged_userns_clone": "0"}, True, "kernel.unprivileged_userns_clone = 0"),
+        ({"kernel/unprivileged_userns_clone": "0"}, False, None),
+        (
+            {"kernel/apparmor_restrict_unprivileged_userns": "1"},
+            True,
+            "kernel.apparmor_restrict_unprivileged_userns = 1",
+        ),
+        ({"user/max_user_namespaces": "0"}, False, "user.max_user_namespaces = 0"),
+        ({"user/max_user_namespaces": "63000", "kernel/unprivileged_userns_clone": "1"}, True, None),
+        ({}, True, None),
+    ],
+)
+def test_a_restricted_machine_names_the_setting(
+    tmp_path: Path, settings: dict[str, str], unprivileged: bool, named: str | None
+) -> None:
+    for rel, value in settings.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(value + "\n")
+    assert _zygote.userns_restriction(str(tmp_path), unprivileged=unprivileged) == named
