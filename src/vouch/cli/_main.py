@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import sqlite3
 import sys
 
 import click
@@ -62,3 +64,24 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("vouch: interrupted", err=True)
         sys.exit(130)
+    except (OSError, sqlite3.Error) as exc:
+        where = _full_disk(exc)
+        if where is None:
+            raise
+        click.echo(
+            f"vouch: error: no space left on the device {where}; what was stored before is kept "
+            "(each judgement is its own transaction): free space and run the same command to resume",
+            err=True,
+        )
+        sys.exit(EXIT_INFRASTRUCTURE)
+
+
+def _full_disk(exc: BaseException) -> str | None:
+    """Where a write failed for want of space (``of FILE`` when known), or None for another error.
+
+    SQLite says "database or disk is full" and rolls the failed transaction back."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"of {exc.filename}" if exc.filename else "being written"
+    if isinstance(exc, sqlite3.Error) and "disk is full" in str(exc):
+        return "holding the store"
+    return None
