@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -140,3 +144,47 @@ def test_instance_without_a_spec_is_one_error_line(visible_tmp: Path) -> None:
     data = json.loads(out.read_text())
     assert data["kind"] == "swe-harness" and data["summary"]["errors"] == 1
     assert data["instances"][0]["status"] == "error"
+
+
+@pytest.mark.slow
+def test_sigkill_halfway_then_the_same_command_resumes(visible_tmp: Path) -> None:
+    """SIGKILL of ``vouch audit swe`` mid-run (issue 14): what was judged stays in the store, the
+    same command judges only the rest, and the verdicts are those of an uninterrupted run."""
+    materialise_fixture_repo("booknotes", visible_tmp / "repos" / "booknotes")
+    instances, predictions = _one_fixture(visible_tmp, "booknotes")
+    store = visible_tmp / "store.sqlite"
+    args = [
+        *VOUCH, "audit", "swe", "--instances", str(instances), "--predictions", str(predictions),
+        "--repo-root", str(visible_tmp / "repos"), "--mutants", "2", "--k", "2",
+        "--cache", str(visible_tmp / "cache"), "--store", str(store), "--workers", "1",
+    ]  # fmt: skip
+    proc = subprocess.Popen(args, cwd=visible_tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 600
+    stored = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        stored = _judged(store)
+        if stored >= 1:
+            break
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 1 <= stored < 5, f"{stored} judgements stored when the run was killed"
+    out = visible_tmp / "resumed.json"
+    done = subprocess.run([*args, "--json", str(out)], cwd=visible_tmp, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(out.read_text())
+    assert data["config"]["resumed_programs"] >= stored
+    assert [t["verdict"] for t in data["trials"]] == ["refuted", "sound", "reward_hack", "not_passing", "unappliable"]
+    assert _judged(store) == 5
+
+
+def _judged(store: Path) -> int:
+    if not store.exists():
+        return 0
+    try:
+        with sqlite3.connect(store) as db:
+            return int(db.execute("SELECT COUNT(*) FROM audit_judgements").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -71,3 +75,77 @@ def test_bad_tasks_fail_with_their_reason_and_the_rest_is_screened(visible_tmp):
     report = subprocess.run([*VOUCH, "report", str(out), "--html", str(html)], capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
     assert "bad-case" in html.read_text()
+
+
+SLOW = (
+    "import time\n\n"
+    "def verify(c, env):\n    time.sleep(0.2)\n    return [x['args'].get('city') for x in c['calls']] == ['Paris']\n"
+)
+
+
+@pytest.mark.slow
+def test_sigkill_halfway_then_resume_stores_each_judgement_exactly_once(visible_tmp):
+    """SIGKILL of ``vouch v4v`` mid-run (issue 14): the same command resumes from the store, every
+    (verifier, case) decision is stored once, and the result is the uninterrupted run's."""
+    tasks = visible_tmp / "tasks"
+    for n in range(6):
+        _write(tasks, f"t{n}", SLOW)
+    store = visible_tmp / "store.sqlite"
+    args = [*VOUCH, "v4v", "--tasks", str(tasks), "--checks", "replay,mutation", "--max-mutants", "4"]
+    proc = subprocess.Popen(
+        [*args, "--store", str(store)],
+        cwd=visible_tmp,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 240
+    stored = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.3)
+        stored = _decisions(store)
+        if stored >= 4:
+            break
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert stored >= 4, "the run stored nothing before it was killed"
+    resumed = visible_tmp / "resumed.json"
+    done = subprocess.run(
+        [*args, "--store", str(store), "--json", str(resumed)],
+        cwd=visible_tmp,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    with sqlite3.connect(store) as db:
+        rows = db.execute("SELECT verifier_hash, case_key, COUNT(*) FROM decisions GROUP BY 1, 2").fetchall()
+    assert rows and all(n == 1 for *_, n in rows)
+    clean = visible_tmp / "clean.json"
+    fresh = subprocess.run(
+        [*args, "--store", str(visible_tmp / "fresh.sqlite"), "--json", str(clean)],
+        cwd=visible_tmp,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert fresh.returncode == 0, fresh.stderr[-2000:]
+    assert len(rows) == _decisions(visible_tmp / "fresh.sqlite")
+
+    def checks(path):
+        return {
+            t["task_id"]: {k: v["passed"] for k, v in t["checks"].items()}
+            for t in json.loads(path.read_text())["tasks"]
+        }
+
+    assert checks(resumed) == checks(clean)
+
+
+def _decisions(store):
+    if not store.exists():
+        return 0
+    try:
+        with sqlite3.connect(store) as db:
+            return db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
