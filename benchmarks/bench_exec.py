@@ -8,7 +8,14 @@
 Every run is its own process: the pids are recorded and checked to be distinct. Runs are
 sequential (one at a time) so that each median is a per-run latency, not a throughput.
 
+The engine has two modes of full isolation: as root (each run an unprivileged host uid of its
+own) and without root (the caller's uid in user namespaces of the pool's own, issue 14). The
+script measures the mode it runs in; run as root with ``--rootless-uid UID --rootless-python PY``,
+it also runs itself as that uid (``PY``: an interpreter that uid may execute, with vouch
+importable) and prints both modes side by side.
+
     python benchmarks/bench_exec.py [--runs N] [--pytest-runs N] [--json]
+                                    [--rootless-uid UID --rootless-python PY]
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 from vouch.exec import Call, LocalExecutor, RunSpec, Status
 
@@ -99,16 +107,63 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200, help="runs for (a) and (b)")
     parser.add_argument("--pytest-runs", type=int, default=20, help="runs for (c) and (d)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--rootless-uid", type=int, default=None, help="(as root) also measure as this uid")
+    parser.add_argument("--rootless-python", default=None, help="the interpreter that uid runs")
     args = parser.parse_args()
+    results = measure(args.runs, args.pytest_runs)
+    modes = {results["mode"]: results}
+    if args.rootless_uid is not None:
+        if os.geteuid() != 0 or not args.rootless_python:
+            raise SystemExit("--rootless-uid needs root and --rootless-python")
+        modes["rootless"] = _as_user(args)
+    if args.json:
+        print(json.dumps(results if len(modes) == 1 else modes))
+        return
+    for mode, figures in modes.items():
+        _print(mode, figures)
+    if len(modes) == 2:
+        root, rootless = modes["root"], modes["rootless"]
+        print(
+            f"rootless / root, engine call {rootless['engine_median_ms'] / root['engine_median_ms']:.2f}x, "
+            f"engine pytest {rootless['engine_pytest_median_ms'] / root['engine_pytest_median_ms']:.2f}x"
+        )
+
+
+def _as_user(args: argparse.Namespace) -> dict[str, Any]:
+    home = tempfile.mkdtemp(prefix="vouch-bench-home-")
+    os.chown(home, args.rootless_uid, args.rootless_uid)
+    try:
+        me = [args.rootless_python, os.path.abspath(__file__)]
+        done = subprocess.run(
+            [*me, "--json", "--runs", str(args.runs), "--pytest-runs", str(args.pytest_runs)],
+            user=args.rootless_uid,
+            group=args.rootless_uid,
+            extra_groups=[],
+            env={"HOME": home, "USER": "vouch-bench", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            cwd=home,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    finally:
+        subprocess.run(["rm", "-rf", home], check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the rootless run failed: {done.stderr[-2000:]}")
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def measure(runs: int, pytest_runs: int) -> dict[str, Any]:
+    """Both engine figures and both baselines, in the mode this process runs in."""
 
     with LocalExecutor(workers=1) as executor:
         info = executor.start()
         bench_engine(executor, 10)  # warm the socket path and the first spares
-        engine, engine_pids = bench_engine(executor, args.runs)
+        engine, engine_pids = bench_engine(executor, runs)
         bench_engine_pytest(executor, 3)
-        engine_pytest, engine_pytest_pids = bench_engine_pytest(executor, args.pytest_runs)
-    sub, sub_pids = bench_subprocess(max(10, args.runs // 4))
-    pytest_sub, pytest_sub_pids = bench_pytest_subprocess(args.pytest_runs)
+        engine_pytest, engine_pytest_pids = bench_engine_pytest(executor, pytest_runs)
+    sub, sub_pids = bench_subprocess(max(10, runs // 4))
+    pytest_sub, pytest_sub_pids = bench_pytest_subprocess(pytest_runs)
 
     for name, pids in (
         ("engine", engine_pids),
@@ -118,7 +173,7 @@ def main() -> None:
     ):
         if len(set(pids)) != len(pids):
             raise SystemExit(f"{name}: runs shared a process")
-    results = {
+    results: dict[str, Any] = {
         "engine_median_ms": round(_median_ms(engine), 3),
         "subprocess_median_ms": round(_median_ms(sub), 3),
         "engine_pytest_median_ms": round(_median_ms(engine_pytest), 3),
@@ -130,24 +185,27 @@ def main() -> None:
     )
     results.update(
         {
-            "runs": args.runs,
-            "pytest_runs": args.pytest_runs,
+            "mode": "root" if os.geteuid() == 0 else "rootless",
+            "runs": runs,
+            "pytest_runs": pytest_runs,
             "distinct_pids": len(set(engine_pids)) + len(set(engine_pytest_pids)),
             "isolation": info.isolation_level,
             "pool_rss_mb": info.baseline_rss_mb,
             "cpus": os.cpu_count(),
         }
     )
-    if args.json:
-        print(json.dumps(results))
-        return
+    return results
+
+
+def _print(mode: str, results: dict[str, Any]) -> None:
+    print(f"mode: {mode} (isolation {results['isolation']})")
     print(f"(a) engine, full isolation, trivial call   median {results['engine_median_ms']:8.2f} ms")
     print(f"(b) python -c subprocess, same call         median {results['subprocess_median_ms']:8.2f} ms")
     print(f"    ratio (b)/(a)                                  {results['subprocess_over_engine']:8.1f}x")
     print(f"(c) one pytest test through the engine      median {results['engine_pytest_median_ms']:8.2f} ms")
     print(f"(d) python -m pytest subprocess, same test  median {results['pytest_subprocess_median_ms']:8.2f} ms")
     print(f"    ratio (d)/(c)                                  {results['pytest_subprocess_over_engine_pytest']:8.1f}x")
-    print(f"    {results['distinct_pids']} engine runs, each its own process; isolation {results['isolation']}")
+    print(f"    {results['distinct_pids']} engine runs, each its own process")
 
 
 if __name__ == "__main__":
