@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from _scratch import scratch_root
-from vouch.exec import _zygote
+from vouch.exec import _executor, _zygote
 
 ROOT = Path(__file__).resolve().parents[2]
 _TEST_UID = 4242
@@ -153,8 +153,8 @@ def _user_files(user: User) -> dict[str, str]:
 
 def test_a_run_without_root_is_fully_isolated_and_sees_nothing_the_user_owns(user: User) -> None:
     if os.geteuid() == 0:
-        # A root pool's uid-block directory in /tmp (root's alone) must not stop the user.
-        os.makedirs(os.path.join("/tmp", "vouch-uid-blocks"), mode=0o700, exist_ok=True)
+        # A root pool's uid-block directory (root's alone) must not stop the user.
+        os.makedirs(_executor._UID_LOCK_DIR, mode=0o700, exist_ok=True)
     paths = _user_files(user)
     script = user.work / "look.py"
     script.write_text(_LOOK_AROUND.replace('os.environ.get("PATHS", "{}")', repr(json.dumps(paths))))

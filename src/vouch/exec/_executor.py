@@ -41,8 +41,11 @@ An exception it raises reaches the run as a ServiceError with its message."""
 _UID_BASE = 1_000_000_000
 _UID_BLOCK = 256  # host uids per pool: 2 per slot, 2 lanes, up to 64 workers
 _UID_BLOCKS = 4_000_000
-_UID_LOCK_DIR = os.path.join(tempfile.gettempdir(), "vouch-uid-blocks")
-"""Root's alone: a pool without root gives its runs the caller's own uid and claims no block."""
+_UID_LOCK_DIR = (
+    "/run/vouch-uid-blocks" if os.path.isdir("/run") else os.path.join(tempfile.gettempdir(), "vouch-uid-blocks")
+)
+"""Root's alone, in root's runtime directory rather than a /tmp another user could have made
+first; a pool without root gives its runs the caller's own uid and claims no block."""
 
 
 def _claim_uid_block() -> tuple[int, int]:
@@ -56,6 +59,9 @@ def _claim_uid_block() -> tuple[int, int]:
     if os.geteuid() != 0:
         return os.geteuid(), -1
     os.makedirs(_UID_LOCK_DIR, mode=0o700, exist_ok=True)
+    owner = os.stat(_UID_LOCK_DIR, follow_symlinks=False).st_uid
+    if owner != 0 or os.path.islink(_UID_LOCK_DIR):
+        raise InfrastructureError(f"{_UID_LOCK_DIR} belongs to uid {owner}, not root: remove it (a pool's uid locks)")
     start = (os.getpid() * 7919 + threading.get_ident()) % _UID_BLOCKS
     for step in range(_UID_BLOCKS):
         block = (start + step) % _UID_BLOCKS
