@@ -216,3 +216,47 @@ def test_a_restricted_machine_names_the_setting(
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(value + "\n")
     assert _zygote.userns_restriction(str(tmp_path), unprivileged=unprivileged) == named
+
+
+_EXPOSE = """
+import json, os, sys
+from vouch.exec import LocalExecutor, RunSpec, Script, expose_to_runs, hide_in_runs
+home = os.environ["HOME"]
+world = os.path.join(home, "cache", "world")
+os.makedirs(world)
+open(os.path.join(world, "module.py"), "w").write("VALUE = 'from the exposed world'\\n")
+open(os.path.join(world, "answers.txt"), "w").write("gold\\n")
+open(os.path.join(home, "cache", "beside.txt"), "w").write("not exposed\\n")
+look = '''
+import json, os, sys
+sys.path.insert(0, WORLD)
+seen = {}
+import module
+seen["module"] = module.VALUE
+for name in ("answers.txt", "../beside.txt"):
+    try:
+        seen[name] = open(os.path.join(WORLD, name)).read()
+    except OSError as exc:
+        seen[name] = type(exc).__name__
+print(json.dumps(seen))
+'''.replace("WORLD", repr(world))
+with LocalExecutor(workers=1, warm_pytest=False) as pool:
+    before = pool.run(RunSpec(entry=Script("look.py"), files={"look.py": look}))
+    expose_to_runs(world)
+    hide_in_runs(os.path.join(world, "answers.txt"))
+    after = pool.run(RunSpec(entry=Script("look.py"), files={"look.py": look}))
+print(json.dumps({"before": [before.status.value, before.reason or ""], "after": after.stdout_tail}))
+"""
+
+
+def test_a_path_exposed_in_the_users_home_is_readable_and_what_is_hidden_in_it_stays_hidden(user: User) -> None:
+    """``expose_to_runs`` (a world cache or environment directory in the home): bound back in every
+    later run of the same pool; a hidden file inside stays hidden, the rest of the home too."""
+    done = user.run("-c", _EXPOSE)
+    assert done.returncode == 0, done.stderr[-3000:]
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcome["before"][0] == "error" and "ModuleNotFoundError" in outcome["before"][1], outcome
+    seen = json.loads(outcome["after"].strip().splitlines()[-1])
+    assert seen["module"] == "from the exposed world"
+    assert seen["answers.txt"] in ("", "PermissionError", "FileNotFoundError"), seen
+    assert seen["../beside.txt"] in ("FileNotFoundError", "PermissionError"), seen

@@ -18,7 +18,7 @@ from vouch.bench import BASELINES, PRELOAD, load_tasks, results_object, run_veri
 from vouch.core import Envelope
 from vouch.corpora import DEMO_FILE, demo_samples_file
 from vouch.errors import UsageError
-from vouch.exec import Executor, LocalExecutor, RunResult, visible_in_runs
+from vouch.exec import Executor, LocalExecutor, RunResult, expose_to_runs, visible_in_runs
 from vouch.report import write_html
 from vouch.showcase import COMPLETION_LIMITS, DemoSummary, run_showcase
 from vouch.sources import SOURCES, build_source
@@ -147,6 +147,7 @@ def _visible_dir(out: Path, name: str) -> Path:
     bases += [Path.home() / ".cache" / "vouch" / "demo", Path("/var/lib/vouch/demo")]
     for base in bases:
         path = (base / name).resolve()
+        expose_to_runs(path)  # what the demo's runs read, also in a home a rootless pool covers
         if visible_in_runs(path) is None:
             try:
                 path.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Self
 import vouch
 from vouch.errors import EngineCrashed, InfrastructureError, IsolationUnavailable, UsageError
 from vouch.exec import _protocol, _sandbox
-from vouch.exec._hidden import hidden_in_every_run
+from vouch.exec._hidden import exposed_to_every_run, hidden_in_every_run
 from vouch.exec._outcome import build_result
 from vouch.exec._spec import Isolation, RunResult, RunSpec, Status
 from vouch.exec._values import from_data, to_data
@@ -270,6 +270,8 @@ class LocalExecutor(Executor):
         self.info: PoolInfo | None = None
         self._uid_base = 0
         self._uid_lock: int | None = None
+        self._exposed_sent: tuple[str, ...] = ()
+        """What the current zygote was last told runs may read (``expose_to_runs``)."""
 
     # --- life cycle ---------------------------------------------------------------------
 
@@ -346,6 +348,7 @@ class LocalExecutor(Executor):
         parent.settimeout(None)
         self._process = process
         self._sock = parent
+        self._exposed_sent = ()  # a new zygote knows nothing exposed yet
         self._reader = threading.Thread(target=self._read_loop, args=(parent, reader), daemon=True)
         self._reader.start()
         data = first[1]
@@ -432,6 +435,10 @@ class LocalExecutor(Executor):
             if attempt.service is not None and attempt.spec.service:
                 self._services[run_id] = attempt.service
             try:
+                exposed = exposed_to_every_run()
+                if exposed != self._exposed_sent:
+                    self._sock.sendall(_protocol.pack_message(("expose", exposed)))
+                    self._exposed_sent = exposed
                 self._sock.sendall(_protocol.pack_message(("run", run_id, attempt.spec)))
             except OSError as exc:
                 del self._futures[run_id]

@@ -26,6 +26,7 @@ import vouch
 
 _lock = threading.Lock()
 _registered: dict[str, None] = {}
+_exposed: dict[str, None] = {}
 _STORE_FILES = ("", "-wal", "-shm", "-journal")
 _DEFAULT_DIRS = (".vouch/witnesses", ".vouch/swe-witnesses")
 
@@ -49,3 +50,19 @@ def hidden_in_every_run() -> tuple[str, ...]:
     with _lock:
         paths += list(_registered)
     return tuple(dict.fromkeys(paths))
+
+
+def expose_to_runs(*paths: str | os.PathLike[str]) -> None:
+    """Let every run this process submits from now on read ``paths`` (read-only), where a pool
+    without root would otherwise cover them: a world cache or an environment directory in the
+    caller's home. Hidden paths inside them stay hidden. As root this changes nothing: runs
+    read what their own uid may read."""
+    with _lock:
+        for path in paths:
+            _exposed[os.path.realpath(path)] = None
+
+
+def exposed_to_every_run() -> tuple[str, ...]:
+    """The paths registered with ``expose_to_runs``, in the order they were registered."""
+    with _lock:
+        return tuple(_exposed)

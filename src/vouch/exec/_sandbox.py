@@ -34,7 +34,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from vouch.exec import _linux
+from vouch.exec import _hidden, _linux
 from vouch.exec._harness import RESULT_FD
 from vouch.exec._service import SERVICE_FD
 from vouch.exec._spec import Limits
@@ -63,6 +63,16 @@ def visible_in_runs(path: str | os.PathLike[str]) -> str | None:
     for private in PRIVATE_IN_RUNS:
         if real == private or real.startswith(private + "/"):
             return f"{real} is under {private}, which is private in every run"
+    if os.geteuid() != 0:
+        exposed = _hidden.exposed_to_every_run()
+        for own in user_private_dirs():
+            if (real == own or _inside(real, own)) and not any(real == e or _inside(real, e) for e in exposed):
+                return (
+                    f"{real} is in {own}, which runs cannot see when vouch runs without root "
+                    "(vouch.exec.expose_to_runs lets them)"
+                )
+        if any(real == e or _inside(real, e) for e in exposed):
+            return None
     current = os.path.dirname(real)
     while True:
         try:
@@ -183,6 +193,8 @@ class JobSetup:
     """The working directory's files, for the run to write into its disk budget; None when the
     zygote wrote them into the directory on the host (a kept working directory)."""
     disk_mb: int | None = None
+    exposed: tuple[str, ...] = ()
+    """Paths the run may read although they lie in a covered directory (``expose_to_runs``)."""
 
 
 @dataclass(frozen=True)
@@ -191,6 +203,9 @@ class Prepared:
 
     setup: SpareSetup
     runs_dir_fd: int
+    covered: tuple[tuple[str, int], ...] = ()
+    """Each covered directory with an O_PATH descriptor of what it covers, opened before the
+    cover: the way to bind back a path the caller exposes later (without root only)."""
 
 
 class SetupError(Exception):
@@ -252,6 +267,36 @@ def _expose(held: list[tuple[Exposure, list[tuple[str, int]]]]) -> None:
                 os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
             _linux.mount(f"/proc/self/fd/{fd}", path, None, _linux.MS_BIND | _linux.MS_REC)
             os.close(fd)
+
+
+def _bind_exposed(covered: tuple[tuple[str, int], ...], exposed: tuple[str, ...]) -> None:
+    """Bind each exposed path that lies in a covered directory back in place, read-only, through
+    the descriptor of what the cover hides (the covering tmpfs is made writable for the mount
+    points, then read-only again). Hidden paths are covered after, so they win inside."""
+    for cover, held in covered:
+        inside = [p for p in exposed if _inside(p, cover)]
+        if not inside:
+            continue
+        _linux.mount(None, cover, None, _linux.MS_REMOUNT | _NO_DEV_SUID)
+        try:
+            for path in inside:
+                try:
+                    fd = os.open(os.path.relpath(path, cover), os.O_PATH, dir_fd=held)
+                except OSError:
+                    continue  # gone, or not the caller's to read: nothing to bind
+                try:
+                    if os.path.isdir(f"/proc/self/fd/{fd}"):
+                        os.makedirs(path, mode=0o755, exist_ok=True)
+                    else:
+                        os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+                        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+                    _linux.mount(f"/proc/self/fd/{fd}", path, None, _linux.MS_BIND | _linux.MS_REC)
+                    flags = _linux.locked_mount_flags(path)
+                    _linux.mount(None, path, None, _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY | flags)
+                finally:
+                    os.close(fd)
+        finally:
+            _linux.mount(None, cover, None, _linux.MS_REMOUNT | _NO_DEV_SUID | _linux.MS_RDONLY)
 
 
 def _cover_hidden(paths: tuple[str, ...]) -> None:
@@ -404,6 +449,7 @@ def prepare(setup: SpareSetup) -> Prepared:
         # Hold what must be bound back while every directory is still searchable; files made
         # inside the user namespace need the mapped uid, so the mounts come after the switch.
         exposed = [(e, [(p, fd) for p in e.keep if (fd := _hold(p)) is not None]) for e in setup.exposures]
+        covered = tuple((e.cover, fd) for e in setup.exposures if setup.rootless and (fd := _hold(e.cover)) is not None)
         under_tmp = [(p, fd) for p in setup.under_private_tmp if (fd := _hold(p)) is not None]
         if not setup.rootless:
             os.setgroups([])  # denied in a user namespace made without root (see _zygote)
@@ -430,7 +476,7 @@ def prepare(setup: SpareSetup) -> Prepared:
             os.close(fd)
         _linux.mount("proc", "/proc", "proc", _linux.MS_NOSUID | _linux.MS_NODEV | _linux.MS_NOEXEC)
         socket.sethostname("vouch-run")
-        return Prepared(setup=setup, runs_dir_fd=runs_dir_fd)
+        return Prepared(setup=setup, runs_dir_fd=runs_dir_fd, covered=covered)
     except OSError as exc:
         raise SetupError(str(exc)) from None
 
@@ -440,6 +486,8 @@ def enter(prepared: Prepared, job: JobSetup) -> None:
     setup = prepared.setup
     try:
         if setup.full:
+            if job.exposed and prepared.covered:
+                _bind_exposed(prepared.covered, job.exposed)
             _cover_hidden(job.hidden)
             alone = setup.rootless and _cover_runs_dir(setup.runs_dir)
             work_fd = _mount_disk_budget(job) if job.disk_mb is not None else None

@@ -110,6 +110,8 @@ class Zygote:
     holds no state a run could leave (no capability over it, loopback down), and keeps the
     per-run cost flat."""
     own_netns: int = -1
+    exposed: tuple[str, ...] = ()
+    """Paths the caller exposed to runs (``expose_to_runs``), bound back in covered homes."""
     kept: set[str] = field(default_factory=set)
     """Working directories kept for the caller: they outlive the zygote."""
 
@@ -336,6 +338,7 @@ class Zygote:
             service=spec.service,
             files=files,
             disk_mb=spec.limits.disk_mb if self.full else None,
+            exposed=self.exposed,
         )
         started = time.monotonic()
         try:
@@ -445,6 +448,8 @@ class Zygote:
         if message[0] == "run":
             spec: RunSpec = message[2]
             self.queues[spec.nested].append((message[1], spec))
+        elif message[0] == "expose":
+            self.exposed = tuple(message[1])
         elif message[0] == "response":
             run = self.running.get(message[1])
             if run is not None and run.service_open:

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from vouch.errors import UsageError
-from vouch.exec import visible_in_runs
+from vouch.exec import expose_to_runs, visible_in_runs
 from vouch.worlds._world import _locked, git
 
 __all__ = [
@@ -283,6 +283,7 @@ class EnvCache:
 
     def __init__(self, root: Path | str | None = None, python: Mapping[str, str] | None = None) -> None:
         resolved = Path(root).resolve() if root is not None else default_env_dir()
+        expose_to_runs(resolved)  # runs start the interpreters made here
         hidden = visible_in_runs(resolved)
         if hidden is not None:
             raise UsageError(

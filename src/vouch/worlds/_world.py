@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vouch.errors import InfrastructureError, UsageError
-from vouch.exec import visible_in_runs
+from vouch.exec import expose_to_runs, visible_in_runs
 from vouch.worlds._patch import Patch, parse_patch, patch_hash
 
 __all__ = ["Unappliable", "World", "WorldCache", "default_cache_dir", "git"]
@@ -129,6 +129,7 @@ class WorldCache:
 
     def __init__(self, root: Path | str | None = None) -> None:
         resolved = Path(root).resolve() if root is not None else default_cache_dir()
+        expose_to_runs(resolved)  # runs read their worlds here, in a home a rootless pool covers too
         hidden = visible_in_runs(resolved)
         if hidden is not None:
             raise UsageError(
