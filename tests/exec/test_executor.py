@@ -332,3 +332,25 @@ def test_file_path_escaping_the_workdir(executor: LocalExecutor, path: str) -> N
     assert written == [], f"{path!r} was written outside the working directory"
     # and the pool is fine
     assert run_call(executor, "def f():\n    return 1\n").value == 1
+
+
+_HEADROOM = """
+def f():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * 4096 // 2**20
+"""
+
+
+def test_every_run_gets_its_whole_memory_headroom_after_the_pool_has_grown(make_executor: ExecutorFactory) -> None:
+    """A batch of large specs grows the zygote's heap; runs cloned after that still get
+    ``memory_mb`` on top of what they start with, not on top of the pool's warm-up size (a long
+    audit's runs had lost 100s of MB of headroom, and deep recursion died of SIGSEGV)."""
+    pool = make_executor(workers=2)
+    big = "X = " + repr(list(range(60_000))) + "\n"
+    grown = pool.run_batch([call_spec(big + f"def f():\n    return {i}\n") for i in range(150)])
+    assert all(r.ok for r in grown)
+    limits = Limits(timeout_s=10, memory_mb=256)
+    for result in pool.run_batch([call_spec(_HEADROOM, limits=limits) for _ in range(4)]):
+        assert result.ok, result.reason
+        headroom = result.isolation.address_space_mb - result.value
+        assert headroom >= limits.memory_mb - 24, (result.isolation.address_space_mb, result.value)

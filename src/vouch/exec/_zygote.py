@@ -64,6 +64,8 @@ class _Spare:
     result_fd: int
     ready_r: int
     service: socket.socket
+    vm: int = 0
+    """The zygote's address-space size when it cloned this spare: what the child starts with."""
 
 
 @dataclass
@@ -276,6 +278,7 @@ class Zygote:
             rootless=self.rootless,
             under_private_tmp=self.under_private_tmp,
         )
+        vm = _vm_size()
         if self.full:
             # The child inherits the slot's network namespace: made once, empty, lo down, owned
             # by the host's user namespace (so nothing in a run can configure it).
@@ -312,6 +315,7 @@ class Zygote:
             result_fd=result_fd,
             ready_r=ready_r,
             service=service,
+            vm=vm,
         )
 
     def start(self, run_id: int, spec: RunSpec) -> None:
@@ -327,7 +331,10 @@ class Zygote:
             self.free_slots[spec.nested].append(slot)
             self._reply(("failed", run_id, f"cannot prepare the working directory: {exc}"))
             return
-        address_space = self.baseline_vm + spec.limits.memory_mb * 2**20
+        # The headroom on top of what the run's process already maps: the zygote grows after its
+        # warm-up (queued specs, fragmentation), and a limit from the warm-up size alone left runs
+        # of a long audit a fraction of their memory (deep recursion died of SIGSEGV there).
+        address_space = max(self.baseline_vm, child.vm) + spec.limits.memory_mb * 2**20
         nonce = secrets.token_bytes(16)
         job = _sandbox.JobSetup(
             workdir=workdir,
