@@ -347,10 +347,28 @@ def test_every_run_gets_its_whole_memory_headroom_after_the_pool_has_grown(make_
     audit's runs had lost 100s of MB of headroom, and deep recursion died of SIGSEGV)."""
     pool = make_executor(workers=2)
     big = "X = " + repr(list(range(60_000))) + "\n"
-    grown = pool.run_batch([call_spec(big + f"def f():\n    return {i}\n") for i in range(150)])
-    assert all(r.ok for r in grown)
+    # Submitted all at once (run_batch keeps a window): the zygote holds all 150 specs.
+    grown = [pool.submit(call_spec(big + f"def f():\n    return {i}\n")) for i in range(150)]
+    assert all(f.result().ok for f in grown)
     limits = Limits(timeout_s=10, memory_mb=256)
     for result in pool.run_batch([call_spec(_HEADROOM, limits=limits) for _ in range(4)]):
         assert result.ok, result.reason
         headroom = result.isolation.address_space_mb - result.value
         assert headroom >= limits.memory_mb - 24, (result.isolation.address_space_mb, result.value)
+
+
+def test_a_batch_keeps_a_window_in_flight_so_the_pool_does_not_grow(make_executor: ExecutorFactory) -> None:
+    """run_batch sends a few runs ahead of the free slots, not the whole batch: the pool's
+    process does not hold (and keep the heap of) thousands of specs."""
+    pool = make_executor(workers=2)
+    info = pool.start()
+    big = "X = " + repr(list(range(60_000))) + "\n"
+    seen = []
+
+    def progress(done: int, total: int, result: RunResult) -> None:
+        with open(f"/proc/{info.pid}/statm") as statm:
+            seen.append(int(statm.read().split()[0]) * 4096 // 2**20)
+
+    results = pool.run_batch([call_spec(big + f"def f():\n    return {i}\n") for i in range(150)], progress)
+    assert [r.value for r in results] == list(range(150))
+    assert max(seen) - info.baseline_vm_mb < 24, (info.baseline_vm_mb, max(seen))

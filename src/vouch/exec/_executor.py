@@ -114,23 +114,38 @@ class Executor(ABC):
         if services is not None and len(services) != len(specs):
             raise UsageError(f"run_batch got {len(specs)} specs but {len(services)} services")
         handlers = services if services is not None else [None] * len(specs)
-        futures = [self.submit(spec, handler) for spec, handler in zip(specs, handlers, strict=True)]
-        total = len(futures)
-        if progress is not None:
-            done = 0
-            lock = threading.Lock()
+        total = len(specs)
+        done = 0
+        lock = threading.Lock()
+        # A window of runs in flight, not the whole batch: every spec sent ahead waits in the
+        # pool's process, whose heap then grows for good (thousands of specs of an audit's
+        # inputs), and every run it forks after that pays for the larger heap.
+        window = threading.BoundedSemaphore(self._window())
 
-            def report(future: Future[RunResult]) -> None:
-                nonlocal done
-                if future.exception() is not None:
-                    return
-                with lock:
-                    done += 1
-                    progress(done, total, future.result())
+        def finished(future: Future[RunResult]) -> None:
+            nonlocal done
+            window.release()
+            if progress is None or future.exception() is not None:
+                return
+            with lock:
+                done += 1
+                progress(done, total, future.result())
 
-            for future in futures:
-                future.add_done_callback(report)
+        futures = []
+        for spec, handler in zip(specs, handlers, strict=True):
+            window.acquire()
+            try:
+                future = self.submit(spec, handler)
+            except BaseException:
+                window.release()
+                raise
+            future.add_done_callback(finished)
+            futures.append(future)
         return [future.result() for future in futures]
+
+    def _window(self) -> int:
+        """How many runs of one batch may be in flight at once."""
+        return 1 << 30
 
     def __enter__(self) -> Self:
         return self
@@ -272,6 +287,10 @@ class LocalExecutor(Executor):
         self._uid_lock: int | None = None
         self._exposed_sent: tuple[str, ...] = ()
         """What the current zygote was last told runs may read (``expose_to_runs``)."""
+
+    def _window(self) -> int:
+        # Enough queued for every slot to find its next run waiting, and no more.
+        return max(8, 4 * self._workers)
 
     # --- life cycle ---------------------------------------------------------------------
 
