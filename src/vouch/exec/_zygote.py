@@ -141,6 +141,17 @@ class Zygote:
             except PermissionError:
                 pass  # setgroups is denied in some user namespaces; the runs drop groups themselves
         _linux.prctl(_linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+        # Namespaces first, while the process has one thread: a preloaded module may start
+        # threads, and a multi-threaded process cannot enter a new user namespace.
+        if self.full:
+            _probe_namespaces(self._host_uid(0))
+            if self.rootless:
+                _own_user_namespace()
+            self.own_netns = os.open("/proc/self/ns/net", os.O_RDONLY)
+            for slot in range(2 * self.config["workers"]):
+                _linux.unshare(_linux.CLONE_NEWNET)
+                self.slot_netns[slot] = os.open("/proc/self/ns/net", os.O_RDONLY)
+                _linux.setns(self.own_netns, _linux.CLONE_NEWNET)
         preloaded = []
         for name in self.config["preload"]:
             # "package.module" is imported; "package.module:function" is imported and called,
@@ -152,15 +163,6 @@ class Zygote:
             preloaded.append(name)
         if self.config.get("warm_pytest", True):
             _warm_pytest()
-        if self.full:
-            _probe_namespaces(self._host_uid(0))
-            if self.rootless:
-                _own_user_namespace()
-            self.own_netns = os.open("/proc/self/ns/net", os.O_RDONLY)
-            for slot in range(2 * self.config["workers"]):
-                _linux.unshare(_linux.CLONE_NEWNET)
-                self.slot_netns[slot] = os.open("/proc/self/ns/net", os.O_RDONLY)
-                _linux.setns(self.own_netns, _linux.CLONE_NEWNET)
         needed = _interpreter_paths()
         covers: tuple[str, ...] = ()
         if self.rootless and self.full:
