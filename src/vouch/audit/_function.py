@@ -51,7 +51,7 @@ from vouch.store import AuditStore
 if TYPE_CHECKING:
     from vouch.audit._agent_calls import WitnessAgent
 
-PRELOAD = ("vouch.audit._inrun", "coverage", "coverage.control", "pytest")
+PRELOAD = ("vouch.audit._inrun:warm_coverage", "coverage", "coverage.control", "pytest")
 """What the engine's pool should pre-import for the audit (pass to ``LocalExecutor(preload=...)``)."""
 
 
