@@ -295,7 +295,7 @@ class Zygote:
         else:
             pid = os.fork()
         if pid == 0:
-            _spare_main(setup, sync_r, sync_w, job_r)
+            _spare_main(setup, sync_r, sync_w, job_r, job_w)
         for fd in (sync_r, ready_w, job_r):
             os.close(fd)
         service_child.close()
@@ -694,9 +694,15 @@ def _kill_tree(pid: int, full: bool) -> None:
         pass
 
 
-def _spare_main(setup: _sandbox.SpareSetup, sync_r: int, sync_w: int, job_r: int) -> None:
-    """A spare's life: wait for the uid map, prepare, wait for a run, enter, run the entry."""
+def _spare_main(setup: _sandbox.SpareSetup, sync_r: int, sync_w: int, job_r: int, job_w: int) -> None:
+    """A spare's life: wait for the uid map, prepare, wait for a run, enter, run the entry.
+
+    Its own job pipe's write end is closed first: then the zygote alone holds it (and spares
+    cloned after, which exit in turn), so a spare whose zygote died sees end of file and exits
+    even when its parent-death signal was set too late to fire (the zygote killed between the
+    clone and the spare's prctl)."""
     try:
+        os.close(job_w)
         os.close(sync_w)
         if os.read(sync_r, 2) != b"go":
             raise _sandbox.SetupError("the zygote did not finish the user namespace")
