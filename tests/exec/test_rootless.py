@@ -189,19 +189,16 @@ def test_a_run_without_root_is_fully_isolated_and_sees_nothing_the_user_owns(use
 @pytest.mark.slow
 def test_the_adversarial_suite_holds_without_root(user: User) -> None:
     """The whole adversarial suite, as a user without root."""
+    assert " passed" in _pytest_as(user, "test_adversarial.py", timeout_s=900)
+
+
+def _pytest_as(user: User, test_file: str, *, timeout_s: float) -> str:
+    """Run one file of tests/exec as the user, in a session of its own; its output."""
     tests = user.repo / "tests" / "exec"
-    done = user.run(
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        f"--rootdir={user.repo}",
-        str(tests / "test_adversarial.py"),
-        timeout_s=900,
-    )
+    args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", f"--rootdir={user.repo}", str(tests / test_file)]
+    done = user.run(*args, timeout_s=timeout_s)
     assert done.returncode == 0, (done.stdout[-6000:], done.stderr[-2000:])
-    assert " passed" in done.stdout
+    return done.stdout
 
 
 @pytest.mark.parametrize(
@@ -278,15 +275,4 @@ def test_the_engines_faults_hold_without_root(user: User) -> None:
     completes. (Once, under load, a killed rootless zygote's spare outlived it, holding the pool's
     socket, and the pool waited: a spare now closes its own job pipe's write end, so it sees end
     of file when its zygote is gone.)"""
-    done = user.run(
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        f"--rootdir={user.repo}",
-        str(user.repo / "tests" / "exec" / "test_faults.py"),
-        timeout_s=300,
-    )
-    assert done.returncode == 0, (done.stdout[-6000:], done.stderr[-2000:])
-    assert "2 passed" in done.stdout
+    assert "2 passed" in _pytest_as(user, "test_faults.py", timeout_s=300)

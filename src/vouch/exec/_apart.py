@@ -265,12 +265,7 @@ def _hide(paths: Sequence[str]) -> None:
     uid, gid = os.getuid(), os.getgid()
     _linux.prctl(_linux.PR_SET_DUMPABLE, 1)  # its own /proc/self files, to write the maps
     _linux.unshare(_linux.CLONE_NEWUSER | _linux.CLONE_NEWNS)
-    with open("/proc/self/setgroups", "w") as f:
-        f.write("deny")
-    with open("/proc/self/uid_map", "w") as f:
-        f.write(f"{uid} {uid} 1")
-    with open("/proc/self/gid_map", "w") as f:
-        f.write(f"{gid} {gid} 1")
+    _linux.map_own_ids(uid, gid)
     for path in paths:
         if os.path.exists(path):
             _linux.mount("/dev/null", path, None, _linux.MS_BIND)

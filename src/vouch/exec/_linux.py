@@ -172,3 +172,14 @@ def effective_capabilities() -> int:
             if line.startswith("CapEff:"):
                 return int(line.split()[1], 16)
     return 0
+
+
+def map_own_ids(uid: int, gid: int) -> None:
+    """In a user namespace this process just entered, map ``uid`` and ``gid`` (its ids outside)
+    to themselves: the one map a process without root may write, setgroups denied first."""
+    with open("/proc/self/setgroups", "w") as f:
+        f.write("deny")
+    with open("/proc/self/uid_map", "w") as f:
+        f.write(f"{uid} {uid} 1")
+    with open("/proc/self/gid_map", "w") as f:
+        f.write(f"{gid} {gid} 1")

@@ -256,16 +256,21 @@ def _hold(path: str) -> int | None:
         raise SetupError(f"cannot reach {path!r} to set up the sandbox: {exc}") from None
 
 
+def _bind_held(fd: int, path: str) -> None:
+    """Bind what ``fd`` holds (a directory or a file) at ``path``, making the mount point first."""
+    if os.path.isdir(f"/proc/self/fd/{fd}"):
+        os.makedirs(path, mode=0o755, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+    _linux.mount(f"/proc/self/fd/{fd}", path, None, _linux.MS_BIND | _linux.MS_REC)
+
+
 def _expose(held: list[tuple[Exposure, list[tuple[str, int]]]]) -> None:
     for exposure, paths in held:
         _linux.mount("tmpfs", exposure.cover, "tmpfs", _linux.MS_NOSUID | _linux.MS_NODEV, "size=64k,mode=0755")
         for path, fd in paths:
-            if os.path.isdir(f"/proc/self/fd/{fd}"):
-                os.makedirs(path, mode=0o755, exist_ok=True)
-            else:
-                os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
-                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
-            _linux.mount(f"/proc/self/fd/{fd}", path, None, _linux.MS_BIND | _linux.MS_REC)
+            _bind_held(fd, path)
             os.close(fd)
 
 
@@ -285,12 +290,7 @@ def _bind_exposed(covered: tuple[tuple[str, int], ...], exposed: tuple[str, ...]
                 except OSError:
                     continue  # gone, or not the caller's to read: nothing to bind
                 try:
-                    if os.path.isdir(f"/proc/self/fd/{fd}"):
-                        os.makedirs(path, mode=0o755, exist_ok=True)
-                    else:
-                        os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
-                        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
-                    _linux.mount(f"/proc/self/fd/{fd}", path, None, _linux.MS_BIND | _linux.MS_REC)
+                    _bind_held(fd, path)
                     flags = _linux.locked_mount_flags(path)
                     _linux.mount(None, path, None, _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY | flags)
                 finally:

@@ -671,12 +671,7 @@ def _own_user_namespace() -> None:
     namespace, the runs' parent: nothing in a run has a capability over them."""
     uid, gid = os.geteuid(), os.getegid()
     _linux.unshare(_linux.CLONE_NEWUSER)
-    with open("/proc/self/setgroups", "w") as f:
-        f.write("deny")
-    with open("/proc/self/uid_map", "w") as f:
-        f.write(f"{uid} {uid} 1")
-    with open("/proc/self/gid_map", "w") as f:
-        f.write(f"{gid} {gid} 1")
+    _linux.map_own_ids(uid, gid)
     # The zygote's own network namespace too: it returns to it after making each spare, and may
     # enter only those its namespace owns. It needs none (its socket to the pool is inherited).
     _linux.unshare(_linux.CLONE_NEWNET)
