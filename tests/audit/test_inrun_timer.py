@@ -49,3 +49,17 @@ def test_timeouts_under_tracing_leave_the_arcs_readable(tmp_path: Path, monkeypa
     out = _inrun.outputs("f", [[3], [40], [41], [42], [5]], per_call_s=0.05, budget_s=20.0, arcs=True)
     assert [r.get("error") for r in out["results"]] == [None, "timeout", "timeout", "timeout", None]
     assert out["arcs"]
+
+
+def test_arcs_per_call_are_each_call_s_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "solution.py").write_text(
+        "def f(x):\n    if x > 0:\n        return 1\n    elif x < -5:\n        return 2\n    return 3\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    out = _inrun.outputs("f", [[1], [-10], [0]], arcs_per_call=True)
+    assert [r["value"] for r in out["results"]] == [1, 2, 3]
+    first, second, third = (set(map(tuple, arcs)) for arcs in out["call_arcs"])
+    assert (2, 3) in first and (2, 4) not in first
+    assert (4, 5) in second and (4, 6) not in second
+    assert (4, 6) in third and (2, 3) not in third
+    assert first | second | third <= set(map(tuple, out["arcs"])), "the union is what the calls took together"

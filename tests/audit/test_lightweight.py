@@ -22,6 +22,7 @@ from _samples import write_samples
 from vouch.audit import PRELOAD, AuditResults, Verdict, audit_humaneval
 from vouch.audit._compare import compare
 from vouch.audit._runs import AuditConfig
+from vouch.audit._samples import load_problems
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 
@@ -123,16 +124,61 @@ def test_one_trial_tasks_and_a_sampled_trial_whose_audit_fails(executor: LocalEx
         assert [r.round for r in report.rounds] == [0, 1], "one trial: one round, then the active set is empty"
 
 
+def test_the_static_baseline_builds_its_suite_from_g_before_any_trial(
+    executor: LocalExecutor, samples: Path, tmp_path: Path
+) -> None:
+    results = audit_humaneval(
+        samples, executor=executor, witness_dir=tmp_path / "witnesses", config=AuditConfig(mode="static")
+    )
+    assert results.mode == "static"
+    # G's mutant `<=` survives T0; the input that rejects it catches the three trials that made that edit.
+    assert _verdicts(results) == [Verdict.SOUND] * 3 + [Verdict.REFUTED] * 3
+    (suite,) = results.tasks[0].rounds
+    assert suite.round == 0 and suite.trial_id is None and suite.witnesses
+    assert len(suite.witnesses) <= lightweight.T1_SIZE
+    for trial in results.trials[3:]:
+        (witness,) = trial.witnesses
+        assert witness.found_on == "static" and witness.validation.valid
+    assert all("passes every test built from G" in (t.reason or "") for t in results.trials[:3])
+
+
+def test_the_static_suite_rejects_only_mutants_t0_lets_through(
+    executor: LocalExecutor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chosen: list[list[str]] = []
+    kills = lightweight._mutant_kills
+
+    def spy(engine: object, contexts: object, mutants: dict, stage: str) -> object:  # type: ignore[type-arg]
+        chosen.append([m.source for ms in mutants.values() for m in ms])
+        return kills(engine, contexts, mutants, stage)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lightweight, "_mutant_kills", spy)
+    samples = write_samples(tmp_path / "s.jsonl", [("HumanEval/0", c) for c in RIGHT])
+    audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "w", config=AuditConfig(mode="static"))
+    (survivors,) = chosen
+    assert any("<= threshold" in s for s in survivors), "G's `<` made `<=` survives T0"
+    test = load_problems()["HumanEval/0"].test
+    for source in survivors:  # mutants of HumanEval's own G: each passes T0
+        scope: dict[str, object] = {}
+        exec(compile(source + "\n" + test, "mutant.py", "exec"), scope)
+        scope["check"](scope["has_close_elements"])  # type: ignore[operator]
+
+
+COMPARE_STATIC = ("--static", "st.json", "--json")
+
+
 def test_compare_reports_recall_precision_and_cost_from_the_cli(
     executor: LocalExecutor, samples: Path, tmp_path: Path
 ) -> None:
     per_trial = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "pt")
     light = _audit(executor, samples, tmp_path)
+    static = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "st", config=AuditConfig(mode="static"))
     (tmp_path / "pt.json").write_text(per_trial.model_dump_json())
     (tmp_path / "lw.json").write_text(light.model_dump_json())
+    (tmp_path / "st.json").write_text(static.model_dump_json())
     out = tmp_path / "compare.json"
     run = subprocess.run(
-        [sys.executable, "-m", "vouch", "audit", "compare", "pt.json", "lw.json", "--json", str(out)],
+        [sys.executable, "-m", "vouch", "audit", "compare", "pt.json", "lw.json", *COMPARE_STATIC, str(out)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -140,7 +186,10 @@ def test_compare_reports_recall_precision_and_cost_from_the_cli(
         cwd=tmp_path,
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    summary = json.loads(out.read_text())["summary"]
+    assert "static" in run.stdout, "the static row is in the table"
+    body = json.loads(out.read_text())
+    summary = body["summary"]
+    assert body["static"]["recall"] == 1.0 and body["static"]["refuted"] == 3 and body["static"]["cost_ratio"] > 0
     assert {"mode", "rounds", "executions", "recall", "precision", "cost_ratio"} <= set(summary)
     assert summary["mode"] == "lightweight" and summary["rounds"] == 3
     assert summary["per_trial_refuted"] == 3 and summary["recall"] == 1.0 and summary["precision"] == 1.0
@@ -150,3 +199,5 @@ def test_compare_reports_recall_precision_and_cost_from_the_cli(
     (tmp_path / "other.json").write_text(light.model_copy(update={"trials": light.trials[:2]}).model_dump_json())
     with pytest.raises(UsageError, match="different trials"):
         compare(tmp_path / "pt.json", tmp_path / "other.json")
+    with pytest.raises(UsageError, match="the static run is a static audit"):
+        compare(tmp_path / "pt.json", tmp_path / "lw.json", static=tmp_path / "lw.json")

@@ -30,7 +30,7 @@ from vouch.audit._model import (
     decide_verdict,
     summarise,
 )
-from vouch.audit._runs import AuditConfig
+from vouch.audit._runs import MODES, AuditConfig
 
 if TYPE_CHECKING:
     from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
@@ -50,6 +50,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "FORMAT_VERSION",
+    "MODES",
     "PASSING_VERDICTS",
     "PRELOAD",
     "SWE_PRELOAD",

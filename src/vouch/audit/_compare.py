@@ -69,8 +69,12 @@ def _agreement(reference: dict[str, set[str]], other: dict[str, set[str]]) -> di
     }
 
 
-def compare(per_trial: Path, lightweight: Path, ablation: Path | None = None) -> dict[str, Any]:
-    """The comparison as JSON-ready data: totals, each run's cost, and per task.
+def compare(
+    per_trial: Path, lightweight: Path, ablation: Path | None = None, static: Path | None = None
+) -> dict[str, Any]:
+    """The comparison as JSON-ready data: totals, each run's cost, and per task; the ablation
+    (task analysis alone) and the static baseline (``--mode static``) beside, when given
+    (TestJack's Table 4).
 
     Raises:
         UsageError: A file that is not audit results, runs over different trials, or the two
@@ -123,11 +127,21 @@ def compare(per_trial: Path, lightweight: Path, ablation: Path | None = None) ->
         "summary": summary,
         "tasks": tasks,
     }
-    if ablation is not None:
-        alone = _load(ablation)
-        if {t["trial_id"] for t in alone["trials"]} != ids:
-            raise UsageError(f"{ablation} judges other trials than {per_trial}")
-        out["ablation"] = {"file": str(ablation), **_cost(alone, basis), **_agreement(reference, _refuted(alone))}
+    for name, path, mode in (("ablation", ablation, "lightweight"), ("static", static, "static")):
+        if path is None:
+            continue
+        other = _load(path)
+        if other.get("mode") != mode:
+            raise UsageError(f"{path}: mode {other.get('mode')!r}; the {name} run is a {mode} audit")
+        if {t["trial_id"] for t in other["trials"]} != ids:
+            raise UsageError(f"{path} judges other trials than {per_trial}")
+        cost = _cost(other, basis)
+        out[name] = {
+            "file": str(path),
+            **cost,
+            **_agreement(reference, _refuted(other)),
+            "cost_ratio": _ratio(cost["audit_run_s"], cost_base["audit_run_s"]),
+        }
     return out
 
 

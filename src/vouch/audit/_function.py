@@ -32,7 +32,7 @@ from vouch.audit._model import (
     Witness,
     summarise,
 )
-from vouch.audit._runs import AuditConfig, Engine, StageProgress, t0_result, t0_spec
+from vouch.audit._runs import MODES, AuditConfig, Engine, StageProgress, t0_result, t0_spec
 from vouch.audit._samples import Problem, Samples, Trial, load_problems, load_samples, program_hash
 from vouch.audit._trial import (
     OnJudged,
@@ -217,10 +217,10 @@ def audit_humaneval(
         from vouch.audit._agent_calls import witness_agent
 
         agent = witness_agent(config.agent_model, config.agent_config)
-    if config.mode not in ("per-trial", "lightweight"):
-        raise UsageError(f"--mode {config.mode!r}: the modes are per-trial and lightweight")
-    if config.mode == "lightweight" and config.witness_source != "offline":
-        raise UsageError("--mode lightweight shares offline witnesses; use --witness-source offline with it")
+    if config.mode not in MODES:
+        raise UsageError(f"--mode {config.mode!r}: the modes are {', '.join(MODES)}")
+    if config.mode != "per-trial" and config.witness_source != "offline":
+        raise UsageError(f"--mode {config.mode} shares offline witnesses; use --witness-source offline with it")
     if config.rounds < 0:
         raise UsageError(f"--rounds {config.rounds}: give zero (task analysis only) or more rounds")
     if limit_tasks is not None and limit_tasks < 1:
@@ -261,7 +261,7 @@ def audit_humaneval(
         )
     on_judged = (lambda job, judgement: store.put(config_key, job.task_id, job.hash, judgement)) if store else None
     rounds: dict[str, list[RoundRecord]] = {}
-    if config.mode == "lightweight":
+    if config.mode in ("lightweight", "static"):
         from vouch.audit._lightweight import run_lightweight
 
         rounds = run_lightweight(
@@ -272,6 +272,7 @@ def audit_humaneval(
             rounds=config.rounds,
             witness_dir=witness_dir or Path(".vouch/witnesses"),
             on_judged=on_judged,
+            static=config.mode == "static",
         )
     else:
         judge_programs(
@@ -316,7 +317,7 @@ def audit_humaneval(
         | asdict(config)
         | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
         benchmark="humaneval",
-        mode="lightweight" if config.mode == "lightweight" else "per-trial",
+        mode=config.mode,  # type: ignore[arg-type]  # one of MODES, checked above
         witness_source=config.witness_source,
         trials=results,
         tasks=reports,

@@ -273,7 +273,12 @@ ARCS_FIRST = 300
 
 
 def outputs(
-    entry_point: str, inputs: list[Any], per_call_s: float = 1.0, budget_s: float = 20.0, arcs: bool = False
+    entry_point: str,
+    inputs: list[Any],
+    per_call_s: float = 1.0,
+    budget_s: float = 20.0,
+    arcs: bool = False,
+    arcs_per_call: bool = False,
 ) -> dict[str, Any]:
     """Call the entry point of ``solution.py`` on each argument list, each under its own timer.
 
@@ -282,17 +287,20 @@ def outputs(
     ``{"ok": False, "error": "Type: message"}``, or ``{"ok": False, "error": "timeout"}``;
     calls past ``budget_s`` are ``{"ok": False, "error": "skipped"}``, and calls past the shortened timer
     of a program that already ran out of time thrice ``{"ok": False, "error": "cut short"}``. With ``arcs``, also the
-    branch arcs of ``solution.py`` the first ``ARCS_FIRST`` calls took (``"arcs": [[from, to], ...]``).
+    branch arcs of ``solution.py`` the first ``ARCS_FIRST`` calls took (``"arcs": [[from, to], ...]``);
+    with ``arcs_per_call`` as well, the arcs of each of those calls (``"call_arcs"``, one list per call).
     """
     from vouch.exec._values import from_data
 
     start = time.monotonic()
     results: list[dict[str, Any]] = []
-    tracer = _coverage_of(os.path.abspath(SOLUTION)) if arcs else None
+    tracer = _coverage_of(os.path.abspath(SOLUTION)) if arcs or arcs_per_call else None
     if tracer is not None:
         tracer.start()
     try:
-        loaded = _call_all(entry_point, inputs, per_call_s, budget_s, start, results, from_data, tracer)
+        loaded = _call_all(
+            entry_point, inputs, per_call_s, budget_s, start, results, from_data, tracer, per_call=arcs_per_call
+        )
     finally:
         if tracer is not None:
             tracer.stop()
@@ -300,6 +308,22 @@ def outputs(
     if tracer is not None and loaded is None:
         data = tracer.get_data()
         out["arcs"] = sorted({tuple(a) for f in data.measured_files() for a in (data.arcs(f) or [])})
+        if arcs_per_call:
+            out["call_arcs"] = _arcs_by_context(data, min(len(results), ARCS_FIRST))
+    return out
+
+
+def _arcs_by_context(data: Any, calls: int) -> list[list[tuple[int, int]]]:
+    """The arcs each call took (calls ran under coverage contexts ``c<index>``)."""
+    measured = data.measured_contexts()
+    out: list[list[tuple[int, int]]] = []
+    for index in range(calls):
+        if f"c{index}" not in measured:
+            out.append([])  # cut short before it ran, or the tracer had stopped
+            continue
+        data.set_query_contexts([f"^c{index}$"])
+        out.append(sorted({tuple(a) for f in data.measured_files() for a in (data.arcs(f) or [])}))
+    data.set_query_contexts(None)
     return out
 
 
@@ -312,6 +336,8 @@ def _call_all(
     results: list[dict[str, Any]],
     from_data: Callable[[Any], Any],
     tracer: Any = None,
+    *,
+    per_call: bool = False,
 ) -> str | None:
     with _quiet():
         try:
@@ -331,6 +357,8 @@ def _call_all(
             # Where the run is, on the real stderr: a process the program kills tells the audit
             # which input killed it, so the others still get their rows (``_trial``).
             os.write(2, f"\n{PROGRESS_MARK}{index}\n".encode())
+            if per_call and tracer is not None:
+                tracer.switch_context(f"c{index}")
             args = from_data(data)
             # A program that has run out of time thrice gets a twentieth of the timer from then on,
             # so that one that hangs on a kind of input does not spend the run's budget on it.

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from vouch.audit import _inputs, _offline, _witness
 from vouch.audit._model import RoundRecord
 from vouch.audit._prompt import main_clause
+from vouch.audit._runs import t0_spec
 from vouch.audit._trial import (
     Candidate,
     OnJudged,
@@ -44,7 +45,7 @@ from vouch.audit._trial import (
     t0_stage,
     validate_candidates,
 )
-from vouch.mutation import mutate
+from vouch.mutation import Mutant, mutate
 
 if TYPE_CHECKING:
     from vouch.audit._runs import AuditConfig, Engine
@@ -54,10 +55,12 @@ T1_SIZE = 48
 MUTANTS_OF_G = 10
 """Mutants of G whose differences from G guide task analysis, per task."""
 ANALYSED_INPUTS = 400
+"""Pool inputs task analysis runs G's mutants on, per task."""
 MUTANT_CALL_S = 0.25
 """Timer of a mutant's call: G answers each analysed input in under ``QUICK_S``, so a mutant
 past this is told from G (it looped or slowed), and a looping mutant costs little."""
-"""Pool inputs task analysis runs G's mutants on, per task."""
+STATIC_MUTANTS = 40
+"""Mutants of G the static baseline tries to reject, per task (SWE-ABS runs without a budget)."""
 SHARED_DIFFERENCES = 16
 """Inputs besides its witnesses where a sampled trial differs from G, shared with the task's trials."""
 
@@ -82,44 +85,13 @@ def task_analysis(
     unchecked, held to G's answer); then a spread of the rest by size, up to ``T1_SIZE``.
     Inputs where G itself is slow are left out: no T1 test rests on timing G barely meets.
     """
-    plans = []
-    for t in task_ids:
-        ctx = contexts[t]
-        if ctx.pool is None or not ctx.pool.inputs:
-            continue
-        reference = ctx.problem.reference
-        lines = range(ctx.problem.prompt.count("\n") + 1, reference.count("\n") + 2)
-        try:
-            mutants = mutate(reference, lines=lines, function=ctx.problem.entry_point)
-        except Exception:  # noqa: BLE001 - a G libcst cannot mutate gets no mutant-guided tests
-            mutants = []
-        if len(mutants) > MUTANTS_OF_G:
-            mutants = random.Random(f"{config.seed}:{t}:G").sample(mutants, MUTANTS_OF_G)
-        usable = _usable(ctx)
-        for m in mutants:
-            spec = _offline.outputs_spec(
-                m.source, ctx.problem.entry_point, [a for a, _ in usable], f"{t} mutant of G", MUTANT_CALL_S
-            )
-            plans.append((t, usable, spec))
-    results = engine.run([p[2] for p in plans], "task analysis: mutants of G")
-    kills: dict[str, list[set[int]]] = {}
-    for (t, usable, _spec), result in zip(plans, results, strict=True):
+    analysed = [t for t in task_ids if contexts[t].pool is not None and contexts[t].pool.inputs]  # type: ignore[union-attr]
+    mutants = {t: _mutants_of_g(contexts[t], config, MUTANTS_OF_G, "G") for t in analysed}
+    kills = _mutant_kills(engine, contexts, mutants, "task analysis: mutants of G")
+    suites: dict[str, list[Shared]] = {t: [] for t in task_ids}
+    for t in analysed:
         ctx = contexts[t]
         assert ctx.pool is not None
-        rows = _offline.decoded(result, len(usable))
-        killed = set()
-        for i, ((_args, value), row) in enumerate(zip(usable, rows, strict=True)):
-            if str(row.get("error", "")).startswith("run:") or row.get("error") in ("skipped", "cut short"):
-                continue
-            if not row.get("ok") or "opaque" in row or not _offline.close(ctx.pool.normal(row.get("value")), value):
-                killed.add(i)
-        kills.setdefault(t, []).append(killed)
-    suites: dict[str, list[Shared]] = {}
-    for t in task_ids:
-        ctx = contexts[t]
-        if ctx.pool is None or not ctx.pool.inputs:
-            suites[t] = []
-            continue
         usable = _usable(ctx)
         chosen = [i for i, (a, _) in enumerate(usable) if _inputs.key(a) in ctx.pool.explicit]
         chosen += _cover(kills.get(t, []), usable, limit=T1_SIZE // 2)
@@ -130,6 +102,111 @@ def task_analysis(
             chosen += rest[:: max(1, len(rest) // spread)][:spread]
         suites[t] = [Shared(list(usable[i][0]), usable[i][1], "task analysis") for i in dict.fromkeys(chosen)]
     return suites
+
+
+def static_suite(
+    engine: Engine, contexts: dict[str, TaskContext], task_ids: Sequence[str], config: AuditConfig
+) -> dict[str, list[Shared]]:
+    """The static baseline, in the manner of SWE-ABS: one suite per task built from G before any
+    trial is seen, by coverage-driven generation and tests that reject G's mutants.
+
+    From the same offline pool as task analysis: greedily, the inputs that reach the branch arcs
+    of G that T0 never takes, then the inputs that tell the most of G's mutants that survive T0
+    from G (up to ``STATIC_MUTANTS`` mutants), each asserting G's answer; no P examples, no
+    spread, and no A.2 vote (SWE-ABS counts every failure of an added test).
+    """
+    analysed = [t for t in task_ids if contexts[t].pool is not None and contexts[t].pool.inputs]  # type: ignore[union-attr]
+    mutants = {t: _mutants_of_g(contexts[t], config, STATIC_MUTANTS, "static") for t in analysed}
+    t0_runs = engine.run(
+        [
+            t0_spec(
+                contexts[t].problem.reference,
+                contexts[t].problem,
+                f"{t} G: T0's coverage and mutants",
+                coverage_lines=True,
+                mutants=[m.source for m in mutants[t]],
+            )
+            for t in analysed
+        ],
+        "static: T0 on G, coverage and mutants",
+    )
+    traced = engine.run(
+        [
+            _offline.outputs_spec(
+                contexts[t].problem.reference,
+                contexts[t].problem.entry_point,
+                [a for a, _ in _usable(contexts[t])],
+                f"{t} G, arcs per input",
+                config.per_call_s,
+                arcs_per_call=True,
+            )
+            for t in analysed
+        ],
+        "static: G's arcs per input",
+    )
+    unreached: dict[str, set[tuple[int, int]]] = {}
+    surviving: dict[str, list[Mutant]] = {}
+    for t, result in zip(analysed, t0_runs, strict=True):
+        value = result.value if result.ok and isinstance(result.value, dict) else {}
+        missing = (value.get("coverage") or {}).get("missing_arcs") or {}
+        unreached[t] = {(int(line), int(to)) for line, targets in missing.items() for to in targets}
+        outcomes = value.get("mutants") or []
+        surviving[t] = [m for m, o in zip(mutants[t], outcomes, strict=False) if o == "survived"]
+    kills = _mutant_kills(engine, contexts, surviving, "static: mutants of G surviving T0")
+    suites: dict[str, list[Shared]] = {t: [] for t in task_ids}
+    for t, result in zip(analysed, traced, strict=True):
+        usable = _usable(contexts[t])
+        per_call = result.value.get("call_arcs") if result.ok and isinstance(result.value, dict) else None
+        # Per arc T0 never takes, the inputs that take it (what was traced: the first calls).
+        reaching: dict[tuple[int, int], set[int]] = {}
+        for i, arcs in enumerate(per_call if isinstance(per_call, list) else []):
+            for arc in {(int(a), int(b)) for a, b in arcs} & unreached[t]:
+                reaching.setdefault(arc, set()).add(i)
+        chosen = _cover(list(reaching.values()), usable, limit=T1_SIZE // 2)
+        chosen += _cover(kills.get(t, []), usable, limit=T1_SIZE // 2)
+        suites[t] = [Shared(list(usable[i][0]), usable[i][1], "static") for i in dict.fromkeys(chosen)]
+    return suites
+
+
+def _mutants_of_g(ctx: TaskContext, config: AuditConfig, limit: int, salt: str) -> list[Mutant]:
+    """Up to ``limit`` mutants of G's own lines (the solution, not the prompt), a seeded sample."""
+    reference = ctx.problem.reference
+    lines = range(ctx.problem.prompt.count("\n") + 1, reference.count("\n") + 2)
+    try:
+        mutants = mutate(reference, lines=lines, function=ctx.problem.entry_point)
+    except Exception:  # noqa: BLE001 - a G libcst cannot mutate gets no mutant-guided tests
+        return []
+    if len(mutants) > limit:
+        mutants = random.Random(f"{config.seed}:{ctx.problem.task_id}:{salt}").sample(mutants, limit)
+    return mutants
+
+
+def _mutant_kills(
+    engine: Engine, contexts: dict[str, TaskContext], mutants: dict[str, list[Mutant]], stage: str
+) -> dict[str, list[set[int]]]:
+    """Per task and mutant, the indices of the usable inputs on which the mutant is told from G."""
+    plans = []
+    for t, chosen in mutants.items():
+        usable = _usable(contexts[t])
+        for m in chosen:
+            spec = _offline.outputs_spec(
+                m.source, contexts[t].problem.entry_point, [a for a, _ in usable], f"{t} mutant of G", MUTANT_CALL_S
+            )
+            plans.append((t, usable, spec))
+    results = engine.run([p[2] for p in plans], stage)
+    kills: dict[str, list[set[int]]] = {}
+    for (t, usable, _spec), result in zip(plans, results, strict=True):
+        pool = contexts[t].pool
+        assert pool is not None
+        rows = _offline.decoded(result, len(usable))
+        killed = set()
+        for i, ((_args, value), row) in enumerate(zip(usable, rows, strict=True)):
+            if str(row.get("error", "")).startswith("run:") or row.get("error") in ("skipped", "cut short"):
+                continue
+            if not row.get("ok") or "opaque" in row or not _offline.close(pool.normal(row.get("value")), value):
+                killed.add(i)
+        kills.setdefault(t, []).append(killed)
+    return kills
 
 
 def _usable(ctx: TaskContext) -> list[tuple[Any, Any]]:
@@ -169,8 +246,13 @@ def run_lightweight(
     rounds: int,
     witness_dir: Path,
     on_judged: OnJudged | None,
+    static: bool = False,
 ) -> dict[str, list[RoundRecord]]:
-    """Judge every job by Algorithm 1 (``job.judgement``); the rounds of each task."""
+    """Judge every job by Algorithm 1 (``job.judgement``); the rounds of each task.
+
+    With ``static``, the SWE-ABS-style baseline instead: the suite of ``static_suite``, every
+    trial failing one of its tests refuted (by a validated witness of its own), no rounds.
+    """
     audited = t0_stage(engine, contexts, jobs, config, on_judged)
     passing = [j for j in audited if j.t0 is not None and j.t0.passed]
     for job in audited:
@@ -184,8 +266,10 @@ def run_lightweight(
 
     # Stage 1: T1, built once per task, run on every passing trial.
     before = engine.executions
-    suites = task_analysis(engine, contexts, list(by_task), config)
-    refuted, replayed = _share(engine, contexts, by_task, by_task, suites, config, witness_dir, iteration=0, voted={})
+    suites = (static_suite if static else task_analysis)(engine, contexts, list(by_task), config)
+    refuted, replayed = _share(
+        engine, contexts, by_task, by_task, suites, config, witness_dir, iteration=0, voted={}, contest=not static
+    )
     spent = engine.executions - before
     for t, mine in by_task.items():
         log[t].append(
@@ -200,12 +284,12 @@ def run_lightweight(
     active = {t: [j for j in mine if not j.witnesses] for t, mine in by_task.items()}
     for job in passing:
         if job.witnesses:
-            job.note = "lightweight: fails T1 (task analysis)"
+            job.note = "static: fails a test built from G" if static else "lightweight: fails T1 (task analysis)"
             _finish(job, contexts[job.task_id], None, None, on_judged)
 
     # Stage 2: audit a sampled trial per task and round; share its witnesses with the rest.
     rngs = {t: random.Random(f"{config.seed}:{t}") for t in by_task}
-    for number in range(1, rounds + 1):
+    for number in range(1, 0 if static else rounds + 1):
         sampled = {t: _sample(rngs[t], act) for t, act in active.items() if act}
         if not sampled:
             break
@@ -253,7 +337,11 @@ def run_lightweight(
     for t, left in active.items():
         tests = sum(len(r.witnesses) for r in log[t])
         for job in left:
-            job.note = f"lightweight: not sampled; passes T1 and every shared witness ({tests} tests)"
+            job.note = (
+                f"static: passes every test built from G ({tests} tests)"
+                if static
+                else f"lightweight: not sampled; passes T1 and every shared witness ({tests} tests)"
+            )
             _finish(job, contexts[t], None, None, on_judged)
     return log
 
@@ -301,12 +389,14 @@ def _share(
     *,
     iteration: int,
     voted: dict[str, list[tuple[ProgramJob, set[str]]]],
+    contest: bool = True,
 ) -> tuple[dict[str, list[str]], dict[str, int]]:
     """Replay each task's shared witnesses on the ``replayed`` programs in one batch, then confirm
     each failure of a target with a witness file of the trial's own; the refuted trials by task.
 
     An input most models' trials fail (A.2, over the replayed trials and the ``voted`` ones,
-    which fail the inputs given) is ambiguous: reported in ``ambiguous_inputs``, never shared.
+    which fail the inputs given) is ambiguous: reported in ``ambiguous_inputs``, never shared
+    (unless ``contest`` is off: the static baseline counts every failure).
     """
     plans = []
     for t, jobs in replayed.items():
@@ -339,7 +429,9 @@ def _share(
         ctx = contexts[t]
         assert ctx.pool is not None
         votes = [(j, {_inputs.key(d.args) for d in ds}) for j, ds in rows] + voted.get(t, [])
-        disputed = _contested([j for j, _ in votes], [keys for _, keys in votes]) - ctx.pool.explicit
+        disputed = (
+            _contested([j for j, _ in votes], [keys for _, keys in votes]) - ctx.pool.explicit if contest else set()
+        )
         ctx.contested |= disputed
         clause = main_clause(ctx.checklist)
         may_refute = {id(j) for j in targets.get(t, [])}

@@ -284,7 +284,7 @@ class AuditResults(Envelope):
     kind: Literal["audit"] = "audit"
     format_version: int = Field(default=FORMAT_VERSION, description="Version of the audit layout.")
     benchmark: str = Field(description="humaneval (function level) or swe (repository level).")
-    mode: Literal["per-trial", "lightweight"] = Field(default="per-trial", description="Audit mode.")
+    mode: Literal["per-trial", "lightweight", "static"] = Field(default="per-trial", description="Audit mode.")
     witness_source: str = Field(default="offline", description="offline, files or agent.")
     trials: list[TrialResult] = Field(description="Every trial, in input order.")
     tasks: list[TaskReport] = Field(default_factory=list, description="Per task: well-formedness and T0 facts.")

@@ -124,14 +124,26 @@ def _output_kind(value: Any, *, coarse: bool = False) -> str:
 
 
 def outputs_spec(
-    program: str, entry_point: str, inputs: Sequence[Sequence[Any]], name: str, per_call_s: float, *, arcs: bool = False
+    program: str,
+    entry_point: str,
+    inputs: Sequence[Sequence[Any]],
+    name: str,
+    per_call_s: float,
+    *,
+    arcs: bool = False,
+    arcs_per_call: bool = False,
 ) -> RunSpec:
-    """One run that calls the entry point of ``program`` on every input (and records arcs, if asked)."""
+    """One run that calls the entry point of ``program`` on every input (and records arcs, if
+    asked: all the calls took, or each call's)."""
     from vouch.exec._values import to_data
 
     data = [to_data(list(a)) for a in inputs]
     return RunSpec(
-        Call("vouch.audit._inrun:outputs", (entry_point, data, per_call_s, RUN_BUDGET_S), {"arcs": arcs}),
+        Call(
+            "vouch.audit._inrun:outputs",
+            (entry_point, data, per_call_s, RUN_BUDGET_S),
+            {"arcs": arcs} | ({"arcs_per_call": True} if arcs_per_call else {}),
+        ),
         files={"solution.py": program},
         limits=OUTPUT_LIMITS,
         name=name,

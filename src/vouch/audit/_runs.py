@@ -26,6 +26,14 @@ StageProgress = Callable[[str, int, int], None]
 """Called as ``(stage, done, total)`` while a stage runs."""
 
 
+MODES = ("per-trial", "lightweight", "static")
+"""The audit modes: TestJack's per-trial audit, its lightweight approach (Algorithm 1), and the
+static baseline it is compared with (SWE-ABS: tests built from G before any trial is seen;
+function form only)."""
+REPOSITORY_MODES = MODES[:2]
+"""The modes of the repository form."""
+
+
 @dataclass(frozen=True)
 class AuditConfig:
     """What a judgement depends on besides the program; its hash keys the store."""
@@ -56,7 +64,7 @@ class AuditConfig:
     agent_config: str | None = None
     """Harness config of the auditing model (built-in name or .toml); None: the witness defaults."""
     mode: str = "per-trial"
-    """per-trial, or lightweight (TestJack's Algorithm 1: task analysis, sampled audits, shared witnesses)."""
+    """One of ``MODES``."""
     rounds: int = 3
     """Lightweight mode: audit rounds per task."""
 
@@ -67,6 +75,8 @@ class AuditConfig:
                 del fields[name]  # an audit without a model keys as it did before these fields existed
         if self.mode == "per-trial":
             del fields["mode"], fields["rounds"]  # a per-trial audit keys as it did before the modes
+        elif self.mode == "static":
+            del fields["rounds"]  # the static baseline has no rounds
         text = json.dumps(fields | {"vouch": vouch.__version__, "format": 1}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 

@@ -34,6 +34,7 @@ from vouch.audit._model import (
     decide_verdict,
     summarise,
 )
+from vouch.audit._runs import MODES, REPOSITORY_MODES
 from vouch.audit._swe_agent import MODEL_FAILED, agent_witnesses, instance_checklist, witness_root
 from vouch.audit._swe_ambiguity import withhold_ambiguous
 from vouch.audit._swe_env import EnvPlan
@@ -567,8 +568,15 @@ def audit_swe(
     config = config or SweAuditConfig()
     if config.witness_source not in ("offline", "files", "agent"):
         raise UsageError(f"witness_source={config.witness_source!r}: choose offline, files or agent")
-    if config.mode not in ("per-trial", "lightweight"):
-        raise UsageError(f"--mode {config.mode!r}: the modes are per-trial and lightweight")
+    if config.mode not in REPOSITORY_MODES:
+        raise UsageError(
+            f"--mode {config.mode!r}: the repository form's modes are {', '.join(REPOSITORY_MODES)}"
+            + (
+                " (the static baseline is built for the function form, vouch audit humaneval)"
+                if config.mode in MODES
+                else ""
+            )
+        )
     if config.mode == "lightweight" and config.witness_source == "files":
         raise UsageError(
             "--mode lightweight shares the witnesses a sampled trial's audit writes, and --witness-source files "

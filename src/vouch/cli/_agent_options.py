@@ -8,13 +8,18 @@ from typing import Any, TypeVar
 
 import click
 
-from vouch.audit import WitnessAgent, witness_agent
+from vouch.audit import MODES, WitnessAgent, witness_agent
 from vouch.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 mode_option = click.option(
-    "--mode", type=click.Choice(["per-trial", "lightweight"]), default="per-trial", show_default=True
+    "--mode",
+    type=click.Choice(list(MODES)),
+    default="per-trial",
+    show_default=True,
+    help="per-trial: audit every passing trial; lightweight: TestJack's Algorithm 1 (task analysis, sampled "
+    "audits, shared witnesses); static: the SWE-ABS-style baseline (tests from G only; function form).",
 )
 
 

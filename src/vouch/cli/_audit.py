@@ -215,14 +215,22 @@ def humaneval(
     default=None,
     help="A lightweight run with --rounds 0 (task analysis alone) on the same trials, reported beside.",
 )
+@click.option(
+    "--static",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A --mode static run (the SWE-ABS-style baseline: tests from G only) on the same trials, reported beside.",
+)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
-def compare_command(per_trial: Path, lightweight: Path, ablation: Path | None, json_out: Path | None) -> None:
+def compare_command(
+    per_trial: Path, lightweight: Path, ablation: Path | None, static: Path | None, json_out: Path | None
+) -> None:
     """Recall, precision and cost of a lightweight audit against the per-trial audit of the same trials."""
     from rich.table import Table
 
     from vouch.audit._compare import compare
 
-    body = compare(per_trial, lightweight, ablation)
+    body = compare(per_trial, lightweight, ablation, static)
     s = body["summary"]
     console = Console()
     table = Table(title=f"lightweight ({s['rounds']} rounds) against per-trial")
@@ -257,6 +265,8 @@ def compare_command(per_trial: Path, lightweight: Path, ablation: Path | None, j
     row("lightweight", lw, s)
     if "ablation" in body:
         row("task analysis alone", body["ablation"], body["ablation"])
+    if "static" in body:
+        row("static (tests from G only)", body["static"], body["static"])
     console.print(table)
     console.print(
         f"cost ratio {pct(s['cost_ratio'])} of the per-trial audit's {s['cost_basis']} "
