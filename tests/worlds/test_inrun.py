@@ -134,15 +134,18 @@ def test_call_functions(executor: LocalExecutor, world: Path) -> None:
 
 
 def test_in_run_modules_keep_to_python_39() -> None:
-    """_inrun and _foreign run under an environment's interpreter (Python 3.9 for most of
-    SWE-bench): no syntax or call newer than 3.9 outside annotations."""
+    """_inrun, _foreign and the engine's pytest collector (which _inrun loads by path) run under an
+    environment's interpreter (Python 3.9 for most of SWE-bench): no syntax or call newer than
+    3.9 outside annotations."""
     import ast
     from pathlib import Path
 
     import vouch.worlds
 
-    for name in ("_inrun.py", "_foreign.py"):
-        source = (Path(vouch.worlds.__file__).parent / name).read_text()
+    here = Path(vouch.worlds.__file__).parent
+    for path in (here / "_inrun.py", here / "_foreign.py", here.parent / "exec" / "_pytest.py"):
+        name = path.name
+        source = path.read_text()
         tree = ast.parse(source, feature_version=(3, 9))
         assert "from __future__ import annotations" in source  # annotations are never evaluated
         for node in ast.walk(tree):

@@ -386,32 +386,6 @@ def _call_all(
     return None
 
 
-class _WitnessCollector:
-    """A pytest plugin: each test's outcome and the first line of its failure."""
-
-    def __init__(self) -> None:
-        self.tests: dict[str, dict[str, Any]] = {}
-
-    def pytest_runtest_logreport(self, report: Any) -> None:
-        if report.when != "call" and report.outcome == "passed":
-            return
-        entry = self.tests.setdefault(report.nodeid, {"outcome": "passed", "message": None})
-        if report.outcome == "failed" and entry["outcome"] == "passed":
-            crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
-            message = str(getattr(crash, "message", report.longrepr))
-            entry["outcome"] = "failed" if report.when == "call" else "error"
-            entry["message"] = message.splitlines()[0][:_MESSAGE_CHARS] if message else None
-
-    def pytest_collectreport(self, report: Any) -> None:
-        if report.outcome == "failed":
-            self.tests[report.nodeid or "<collection>"] = {"outcome": "error", "message": str(report.longrepr)[-300:]}
-
-    def pytest_exception_interact(self, node: Any, call: Any, report: Any) -> None:
-        # The exception's type as raised (a bare `assert` reports only "assert x == y").
-        entry = self.tests.setdefault(report.nodeid, {"outcome": "failed", "message": None})
-        entry.setdefault("exception", call.excinfo.typename if call.excinfo is not None else None)
-
-
 def run_witness(test_file: str) -> dict[str, Any]:
     """Run one witness test file with pytest; per test: outcome and the failure's first line.
 
@@ -424,14 +398,19 @@ def run_witness(test_file: str) -> dict[str, Any]:
     import pytest
 
     from vouch.exec._apart import Program
+    from vouch.exec._pytest import make_collector
 
     program = Program(SOLUTION, "solution", hide=[test_file])
     sys.modules["solution"] = program.module()
-    collector = _WitnessCollector()
+    collector = make_collector()
     try:
         with _quiet():
             code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", test_file], plugins=[collector])
     finally:
         program.close()
         sys.modules.pop("solution", None)
-    return {"exit_code": int(code), "tests": collector.tests}
+    tests = {
+        nodeid: {"outcome": e["outcome"], "message": e.get("crash"), "exception": e.get("exception")}
+        for nodeid, e in collector.tests.items()
+    }
+    return {"exit_code": int(code), "tests": tests}

@@ -157,49 +157,18 @@ class _Recorder:
 
 
 def _make_collector() -> Any:
-    import pytest
-
-    class Collector:
-        """Per-test outcome plus, for failures, the exception type and first message line."""
-
-        def __init__(self) -> None:
-            self.outcomes: dict[str, str] = {}
-            self.failures: dict[str, dict[str, str]] = {}
-
-        @pytest.hookimpl(hookwrapper=True)
-        def pytest_runtest_makereport(self, item: Any, call: Any) -> Any:
-            outcome = yield
-            report = outcome.get_result()
-            if call.excinfo is not None and report.failed and report.nodeid not in self.failures:
-                exc = call.excinfo.value
-                message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                self.failures[report.nodeid] = {
-                    "exception": type(exc).__name__,
-                    "message": message[:_MAX_MESSAGE],
-                    "when": call.when,
-                }
-
-        def pytest_runtest_logreport(self, report: Any) -> None:
-            if report.when == "call" or report.outcome != "passed":
-                previous = self.outcomes.get(report.nodeid)
-                if previous in (None, "passed"):
-                    outcome = report.outcome
-                    if report.when != "call" and report.outcome == "failed":
-                        outcome = "error"
-                    self.outcomes[report.nodeid] = outcome
-
-        def pytest_collectreport(self, report: Any) -> None:
-            if report.outcome == "failed":
-                nodeid = report.nodeid or "<collection>"
-                self.outcomes[nodeid] = "error"
-                text = str(report.longrepr).strip().splitlines()
-                self.failures[nodeid] = {
-                    "exception": "CollectionError",
-                    "message": (text[-1] if text else "")[:_MAX_MESSAGE],
-                    "when": "collect",
-                }
-
-    return Collector()
+    """The engine's pytest collector (``vouch/exec/_pytest.py``), loaded by path: under an
+    environment's own Python this module runs without vouch installed."""
+    module = sys.modules.get("vouch.exec._pytest") or sys.modules.get("vouch_pytest_collector")
+    if module is None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(os.path.dirname(here), "exec", "_pytest.py")
+        spec = importlib.util.spec_from_file_location("vouch_pytest_collector", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["vouch_pytest_collector"] = module
+        spec.loader.exec_module(module)
+    return module.make_collector()
 
 
 def _coverage_of(cov: Any, files: Sequence[str]) -> dict[str, Any]:
