@@ -86,7 +86,7 @@ def _of(results: AuditResults, trial_id: str) -> TrialResult:
 
 def test_witness_of_the_sampled_trial_refutes_its_twin_by_replay(shared: AuditResults) -> None:
     (report,) = shared.tasks
-    assert shared.mode == "lightweight" and report.note is not None and T1_NOTE in report.note
+    assert shared.mode == "lightweight" and report.note is not None and "task analysis adds" in report.note
     zero, first = report.rounds
     sampled, twin, sound = (_of(shared, f"{COOKIES}#{n}") for n in (0, 7, 2))
     assert first.trial_id == sampled.trial_id and sampled.verdict is Verdict.REFUTED
@@ -105,11 +105,38 @@ def test_witness_of_the_sampled_trial_refutes_its_twin_by_replay(shared: AuditRe
     assert twin.reason == twin.witnesses[0].defect
     # The sound trial passes the shared witness, and was never audited on its own.
     assert sound.verdict is Verdict.SOUND and sound.benchmark_pass and not sound.witnesses
-    assert sound.reason == "lightweight: not sampled; passes T1 (= T0) and every shared witness (1 tests)"
+    t1 = len(zero.witnesses)
+    assert sound.reason == f"lightweight: not sampled; passes T1 and every shared witness ({t1 + 1} tests)"
     assert "mutation" not in sound.evidence.steps and sound.evidence.t0[0].passed
     assert (shared.summary.refuted, report.refuted, report.passing) == (2, 2, 3)
-    assert zero.round == 0 and zero.trial_id is None and zero.witnesses == [] and zero.executions == 3  # T0 x 3
+    # Round 0: T0 in the three worlds, then T1's tests (none of which these three trials fail).
+    assert zero.round == 0 and zero.trial_id is None and zero.witnesses and zero.refuted == []
+    assert zero.replayed == t1 * 3 and zero.executions > 3
     assert first.executions > 0
+
+
+def test_task_analysis_refutes_a_trial_missing_a_change_of_g_t0_never_checks(
+    scratch: Path, executor: LocalExecutor
+) -> None:
+    """cookiestore #1 leaves import_records alone (P: it must keep secure and expires); T0 imports
+    records without either. T1 holds G's answer on varied import_records calls: round 0 refutes it."""
+    instances, trials = _fixture("cookiestore")
+    out = _audit(scratch, executor, instances, trials, rounds=0)
+    (report,) = out.tasks
+    (zero,) = report.rounds
+    assert zero.refuted == [f"{COOKIES}#1"]
+    assert any(w.startswith("test_t1_") and "import_records(" in w for w in zero.witnesses)
+    missing = _of(out, f"{COOKIES}#1")
+    assert missing.verdict is Verdict.REFUTED
+    for witness in missing.witnesses:
+        v = witness.validation
+        assert witness.found_on == "task analysis" and v.valid and v.rejudged and v.fails_by_assertion
+        assert [r.outcome for r in v.reference_runs] == ["pass"] * 3
+        assert [r.outcome for r in v.model_runs] == ["fail"] * 3
+        assert "a test of task analysis, round 0" in witness.defect
+    assert missing.evidence.steps[-1] == "lightweight: T1's tests (task analysis) replayed (round 0)"
+    for n in (0, 2):  # not sampled (no rounds), not caught by T1
+        assert _of(out, f"{COOKIES}#{n}").verdict is Verdict.SOUND
 
 
 def test_same_seed_same_rounds(scratch: Path, executor: LocalExecutor) -> None:
@@ -173,6 +200,7 @@ def test_a_sampled_audit_that_errors_is_a_round_and_the_next_goes_on(scratch: Pa
             agent=agent,
         )
     (report,) = out.tasks
+    assert T1_NOTE in (report.note or "") and report.rounds[0].witnesses == [], "the agent source: T1 = T0"
     assert [r.round for r in report.rounds] == [0, 1, 2]  # two passing trials: two rounds, then none left
     first, second = report.rounds[1:]
     assert first.trial_id == failing[0] and first.witnesses == [] and first.refuted == [] and first.replayed == 0

@@ -2,11 +2,16 @@
 
 Per instance, once it is prepared (R[G] and R built, A.1 checked, T0's calls recorded in R[G]):
 
-1. **Task analysis**, from P, T0 and G only, never a trial. The witness sources have no
-   task-level tests to add (the offline differential needs a trial's world to differ from G; the
-   agent source audits trials), so T1 = T0, and the instance's report says so. Every trial's
-   world R[s] runs T0 in one batch; the trials passing it form the active set, one entry per
-   distinct patch (a patch weighs as many trials as share it).
+1. **Task analysis**, from P, T0 and G only, never a trial (``task_analysis``). Offline: the
+   gold patch's changed behaviour that T0 does not reach. T0's recorded calls into the files the
+   gold patch changes, varied (``mutate_call``), are run in R (the base without G); where R
+   answers otherwise than R[G], G changed that behaviour, and no T0 call checks it on that input:
+   a test asserting R[G]'s answer there, kept when it passes every run in R[G], joins T1 (up to
+   ``T1_SIZE``). Every trial's world R[s] runs T0 in one batch; the trials passing it form the
+   active set, one entry per distinct patch (a patch weighs as many trials as share it), and
+   replay T1's tests in one batch: a trial failing one by the validation rule is refuted, unless
+   most models' trials fail it and P only implies it (A.2: a prompt defect, reported, withheld).
+   The agent and files sources add no task-level tests (T1 = T0), and the report says so.
 2. **Rounds** (``rounds`` per instance): sample a trial uniformly from the active set with
    ``random.Random(f"{seed}:{instance_id}")``, run the whole per-trial audit on it, withhold its
    witnesses of ambiguous requirements (A.2, voted on by every passing trial), and replay the rest
@@ -22,15 +27,26 @@ their own. Every stage is a ``RoundRecord`` in the instance's report.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from vouch.audit._model import RoundRecord, TrialResult, Verdict, Witness, decide_verdict
+from vouch.audit._ambiguity import AMBIGUOUS, rho_over_models
+from vouch.audit._model import RoundRecord, TrialResult, Validation, Verdict, Witness, decide_verdict
 from vouch.audit._swe_agent import witness_root
 from vouch.audit._swe_ambiguity import withhold_ambiguous
+from vouch.audit._swe_evidence import best_clause
 from vouch.audit._swe_replay import write_witnesses
-from vouch.audit._swe_runs import _WITNESS_DIR, _validate, trial_ids
+from vouch.audit._swe_runs import (
+    _WITNESS_DIR,
+    IMPLICIT_CLAUSE,
+    _rejudge,
+    _validate,
+    record_witness_run,
+    trial_ids,
+)
+from vouch.audit._swe_witness import Candidate, Probe, iteration_batches, witness_source
 from vouch.worlds import patch_hash
 
 if TYPE_CHECKING:
@@ -53,6 +69,11 @@ T1_NOTE = (
 )
 """The instance report's note on task analysis (round 0)."""
 _NOT_WRITTEN = "not written: pass --witness-out DIR (or --json) to write it for replay"
+T1_SIZE = 8
+"""Tests task analysis adds to T0 per instance (offline), at most ``T1_PER_FUNCTION`` per function."""
+T1_PER_FUNCTION = 2
+ANALYSED = "task analysis"
+"""``Witness.found_on`` of a T1 test."""
 
 
 @dataclass
@@ -106,9 +127,24 @@ def audit_instance(
         if not passing:
             out.notes.append("lightweight: no trial passes T0; nothing to sample, no rounds")
         else:
-            out.notes.append(T1_NOTE)
-            out.rounds.append(RoundRecord(round=0, executions=runner.executions - before))
-            _rounds(inst, passing, programs, judged, cache, runner, config, audit, out)
+            t1 = task_analysis(inst, runner, config)
+            out.notes.append(
+                f"lightweight: task analysis adds {len(t1)} test(s) of G's changed behaviour to T0" if t1 else T1_NOTE
+            )
+            caught, withheld = _replay_t1(inst, t1, passing, programs, runner, config)
+            judged.update(caught)
+            out.notes.extend(withheld)
+            out.rounds.append(
+                RoundRecord(
+                    round=0,
+                    witnesses=[_describe(w) for w in t1],
+                    refuted=[p.trial.trial_id for p in passing if p.program in caught],
+                    replayed=len(t1) * len(passing),
+                    executions=runner.executions - before,
+                )
+            )
+            left = [p for p in passing if p.program not in caught]
+            _rounds(inst, passing, left, programs, judged, cache, runner, config, audit, out)
     for same in programs.values():
         first = judged[patch_hash(same[0].patch.strip())]
         out.results.append(first)
@@ -124,6 +160,7 @@ def audit_instance(
 def _rounds(
     inst: _Instance,
     passing: list[_PassingTrial],
+    active: list[_PassingTrial],
     programs: dict[str, list[SweTrial]],
     judged: dict[str, TrialResult],
     cache: WorldCache,
@@ -132,9 +169,10 @@ def _rounds(
     audit: AuditOne,
     out: LightweightInstance,
 ) -> None:
-    """Stage 2: sampled audits and shared witnesses; every passing program ends in ``judged``."""
+    """Stage 2: sampled audits and shared witnesses, over the ``active`` trials (those T1 left);
+    every passing program ends in ``judged``. Every passing trial votes in the A.2 rule."""
     rng = random.Random(f"{config.seed}:{inst.spec.instance_id}")
-    active = list(passing)
+    active = list(active)
     for number in range(1, config.rounds + 1):
         if not active:
             break
@@ -153,7 +191,7 @@ def _rounds(
             result = result.model_copy(update={"reason": f"lightweight: audited in round {number}"})
         judged[sampled.program] = result
         targets = active
-        caught = _replay(inst, shared, sampled, targets, number, runner, config)
+        caught = _replay(inst, shared, sampled.trial.trial_id, targets, number, runner, config)
         judged.update(caught)
         active = [p for p in targets if p.program not in caught]
         out.rounds.append(
@@ -169,15 +207,124 @@ def _rounds(
             )
         )
     tests = sum(len(r.witnesses) for r in out.rounds)
+    t1 = "T1 (= T0)" if not out.rounds or not out.rounds[0].witnesses else "T1"
     for left in active:
         judged[left.program] = TrialResult(
             **trial_ids(left.trial),
             benchmark_pass=True,
             verdict=Verdict.SOUND,
             evidence=left.evidence,
-            reason=f"lightweight: not sampled; passes T1 (= T0) and every shared witness ({tests} tests)",
+            reason=f"lightweight: not sampled; passes {t1} and every shared witness ({tests} tests)",
             program_hash=left.program,
         )
+
+
+def task_analysis(inst: _Instance, runner: Runner, config: SweAuditConfig) -> list[Witness]:
+    """T1's tests beyond T0 (offline): G's changed behaviour on inputs T0 does not give.
+
+    The varied T0 calls on which R[G] returns (``inst.probes``) run in R; each on which R answers
+    otherwise is a behaviour the gold patch changed that T0 never checks on that input. A test
+    asserting R[G]'s answer there is written for up to ``T1_PER_FUNCTION`` such inputs per
+    function (``T1_SIZE`` in all), run ``repeats`` times in R[G], and kept when it passes every
+    time (a test that fails on G is dropped). Never a trial's world: T1 is the same for all.
+    """
+    if config.witness_source != "offline" or inst.null is None or inst.reference is None:
+        return []
+    varied = [(p, o) for p, o in inst.probes if p.origin != "t0"]
+    outcomes = runner.call(inst.null, [p for p, _ in varied])
+    changed = []
+    for (probe, ref), got in zip(varied, outcomes, strict=True):
+        if got.get("ok") and got["value"] == ref["value"]:
+            continue
+        actual = (got.get("literal") or got["value"]) if got.get("ok") else f"raised {got.get('exception')}"
+        changed.append(Candidate(probe, ref["value"], ref.get("literal"), actual))
+    batches = iteration_batches(changed, 1, per_function=T1_PER_FUNCTION)
+    chosen = batches[0][:T1_SIZE] if batches else []
+    if not chosen:
+        return []
+    recorded: dict[tuple[str, str], list[Probe]] = {}
+    for p, _ in inst.probes:
+        if p.origin == "t0":
+            recorded.setdefault((p.file, p.qualname), []).append(p)
+    checklist = inst.report.checklist if inst.report else []
+    files: dict[str, str] = {}
+    meta = []
+    for index, cand in enumerate(chosen):
+        clause = best_clause(checklist, [cand.probe.qualname, cand.probe.shown(), cand.expected])
+        name = f"test_t1_{index}.py"
+        files[f"{_WITNESS_DIR}/{name}"] = witness_source(
+            cand, instance_id=inst.spec.instance_id, clause=clause.text if clause else IMPLICIT_CLAUSE, index=index
+        )
+        meta.append((name, cand, clause))
+    [reference] = runner.witness_runs([inst.reference], files, config.repeats, noconftest=True)
+    tests = []
+    for name, cand, clause in meta:
+        runs = [record_witness_run("reference", r, name) for r in reference]
+        if not all(r.outcome == "pass" for r in runs):
+            continue
+        rejudged, note = _rejudge(cand.probe, recorded)
+        expected = cand.expected_literal or cand.expected
+        tests.append(
+            Witness(
+                file=name,
+                source=files[f"{_WITNESS_DIR}/{name}"],
+                clause=clause.text if clause else IMPLICIT_CLAUSE,
+                clause_id=clause.id if clause else None,
+                origin="offline",
+                input=cand.probe.shown(),
+                expected=expected,
+                actual=f"R (without G) gives {cand.actual[:200]}",
+                defect=f"{cand.probe.shown()}: G changes this behaviour to {expected[:200]}",
+                why_t0_misses=f"T0 calls {cand.probe.qualname} only on other inputs; this one is a T0 call, "
+                f"{cand.probe.origin}",
+                validation=Validation(
+                    reference_runs=runs,
+                    model_runs=[],
+                    fails_by_assertion=False,
+                    rejudged=rejudged,
+                    rejudge_note=note,
+                    valid=True,
+                    reason=None,
+                ),
+                replay=_NOT_WRITTEN,
+                found_on=ANALYSED,
+            )
+        )
+    return tests
+
+
+def _replay_t1(
+    inst: _Instance,
+    t1: list[Witness],
+    passing: Sequence[_PassingTrial],
+    programs: dict[str, list[SweTrial]],
+    runner: Runner,
+    config: SweAuditConfig,
+) -> tuple[dict[str, TrialResult], list[str]]:
+    """T1's tests on every passing trial (round 0): the refuted ones by patch hash, and notes on
+    the tests withheld by A.2 (P only implies what they check, and most models' trials fail them)."""
+    caught = _replay(inst, t1, ANALYSED, passing, 0, runner, config)
+    if not caught:
+        return caught, []
+    implicit = {c.id for c in (inst.report.checklist if inst.report else []) if c.kind == "implicit"}
+    voters = [dict(Counter(t.model for t in programs[p.program])) for p in passing]
+    skipping = [{w.file for w in caught[p.program].witnesses} if p.program in caught else set() for p in passing]
+    rho = rho_over_models(voters, skipping)
+    ambiguous = {w.file for w in t1 if w.file in rho and (w.clause_id is None or w.clause_id in implicit)}
+    if not ambiguous:
+        return caught, []
+    notes = [
+        f"task analysis: {w.file} withheld, {AMBIGUOUS}: P only implies it and rho = {rho[w.file]:.2f} "
+        f"of the models with passing trials fail it ({w.input} == {str(w.expected)[:80]})"
+        for w in t1
+        if w.file in ambiguous
+    ]
+    kept: dict[str, TrialResult] = {}
+    for program, result in caught.items():
+        left = [w for w in result.witnesses if w.file not in ambiguous]
+        if left:
+            kept[program] = result.model_copy(update={"witnesses": left, "reason": left[0].defect})
+    return kept, notes
 
 
 def _unambiguous(
@@ -207,7 +354,7 @@ def _unambiguous(
 def _replay(
     inst: _Instance,
     shared: Sequence[Witness],
-    sampled: _PassingTrial,
+    found_on: str,
     targets: Sequence[_PassingTrial],
     number: int,
     runner: Runner,
@@ -239,27 +386,32 @@ def _replay(
                         "validation": validation,
                         "actual": failure,
                         "defect": f"{witness.file if witness.input is None else witness.input} fails in the "
-                        f"trial: {failure} (a witness of {sampled.trial.trial_id}, round {number})",
+                        f"trial: {failure} ({_of(found_on)}, round {number})",
                         "replay": _NOT_WRITTEN,
                     }
                 )
             )
         if valid:
-            caught[target.program] = _refuted(inst, target, valid, sampled, number, config)
+            caught[target.program] = _refuted(inst, target, valid, found_on, number, config)
     return caught
+
+
+def _of(found_on: str) -> str:
+    return "a test of task analysis" if found_on == ANALYSED else f"a witness of {found_on}"
 
 
 def _refuted(
     inst: _Instance,
     target: _PassingTrial,
     witnesses: list[Witness],
-    sampled: _PassingTrial,
+    found_on: str,
     number: int,
     config: SweAuditConfig,
 ) -> TrialResult:
     """A trial refuted by shared witnesses, carrying them as a per-trial refutation would."""
     evidence = target.evidence.model_copy(deep=True)
-    evidence.steps.append(f"lightweight: witnesses of {sampled.trial.trial_id} replayed (round {number})")
+    shown = "T1's tests (task analysis)" if found_on == ANALYSED else f"witnesses of {found_on}"
+    evidence.steps.append(f"lightweight: {shown} replayed (round {number})")
     for item in evidence.checklist:
         if any(w.clause_id == item.id for w in witnesses):
             item.implemented = False
