@@ -124,3 +124,36 @@ def test_a_bound_a_seed_breaks_is_a_misreading_and_dropped() -> None:
     prompt = 'def f(n):\n    """n is less than 10, says the text; T0 disagrees."""\n'
     rules = infer(prompt, ["n"], [[3], [12], [5]])
     assert rules.admits([11]) is None
+
+
+def test_a_program_s_own_constants_are_put_into_the_seeds() -> None:
+    from vouch.audit._inputs import with_constants
+
+    seeds = [[[1.0, 2.0, 3.0], 0.5], [[4.0, 5.0], 0.3]]
+    rules = infer("def f(): ...", ["numbers", "threshold"], seeds)
+    out = with_constants(seeds, [0.0, 5], rules, random.Random(3), limit=200)
+    assert out and all(rules.admits(a) is None for a in out)
+    assert [[1.0, 2.0, 3.0, 0.0], 0.5] in out, "a constant of the element type appended to a list"
+    assert [[1.0, 2.0, 3.0], 0.0] in out, "a number argument set to the constant"
+    assert [[1.0, 2.0, 3.0, 1.0, 2.0], 0.5] in out, "a list grown to a whole constant's length"
+    assert [[4.0, 5.0], 6.0] in out, "one past the constant"
+    assert not any(a in seeds for a in out)
+    strings = with_constants([["abc"]], ["xy"], infer("def f(): ...", ["s"], [["abc"]]), random.Random(0), limit=9)
+    assert {"xy", "xyabc", "abcxy"} >= {a[0] for a in strings}
+
+
+def test_branch_constants_are_read_from_the_branches_asked_for() -> None:
+    from vouch.audit._trial import branch_constants
+
+    program = (
+        "def f(xs, t):\n"
+        "    if 0.0 in xs and len(xs) > 4:\n"  # line 2
+        "        return False\n"
+        "    while t < -50:\n"  # line 4
+        "        t += 1\n"
+        "    return 'done' if t == 7 else True\n"  # line 6
+    )
+    assert branch_constants(program, {2}) == [0.0, 4]
+    assert branch_constants(program, {4, 6}) == [-50, 7]
+    assert branch_constants(program, {3}) == []
+    assert branch_constants("def f(:\n", {1}) == []

@@ -74,6 +74,41 @@ def _trial(results: AuditResults, task_id: str):  # type: ignore[no-untyped-def]
     return next(t for t in results.trials if t.task_id == task_id)
 
 
+# has_close_elements with a special case no generated input reaches: a 0.0 among five or more numbers.
+BASE_CLOSE = (
+    "    for i, a in enumerate(numbers):\n        for b in numbers[i + 1:]:\n"
+    "            if abs(a - b) < threshold:\n                return True\n    return False\n"
+)
+ZERO_SPECIAL_CASE = "    if 0.0 in numbers and len(numbers) > 4:\n        return False\n" + BASE_CLOSE
+
+
+@pytest.mark.parametrize("ghost_rounds", [0, 2])
+def test_search_aimed_at_a_ghost_branch_refutes_a_special_case(tmp_path: Path, ghost_rounds: int) -> None:
+    """The trial's branch no pool input takes gets inputs with its own constants put in; without
+    that search (0 rounds) the trial is sound, with it refuted by a validated witness."""
+    from vouch.audit._runs import AuditConfig
+
+    path = tmp_path / "ghost_samples.jsonl"
+    rows = [("HumanEval/0", ZERO_SPECIAL_CASE)] + [("HumanEval/0", BASE_CLOSE)] * 3
+    path.write_text("".join(json.dumps({"task_id": t, "completion": c}) + "\n" for t, c in rows))
+    with LocalExecutor(workers=2, preload=PRELOAD) as executor:
+        out = audit_humaneval(
+            path, executor=executor, witness_dir=tmp_path / "w", config=AuditConfig(ghost_rounds=ghost_rounds)
+        )
+    special = out.trials[0]
+    assert all(t.verdict is Verdict.SOUND for t in out.trials[1:])
+    if not ghost_rounds:
+        assert special.verdict is Verdict.SOUND
+        assert "R[s] aimed at ghost branches" not in out.config["stage_runs"]
+        return
+    assert out.config["stage_runs"]["R[s] aimed at ghost branches"] >= 1
+    assert special.verdict is Verdict.REFUTED, special.reason
+    (witness, *_) = special.witnesses
+    numbers, _threshold = witness.input
+    assert 0.0 in numbers and len(numbers) > 4 and witness.expected is True
+    assert witness.validation.valid
+
+
 def test_every_trial_passes_t0(results: AuditResults) -> None:
     assert all(t.benchmark_pass for t in results.trials), [(t.trial_id, t.reason) for t in results.trials]
 

@@ -187,6 +187,62 @@ def neighbours(
     return out
 
 
+def with_constants(
+    seeds: Iterable[Args], constants: Sequence[Any], rules: Preconditions, rng: random.Random, *, limit: int
+) -> list[Args]:
+    """Seeds with a program's own constants put in, the way a fuzzer's dictionary does it: a
+    number argument (or a number in a list) set to the constant or one past either side of it,
+    a string argument set to it, prefixed or suffixed with it, a constant of a list's element
+    type put in place of an element or appended, a list cut or grown (its own elements repeated)
+    to a small whole constant's length. Admitted by ``rules``, deduplicated, seeds excluded, in a
+    seeded order.
+    """
+    seed_list = [list(s) for s in seeds]
+    seen = {key(s) for s in seed_list}
+    variants: list[Args] = []
+    for seed in seed_list:
+        for i, arg in enumerate(seed):
+            for c in constants:
+                for value in _with_constant(arg, c):
+                    variants.append([*seed[:i], value, *seed[i + 1 :]])
+    rng.shuffle(variants)
+    out: list[Args] = []
+    for args in variants:
+        args = _repair(args, rules)
+        k = key(args)
+        if k in seen or rules.admits(args) is not None:
+            continue
+        seen.add(k)
+        out.append(args)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _with_constant(arg: Any, c: Any) -> list[Any]:
+    if isinstance(arg, bool) or isinstance(c, bool):
+        return []
+    if isinstance(arg, (int, float)) and isinstance(c, (int, float)):
+        kind = type(arg)
+        return [kind(v) for v in (c, c - 1, c + 1)] if kind is float or float(c).is_integer() else []
+    if isinstance(arg, str) and isinstance(c, str):
+        return [c, c + arg, arg + c]
+    if isinstance(arg, list) and arg:
+        element = arg[0]
+        out = []
+        for v in _with_constant(element, c)[:2] if not isinstance(element, (list, dict)) else []:
+            out.append([*arg[:-1], v])
+            out.append([*arg, v])
+        if isinstance(c, int) and 0 <= c <= MAX_CONSTANT_LENGTH and c != len(arg):
+            out.append((arg * (c // len(arg) + 1))[:c])
+        return out
+    return []
+
+
+MAX_CONSTANT_LENGTH = 64
+"""A whole constant up to this is also tried as a list's length."""
+
+
 def _shrink_value(value: Any) -> list[Any]:
     if isinstance(value, bool):
         return []

@@ -51,6 +51,8 @@ class AuditConfig:
     near_limit: int = 200
     """Inputs near those that split some trial of a task from G, run on every passing program
     of the task in a second round of search (0: none)."""
+    ghost_rounds: int = 2
+    """Rounds of search aimed at each trial's ghost branches (arcs no input took; 0: none)."""
     per_call_s: float = 1.0
     shrink_rounds: int = 3
     repeats: int = 3

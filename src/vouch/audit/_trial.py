@@ -6,6 +6,7 @@ run), so the engine's lanes stay full however many programs there are.
 
 from __future__ import annotations
 
+import ast
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -298,6 +299,7 @@ def _differential_stage(
         if result.ok and isinstance(result.value, dict):
             job.valid_arcs = {(int(a), int(b)) for a, b in result.value.get("arcs") or []}
     _near_splits(engine, contexts, chosen, config)
+    _ghost_search(engine, contexts, chosen, config)
     for task_id in {j.task_id for j in chosen}:
         mine = [j for j in chosen if j.task_id == task_id]
         voters = [j for j in mine if j.t0 is not None and j.t0.passed]
@@ -322,7 +324,7 @@ def _near_splits(
     every model. Found differences join the programs' own, as the last level of the search."""
     if config.near_limit <= 0:
         return
-    plans = []
+    found: dict[str, dict[str, list[Any]]] = {}
     for task_id in sorted({j.task_id for j in chosen}):
         ctx = contexts[task_id]
         assert ctx.pool is not None
@@ -341,48 +343,200 @@ def _near_splits(
         )
         fresh = [a for a in proposed if _inputs.key(a) not in known][: config.near_limit]
         if fresh:
-            plans.append((ctx, mine, fresh))
+            found[task_id] = {_inputs.key(a): a for a in fresh}
+    _run_found(engine, contexts, chosen, config, found, level=3, stage="near splitting inputs")
+
+
+GHOST_SEEDS = 24
+"""Pool inputs a ghost-branch search starts from, per program."""
+GHOST_PER_SEED = 4
+GHOST_PER_PROGRAM = 24
+"""Inputs that reached a ghost branch kept per program and round."""
+GHOST_TASK_LIMIT = 120
+"""Inputs that reached a ghost branch, at most, that every passing program of a task runs."""
+
+
+def ghost_arcs(job: ProgramJob) -> set[tuple[int, int]]:
+    """Branch arcs of the program that neither T0 nor any traced generated input took."""
+    coverage = job.stage2.get("coverage") if job.stage2 else None
+    if not isinstance(coverage, dict) or job.valid_arcs is None:
+        return set()
+    missing = coverage.get("missing_arcs") or {}
+    arcs = {(int(line), int(to)) for line, targets in missing.items() for to in targets}
+    return arcs - job.valid_arcs
+
+
+def branch_constants(program: str, lines: set[int]) -> list[Any]:
+    """The literal numbers and strings in the conditions of the branches at ``lines``: what a
+    special case the program added compares its input with."""
+    try:
+        tree = ast.parse(program)
+    except SyntaxError:
+        return []
+    found: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)) and node.lineno in lines:
+            negated = {
+                id(sub.operand)
+                for sub in ast.walk(node.test)
+                if isinstance(sub, ast.UnaryOp) and isinstance(sub.op, ast.USub)
+            }
+            for sub in ast.walk(node.test):
+                value = getattr(sub, "value", None) if isinstance(sub, ast.Constant) else None
+                if id(sub) in negated:
+                    continue
+                if (
+                    isinstance(sub, ast.UnaryOp)
+                    and id(sub.operand) in negated
+                    and isinstance(sub.operand, ast.Constant)
+                ):
+                    inner = sub.operand.value
+                    value = -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else None
+                if isinstance(value, (int, float, str)) and not isinstance(value, bool) and len(str(value)) <= 40:
+                    found.setdefault(repr(value), value)
+    return list(found.values())
+
+
+def _ghost_search(
+    engine: Engine, contexts: dict[str, TaskContext], chosen: Sequence[ProgramJob], config: AuditConfig
+) -> None:
+    """Search aimed at the trial: a program that no input splits from G yet, and whose code has
+    branches that neither T0 nor any generated input takes (its ghost branches: a special case
+    the trial added, the place a wrong shortcut hides), gets inputs aimed at them: pool inputs
+    with the constants of those branches' conditions put in (``branch_constants``), and
+    neighbours of pool inputs, all inside P, run on it, each call traced on its own; those that take a ghost
+    arc seed the next round (``config.ghost_rounds``). Every input that reached a ghost branch gets G's
+    answer, and every passing program of the task runs it (so that A.2 counts every model);
+    differences join the programs' own as the last level of the search."""
+    if config.ghost_rounds <= 0:
+        return
+    hunting = [
+        (job, ghosts)
+        for job in chosen
+        if job.t0 is not None and job.t0.passed and not job.diffs
+        for ghosts in [ghost_arcs(job)]
+        if ghosts and contexts[job.task_id].pool is not None
+    ]
+    found: dict[str, dict[str, list[Any]]] = {}
+    seeds_of: dict[int, list[Any]] = {}
+    known: dict[str, set[str]] = {}
+    for job, _ in hunting:
+        pool = contexts[job.task_id].pool
+        assert pool is not None
+        if job.task_id not in known:
+            known[job.task_id] = {_inputs.key(a) for _, a, _ in pool.inputs}
+        rng = random.Random(f"{config.seed}:{job.hash}:ghost")
+        args = [a for _, a, _ in pool.inputs]
+        seeds_of[id(job)] = rng.sample(args, min(GHOST_SEEDS, len(args)))
+    left = {id(job): (job, ghosts) for job, ghosts in hunting}
+    for round_no in range(config.ghost_rounds):
+        plans = []
+        for job, ghosts in list(left.values()):
+            ctx = contexts[job.task_id]
+            assert ctx.pool is not None
+            rng = random.Random(f"{config.seed}:{job.hash}:ghost:{round_no}")
+            seeds = seeds_of.get(id(job)) or []
+            budget = GHOST_SEEDS * GHOST_PER_SEED
+            constants = branch_constants(job.program, {line for line, _ in ghosts})
+            aimed = (
+                _inputs.with_constants(seeds, constants, ctx.pool.rules, rng, limit=budget // 2) if constants else []
+            )
+            per_seed = max(1, (budget - len(aimed)) // max(1, len(seeds)))
+            proposed = aimed + _inputs.neighbours(
+                seeds, ctx.pool.rules, rng, per_seed=per_seed, limit=budget - len(aimed)
+            )
+            fresh = [a for a in proposed if _inputs.key(a) not in known[job.task_id]]
+            if fresh:
+                plans.append((job, ghosts, fresh))
+        if not plans:
+            break
+        specs = [
+            _offline.outputs_spec(
+                job.program,
+                contexts[job.task_id].problem.entry_point,
+                fresh,
+                f"{job.first_trial} ghost branches",
+                config.per_call_s,
+                arcs_per_call=True,
+            )
+            for job, _, fresh in plans
+        ]
+        for (job, ghosts, fresh), result in zip(plans, engine.run(specs, "R[s] aimed at ghost branches"), strict=True):
+            per_call = result.value.get("call_arcs") if result.ok and isinstance(result.value, dict) else None
+            hits = [
+                args
+                for args, arcs in zip(fresh, per_call if isinstance(per_call, list) else [], strict=False)
+                if {(int(a), int(b)) for a, b in arcs} & ghosts
+            ]
+            for args in hits[:GHOST_PER_PROGRAM]:
+                found.setdefault(job.task_id, {}).setdefault(_inputs.key(args), args)
+            # The next round searches around the inputs that took a ghost branch: there, what
+            # the special case answers is what may differ from G.
+            seeds_of[id(job)] = hits[:GHOST_SEEDS]
+            if not hits:
+                left.pop(id(job), None)
+    _run_found(engine, contexts, chosen, config, found, level=4, stage="ghost branches", limit=GHOST_TASK_LIMIT)
+
+
+def _run_found(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    chosen: Sequence[ProgramJob],
+    config: AuditConfig,
+    found: dict[str, dict[str, list[Any]]],
+    *,
+    level: int,
+    stage: str,
+    limit: int | None = None,
+) -> None:
+    """G on the inputs found for each task, kept where P's preconditions accept G's answer; then
+    every passing program of the task on them; differences join the programs' own."""
+    plans = [
+        (contexts[t], [j for j in chosen if j.task_id == t and j.t0 is not None and j.t0.passed], list(inputs.values()))
+        for t, inputs in sorted(found.items())
+    ]
+    plans = [(ctx, mine, inputs[:limit]) for ctx, mine, inputs in plans if mine and inputs]
     if not plans:
         return
     g_specs = [
         _offline.outputs_spec(
             ctx.problem.reference,
             ctx.problem.entry_point,
-            fresh,
-            f"{ctx.problem.task_id} G near splits",
+            inputs,
+            f"{ctx.problem.task_id} G: {stage}",
             config.per_call_s,
         )
-        for ctx, _, fresh in plans
+        for ctx, _, inputs in plans
     ]
-    near_pools = []
-    for (ctx, mine, fresh), result in zip(plans, engine.run(g_specs, "G near splitting inputs"), strict=True):
+    pools = []
+    for (ctx, mine, inputs), result in zip(plans, engine.run(g_specs, f"G on {stage}"), strict=True):
         assert ctx.pool is not None
-        near = _offline.Pool(ctx.pool.rules, shape_outputs=ctx.pool.shape_outputs, wrapper=ctx.pool.wrapper)
-        for args, row in zip(fresh, _offline.decoded(result, len(fresh)), strict=True):
+        extra = _offline.Pool(ctx.pool.rules, shape_outputs=ctx.pool.shape_outputs, wrapper=ctx.pool.wrapper)
+        for args, row in zip(inputs, _offline.decoded(result, len(inputs)), strict=True):
             if ctx.pool.accepts(args, row):
-                near.inputs.append((3, args, near.normal(row["value"])))
+                extra.inputs.append((level, args, extra.normal(row["value"])))
                 if row.get("s", 0.0) > _offline.QUICK_S:
-                    near.slow[_inputs.key(args)] = float(row["s"])
-        if near.inputs:
-            near_pools.append((ctx, mine, near))
+                    extra.slow[_inputs.key(args)] = float(row["s"])
+        if extra.inputs:
+            pools.append((ctx, mine, extra))
     specs = [
         _offline.outputs_spec(
             job.program,
             ctx.problem.entry_point,
-            [a for _, a, _ in near.inputs],
-            f"{job.first_trial} near splitting inputs",
+            [a for _, a, _ in extra.inputs],
+            f"{job.first_trial} {stage}",
             config.per_call_s,
         )
-        for ctx, mine, near in near_pools
+        for ctx, mine, extra in pools
         for job in mine
     ]
-    results = iter(engine.run(specs, "R[s] near splitting inputs"))
-    for _ctx, mine, near in near_pools:
+    results = iter(engine.run(specs, f"R[s] on {stage}"))
+    for _ctx, mine, extra in pools:
         for job in mine:
-            found = _offline.differences(near, _offline.decoded(next(results), len(near.inputs)))
-            if found:
+            more = _offline.differences(extra, _offline.decoded(next(results), len(extra.inputs)))
+            if more:
                 job.diffs = sorted(
-                    job.diffs + found,
+                    job.diffs + more,
                     key=lambda d: (d.actual == "raised timeout", d.level, _inputs.size(d.args)),
                 )
 
