@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,50 @@ def test_a_new_source_is_one_module_and_one_registry_line(tmp_path: Path, monkey
     assert trial.verdict is Verdict.SOUND and "searched by mine (4 T0 asserts seen)" in (trial.reason or "")
     assert results.witness_source == "mine"
     sys.modules.pop("my_source", None)
+
+
+REPO_MODULE = """
+from vouch.audit._sources import Found
+
+def search(run):
+    return Found(note=f"looked at {len(run.inst.probes)} recorded calls of {run.trial.trial_id}")
+
+def repo_search(run):
+    return search(run)
+"""
+
+
+@pytest.mark.slow
+def test_a_new_source_for_the_repository_form_is_one_module_and_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    from _scratch import scratch_root
+    from vouch.audit._swe import SweAuditConfig, audit_swe
+    from vouch.sources._swe import fixture_files, load_instances, load_predictions, materialise_fixture_repo
+    from vouch.worlds import WorldCache
+
+    (tmp_path / "my_repo_source.py").write_text(REPO_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    line = WitnessSource("mine", "the test's own", "my_repo_source:search", repo_search="my_repo_source:repo_search")
+    monkeypatch.setitem(SOURCES, "mine", line)
+    scratch = scratch_root() / f"sources-{uuid.uuid4().hex}"
+    request.addfinalizer(lambda: shutil.rmtree(scratch, ignore_errors=True))
+    materialise_fixture_repo("unitconv", scratch / "repos" / "unitconv")
+    instances = [i for i in load_instances(fixture_files()[0]) if i.repo == "unitconv"][:1]
+    trials = [t for t in load_predictions(fixture_files()[1]) if t.instance_id == instances[0].instance_id]
+    config = SweAuditConfig(repo_root=scratch / "repos", mutants=0, k=1, witness_source="mine")
+    with LocalExecutor(workers=2) as executor:
+        out = audit_swe(instances, trials, executor=executor, cache=WorldCache(scratch / "worlds"), config=config)
+    passing = [t for t in out.trials if t.benchmark_pass]
+    assert passing and out.witness_source == "mine"
+    for trial in passing:
+        assert trial.verdict is Verdict.SOUND
+        assert "no mine witness: looked at " in (trial.reason or "") and trial.trial_id in (trial.reason or "")
+        assert "witnesses:mine" in trial.evidence.steps
+    sys.modules.pop("my_repo_source", None)
+    monkeypatch.setitem(SOURCES, "mine", WitnessSource("mine", "function level only", "my_repo_source:search"))
+    with pytest.raises(UsageError, match="mine has no repository form; vouch audit swe takes offline, files, agent"):
+        audit_swe(instances, trials, executor=None, config=config)  # type: ignore[arg-type]
 
 
 def test_names_users_see_come_from_the_registry() -> None:

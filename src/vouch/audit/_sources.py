@@ -1,32 +1,43 @@
-"""The function-level witness sources: one registry, one protocol.
+"""The witness sources: one registry, one protocol per form.
 
-A witness source is a ``search`` function that takes the audited programs once their evidence
-is in (T0, coverage, mutants, the differential run on the offline pool) and files witnesses
-under each job (``job.witnesses`` / ``job.discarded``). Every name users see comes from here:
-the CLI's ``--witness-source`` choices, ``Witness.origin``, and the errors that list them.
+A witness source has one implementation per form of the audit. At function level, a
+``search`` function takes the audited programs once their evidence is in (T0, coverage,
+mutants, the differential run on the offline pool) and files witnesses under each job
+(``job.witnesses`` / ``job.discarded``). In the repository form, a ``repo_search`` function takes
+one passing trial with its world and evidence and returns its witnesses (each validated, valid
+or not), how the search ended, or why it could not run. Every name users see comes from here:
+the CLI's ``--witness-source`` choices of both commands, ``Witness.origin``, and the errors that
+list them.
 
-Adding a source is one module with its ``search`` and one line in ``SOURCES``::
+Adding a source is one module with its ``search`` (and, for ``vouch audit swe``, its
+``repo_search``) and one line in ``SOURCES``::
 
-    WitnessSource("mine", "what it does", "vouch.audit._mine:search"),
+    WitnessSource("mine", "what it does", "vouch.audit._mine:search", repo_search="vouch.audit._mine:repo_search"),
 
-The search is named by its import path, so the registry imports none of them (and the agent's
-dependencies load only when the agent source runs).
+Both are named by their import paths, so the registry imports none of them (the agent's
+dependencies load only when the agent source runs, the repository form's only in ``vouch audit
+swe``).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vouch.errors import UsageError
 
 if TYPE_CHECKING:
     from vouch.audit._agent_calls import WitnessAgent
+    from vouch.audit._model import Evidence, Witness
     from vouch.audit._runs import AuditConfig, Engine
+    from vouch.audit._swe import SweAuditConfig, _Instance
+    from vouch.audit._swe_runs import Runner
     from vouch.audit._trial import OnJudged, ProgramJob, TaskContext
+    from vouch.sources._swe import SweTrial
+    from vouch.worlds import World
 
 
 @dataclass
@@ -48,19 +59,65 @@ class Search(Protocol):
         ...
 
 
+@dataclass
+class RepoSearchRun:
+    """What a source's repository-form search gets: one passing trial, its world and evidence."""
+
+    inst: _Instance
+    trial: SweTrial
+    world: World
+    evidence: Evidence
+    runner: Runner
+    config: SweAuditConfig
+    agent: WitnessAgent | None
+
+
+@dataclass
+class Found:
+    """What a repository-form search found for one trial."""
+
+    witnesses: list[Witness] = field(default_factory=list)
+    """Every witness with its validation (only ``validation.valid`` ones may refute)."""
+    note: str = ""
+    """How the search ended (for the reason of a trial left standing)."""
+    error: str | None = None
+    """The search could not run (the auditing model failed): the trial is ``error`` with this."""
+
+
+class RepoSearch(Protocol):
+    def __call__(self, run: RepoSearchRun) -> Found:
+        """The witnesses of ``run.trial``, each validated."""
+        ...
+
+
 @dataclass(frozen=True)
 class WitnessSource:
     name: str
     description: str
     search: str
-    """``module:function`` of its ``Search``."""
+    """``module:function`` of its function-level ``Search``."""
     needs: str | None = None
     """The option it cannot run without, for the usage error."""
+    repo_search: str | None = None
+    """``module:function`` of its repository-form ``RepoSearch``; None: function level only."""
 
     def load(self) -> Search:
-        module, _, function = self.search.partition(":")
-        found: Search = getattr(importlib.import_module(module), function)
+        found: Search = _load(self.search)
         return found
+
+    def load_repo(self) -> RepoSearch:
+        """The repository form's implementation.
+
+        Raises:
+            UsageError: The source has none.
+        """
+        found: RepoSearch = _load(repo_source(self.name).repo_search or "")
+        return found
+
+
+def _load(path: str) -> Any:
+    module, _, function = path.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 SOURCES: dict[str, WitnessSource] = {
@@ -70,19 +127,29 @@ SOURCES: dict[str, WitnessSource] = {
             "offline",
             "differential testing against G on generated inputs inside P's preconditions",
             "vouch.audit._trial:offline_search",
+            repo_search="vouch.audit._swe_runs:offline_repo_search",
         ),
         WitnessSource(
-            "files", "pytest files the user supplies", "vouch.audit._trial:files_search", "--witness-files DIR"
+            "files",
+            "pytest files the user supplies",
+            "vouch.audit._trial:files_search",
+            "--witness-files DIR",
+            repo_search="vouch.audit._swe_runs:files_repo_search",
         ),
         WitnessSource(
             "agent",
             "the auditing model writes witnesses from the checklist and the evidence",
             "vouch.audit._agent_witness:agent_search",
             "--agent-model PROVIDER/MODEL",
+            repo_search="vouch.audit._swe_agent:agent_repo_search",
         ),
     )
 }
 """Every witness source, by name."""
+
+
+def _repo_names() -> str:
+    return ", ".join(name for name, s in SOURCES.items() if s.repo_search is not None)
 
 
 def source(name: str) -> WitnessSource:
@@ -94,3 +161,15 @@ def source(name: str) -> WitnessSource:
     if name in SOURCES:
         return SOURCES[name]
     raise UsageError(f"--witness-source {name!r} is not a witness source; valid sources: {', '.join(SOURCES)}")
+
+
+def repo_source(name: str) -> WitnessSource:
+    """The source of a ``vouch audit swe --witness-source`` name.
+
+    Raises:
+        UsageError: An unknown source, or one without a repository form (the valid ones are listed).
+    """
+    found = source(name)
+    if found.repo_search is None:
+        raise UsageError(f"--witness-source {name} has no repository form; vouch audit swe takes {_repo_names()}")
+    return found

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vouch.audit import _sources
 from vouch.audit._agent_calls import WitnessAgent, witness_agent
 from vouch.audit._ambiguity import is_ambiguous, requirement_note
 from vouch.audit._model import (
@@ -35,7 +36,7 @@ from vouch.audit._model import (
     summarise,
 )
 from vouch.audit._runs import MODES, REPOSITORY_MODES
-from vouch.audit._swe_agent import MODEL_FAILED, agent_witnesses, instance_checklist, witness_root
+from vouch.audit._swe_agent import MODEL_FAILED, instance_checklist, witness_root
 from vouch.audit._swe_ambiguity import withhold_ambiguous
 from vouch.audit._swe_env import EnvPlan
 from vouch.audit._swe_evidence import (
@@ -55,7 +56,6 @@ from vouch.audit._swe_runs import (
     mutation_evidence,
     t0_result,
     trial_ids,
-    witnesses_for_trial,
 )
 from vouch.audit._swe_witness import Probe, function_targets, module_name, mutate_call, string_pool
 from vouch.errors import UsageError
@@ -446,23 +446,19 @@ def _audit_passing(
         runner, world, changes, sources, passing.t0, model_t0.tests_passed, config.mutants, rng
     )
     evidence.steps.append("mutation")
-    note = None
-    if config.witness_source == "agent":
-        assert agent is not None
-        search = agent_witnesses(inst, trial, world, evidence, runner, config, agent)
-        if search.error is not None:
-            evidence.discarded.extend(search.witnesses)
-            return TrialResult(
-                **base,
-                benchmark_pass=True,
-                verdict=Verdict.ERROR,
-                reason=search.error,
-                evidence=evidence,
-                program_hash=program,
-            )
-        witnesses, note = search.witnesses, search.note
-    else:
-        witnesses = witnesses_for_trial(inst, trial, world, evidence, runner, config)
+    search = _sources.source(config.witness_source).load_repo()
+    found = search(_sources.RepoSearchRun(inst, trial, world, evidence, runner, config, agent))
+    if found.error is not None:
+        evidence.discarded.extend(found.witnesses)
+        return TrialResult(
+            **base,
+            benchmark_pass=True,
+            verdict=Verdict.ERROR,
+            reason=found.error,
+            evidence=evidence,
+            program_hash=program,
+        )
+    witnesses, note = found.witnesses, found.note or None
     evidence.steps.append(f"witnesses:{config.witness_source}")
     valid = [w for w in witnesses if w.validation.valid]
     evidence.discarded.extend(w for w in witnesses if not w.validation.valid)
@@ -478,9 +474,9 @@ def _audit_passing(
     reason = None
     if verdict is Verdict.SOUND and evidence.detector_flags:
         reason = "flagged by a detector, but no validated witness: a flag alone does not refute"
-        reason += f"; no agent witness: {note}" if note else ""
+        reason += f"; no {config.witness_source} witness: {note}" if note else ""
     elif verdict is Verdict.SOUND and note:
-        reason = f"no agent witness: {note}"
+        reason = f"no {config.witness_source} witness: {note}"
     elif verdict is not Verdict.SOUND:
         reason = valid[0].defect
     return TrialResult(
@@ -566,8 +562,7 @@ def audit_swe(
     import vouch
 
     config = config or SweAuditConfig()
-    if config.witness_source not in ("offline", "files", "agent"):
-        raise UsageError(f"witness_source={config.witness_source!r}: choose offline, files or agent")
+    _sources.repo_source(config.witness_source)
     if config.mode not in REPOSITORY_MODES:
         raise UsageError(
             f"--mode {config.mode!r}: the repository form's modes are {', '.join(REPOSITORY_MODES)}"

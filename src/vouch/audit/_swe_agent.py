@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vouch.agent import Message, TraceWriter
 from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_message, rejudge, swe_checklist
 from vouch.audit._model import Evidence, RunRecord, Witness
+from vouch.audit._sources import Found, RepoSearchRun
 from vouch.audit._swe_agent_tools import RepoNames, SweSubmission, SweWitnessTools, foreign_repo_names
 from vouch.audit._swe_evidence import best_clause, test_sources
 from vouch.audit._swe_runs import _WITNESS_DIR, IMPLICIT_CLAUSE, Runner, _validate, differences
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_WITNESS_DIR",
     "MODEL_FAILED",
-    "AgentSearch",
     "agent_witnesses",
     "instance_checklist",
     "session_dir",
@@ -183,18 +183,6 @@ def first_message(
 
 
 @dataclass
-class AgentSearch:
-    """What one trial's session produced."""
-
-    witnesses: list[Witness] = field(default_factory=list)
-    """Every submission with its validation (valid or not)."""
-    note: str = ""
-    """How the search ended (for the reason of a trial left standing)."""
-    error: str | None = None
-    """The model endpoint failed: the trial's verdict is ``error`` with this reason."""
-
-
-@dataclass
 class _Session:
     """One trial's session: what validation needs besides the submission."""
 
@@ -207,7 +195,13 @@ class _Session:
     agent: WitnessAgent
     tools: SweWitnessTools
     trace: TraceWriter
-    out: AgentSearch
+    out: Found
+
+
+def agent_repo_search(run: RepoSearchRun) -> Found:
+    """The ``agent`` source in the repository form (``agent_witnesses``)."""
+    assert run.agent is not None
+    return agent_witnesses(run.inst, run.trial, run.world, run.evidence, run.runner, run.config, run.agent)
 
 
 def agent_witnesses(
@@ -218,7 +212,7 @@ def agent_witnesses(
     runner: Runner,
     config: SweAuditConfig,
     agent: WitnessAgent,
-) -> AgentSearch:
+) -> Found:
     """Run the offline differential, then the witness agent on one passing trial.
 
     Args:
@@ -251,7 +245,7 @@ def agent_witnesses(
         executions=budgets.executions,
         checklist_ids=[c.id for c in evidence.checklist],
     )
-    session = _Session(inst, trial, world, evidence, runner, config, agent, tools, trace, AgentSearch())
+    session = _Session(inst, trial, world, evidence, runner, config, agent, tools, trace, Found())
     agent.count(sessions=1)
     trace.event(
         "start",

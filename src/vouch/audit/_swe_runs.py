@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vouch.audit._model import ASSERTION_FAILURES, Evidence, RunRecord, SurvivingMutant, T0Result, Validation, Witness
+from vouch.audit._sources import Found, RepoSearchRun
 from vouch.audit._swe_evidence import best_clause
 from vouch.audit._swe_witness import Candidate, Probe, iteration_batches, witness_source
 from vouch.errors import UsageError
@@ -427,6 +428,17 @@ def _rejudge(probe: Probe, recorded: dict[tuple[str, str], list[Probe]]) -> tupl
     if any(shape(p) == shape(probe) for p in peers):
         return True, "argument types match a call T0 made, and R[G] returns on the input (inside P's preconditions)"
     return False, "the input's argument types match no call T0 made: outside the preconditions P implies"
+
+
+def offline_repo_search(run: RepoSearchRun) -> Found:
+    """The ``offline`` source in the repository form: the differential on the recorded and varied
+    T0 calls, at most k generate-and-validate rounds."""
+    return Found(witnesses_for_trial(run.inst, run.trial, run.world, run.evidence, run.runner, run.config))
+
+
+def files_repo_search(run: RepoSearchRun) -> Found:
+    """The ``files`` source in the repository form: the user's pytest files of the instance."""
+    return Found(_file_witnesses(run.inst, run.trial, run.world, run.evidence, run.runner, run.config))
 
 
 def witnesses_for_trial(

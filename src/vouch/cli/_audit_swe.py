@@ -47,7 +47,7 @@ __all__ = ["swe"]
 @rounds_option("instance")
 @click.option(
     "--witness-source",
-    type=click.Choice(list(SOURCES)),
+    type=click.Choice([name for name, s in SOURCES.items() if s.repo_search is not None]),
     default="offline",
     show_default=True,
     help="offline: differential tests against G; files: tests from --witness-files; agent: the auditing "
