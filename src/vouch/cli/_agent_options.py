@@ -9,18 +9,27 @@ from typing import Any, TypeVar
 import click
 
 from vouch.audit import MODES, WitnessAgent, witness_agent
+from vouch.audit._runs import REPOSITORY_MODES
 from vouch.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-mode_option = click.option(
-    "--mode",
-    type=click.Choice(list(MODES)),
-    default="per-trial",
-    show_default=True,
-    help="per-trial: audit every passing trial; lightweight: TestJack's Algorithm 1 (task analysis, sampled "
-    "audits, shared witnesses); static: the SWE-ABS-style baseline (tests from G only; function form).",
-)
+
+def _mode_option(modes: tuple[str, ...], static: str) -> Callable[[F], F]:
+    return click.option(
+        "--mode",
+        type=click.Choice(list(modes)),
+        default="per-trial",
+        show_default=True,
+        help="per-trial: audit every passing trial; lightweight: TestJack's Algorithm 1 (task analysis, sampled "
+        f"audits, shared witnesses){static}.",
+    )
+
+
+mode_option = _mode_option(MODES, "; static: the SWE-ABS-style baseline (tests built from G only)")
+"""``--mode`` of ``vouch audit humaneval``."""
+repo_mode_option = _mode_option(REPOSITORY_MODES, "")
+"""``--mode`` of ``vouch audit swe`` (the repository form has no static baseline)."""
 
 
 def rounds_option(unit: str) -> Callable[[F], F]:

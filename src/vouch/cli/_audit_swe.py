@@ -24,7 +24,7 @@ from vouch.cli._agent_options import (
     agent_config_option,
     agent_model_option,
     auditing_agent,
-    mode_option,
+    repo_mode_option,
     rounds_option,
 )
 from vouch.errors import VouchError
@@ -43,7 +43,7 @@ __all__ = ["swe"]
     "--predictions", "predictions_file", type=click.Path(dir_okay=False, path_type=Path), help="Predictions JSONL."
 )
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the audit results.")
-@mode_option
+@repo_mode_option
 @rounds_option("instance")
 @click.option(
     "--witness-source",
