@@ -39,9 +39,11 @@ def _register() -> None:
     cli.add_command(report)
     cli.add_command(v4v)
     from vouch.cli._audit import audit
+    from vouch.cli._audit_inspect import inspect_command
     from vouch.cli._audit_swe import swe
 
     audit.add_command(swe)
+    audit.add_command(inspect_command)
     cli.add_command(audit)
 
 

@@ -1,0 +1,190 @@
+"""``vouch audit inspect``: TestJack's audit of the HumanEval-style samples of an Inspect eval log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from vouch.audit import PRELOAD, AuditConfig, audit_humaneval
+from vouch.audit._sources import SOURCES
+from vouch.cli._agent_options import (
+    agent_config_option,
+    agent_model_option,
+    auditing_agent,
+    mode_option,
+    rounds_option,
+)
+from vouch.cli._audit import _bar, print_summary
+from vouch.exec import LocalExecutor
+from vouch.sources._inspect import comparison, read_inspect_log, write_back, write_back_path
+from vouch.store import AuditStore, default_store_path
+
+__all__ = ["inspect_command"]
+
+_SHOWN = 20
+"""Trials listed one per row after a run; more go to --json (disagreements are always listed)."""
+
+
+@click.command("inspect")
+@click.argument("log", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the audit results.")
+@click.option(
+    "--write-back",
+    "write_back_flag",
+    is_flag=True,
+    help="Write a copy of the log beside it (LOG-vouch.eval) with vouch's verdict as the score vouch_audit.",
+)
+@click.option(
+    "--scorer",
+    default=None,
+    help="The score that is Inspect's verdict (default: each sample's first score other than vouch_audit).",
+)
+@mode_option
+@rounds_option("task")
+@click.option("--witness-source", type=click.Choice(list(SOURCES)), default="offline", show_default=True)
+@click.option("--witness-files", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--witness-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@agent_model_option
+@agent_config_option
+@click.option(
+    "--agent-concurrency",
+    type=click.IntRange(min=1, max=32),
+    default=1,
+    show_default=True,
+    help="Trial sessions of the auditing model at once.",
+)
+@click.option("-k", "--iterations", "k", type=click.IntRange(min=1, max=10), default=3, show_default=True)
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option("--workers", type=click.IntRange(min=1, max=64), default=None)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--allow-weak-isolation", is_flag=True)
+def inspect_command(
+    log: Path,
+    json_out: Path | None,
+    write_back_flag: bool,
+    scorer: str | None,
+    mode: str,
+    rounds: int,
+    witness_source: str,
+    witness_files: Path | None,
+    witness_dir: Path | None,
+    agent_model: str | None,
+    agent_config: str | None,
+    agent_concurrency: int,
+    k: int,
+    store_path: Path | None,
+    workers: int | None,
+    seed: int,
+    allow_weak_isolation: bool,
+) -> None:
+    """Audit the HumanEval-style samples of an Inspect log (.eval or .json); needs pip install 'vouch[inspect]'."""
+    console = Console(stderr=True)
+    run = read_inspect_log(log, scorer=scorer)
+    config = AuditConfig(
+        mode=mode,
+        rounds=rounds,
+        seed=seed,
+        k=k,
+        witness_source=witness_source,
+        witness_files=str(witness_files.resolve()) if witness_files else None,
+        agent_model=agent_model if witness_source == "agent" else None,
+        agent_config=agent_config if witness_source == "agent" else None,
+    )
+    agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
+    for bad in run.samples.bad_lines[:5]:
+        console.print(f"[yellow]skipped {bad.reason}[/yellow]")
+    if len(run.samples.bad_lines) > 5:
+        console.print(f"[yellow]... and {len(run.samples.bad_lines) - 5} more skipped samples (see --json)[/yellow]")
+    store = AuditStore(store_path or default_store_path())
+    if witness_dir is None:
+        witness_dir = json_out.with_name(json_out.stem + "_witnesses") if json_out else Path(".vouch/witnesses")
+    from vouch.corpora import data_dirs
+    from vouch.exec import hide_in_runs
+    from vouch.sources._registry import answer_data_paths
+
+    # The log holds G (each sample's target) and every other trial: it stays out of the runs,
+    # as do the store, the outputs and the corpora's data directories.
+    corpora = [str(path) for _, path in data_dirs() if path.is_dir()]
+    hide_in_runs(
+        log,
+        write_back_path(log),
+        witness_dir,
+        store_path or default_store_path(),
+        *answer_data_paths(),
+        *corpora,
+        *([json_out] if json_out else []),
+    )
+    try:
+        with (
+            _bar(console) as bar,
+            LocalExecutor(workers=workers, preload=PRELOAD, allow_weak=allow_weak_isolation) as ex,
+        ):
+            stages: dict[str, Any] = {}
+
+            def progress(stage: str, done: int, total: int) -> None:
+                if stage not in stages:
+                    stages[stage] = bar.add_task(stage, total=total)
+                bar.update(stages[stage], completed=done, total=total)
+
+            results = audit_humaneval(
+                run.samples,
+                executor=ex,
+                store=store,
+                witness_dir=witness_dir,
+                config=config,
+                problems=run.problems,
+                progress=progress,
+                agent=agent,
+            )
+    finally:
+        store.close()
+    rows = comparison(run, results)
+    results.config["samples"] = str(log)
+    results.config["bad_lines"] = [{"line": b.line, "reason": b.reason} for b in run.samples.bad_lines]
+    results.config["inspect"] = {
+        "log": str(log),
+        "format": run.format,
+        "task": run.task,
+        "model": run.model,
+        "problems": run.problem_source,
+        "skipped": [{"place": b.line, "reason": b.reason} for b in run.samples.bad_lines],
+        "trials": rows,
+        "t0_disagreements": [r["trial_id"] for r in rows if r["t0_agrees"] is False],
+    }
+    out = Console()
+    print_summary(results, out)
+    _print_comparison(rows, out)
+    if write_back_flag:
+        written = write_back(run, results, config_key=config.key())
+        results.config["inspect"]["write_back"] = str(written)
+        out.print(f"wrote {written} (score vouch_audit on {len(rows)} samples)")
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(results.model_dump(mode="json"), indent=1) + "\n")
+        out.print(f"wrote {json_out}")
+
+
+def _print_comparison(rows: list[dict[str, Any]], console: Console) -> None:
+    """Inspect's score beside vouch's T0 and verdict: every trial of a small log, and every disagreement."""
+    disagreements = [r for r in rows if r["t0_agrees"] is False]
+    shown = rows if len(rows) <= _SHOWN else disagreements[:_SHOWN]
+    if shown:
+        table = Table(title="Inspect's score beside vouch's verdict" + ("" if shown is rows else " (disagreements)"))
+        for column in ("trial", "Inspect", "vouch T0", "verdict"):
+            table.add_column(column)
+        for r in shown:
+            inspect = "-" if r["inspect_passed"] is None else ("pass" if r["inspect_passed"] else "fail")
+            vouch_t0 = "pass" if r["vouch_t0_passed"] else "fail"
+            mark = " [red](differs)[/red]" if r["t0_agrees"] is False else ""
+            table.add_row(r["trial_id"], f"{inspect} ({r['inspect_value']})", vouch_t0 + mark, r["verdict"])
+        console.print(table)
+    if disagreements:
+        console.print(
+            f"{len(disagreements)} trials where Inspect's score and vouch's run of T0 differ "
+            "(neither is trusted: look at both)"
+        )
