@@ -274,6 +274,27 @@ def test_cli_lightweight_end_to_end(scratch: Path) -> None:
         if trial["benchmark_pass"] and trial["trial_id"] != sampled and not trial["witnesses"]:
             assert trial["verdict"] == "sound" and trial["reason"].startswith("lightweight: not sampled")
     assert set(data["summary"]) >= {"trials", "passing", "refuted", "corrected_resolution_rate"}
+    stages = data["config"]["stage_run_seconds"]
+    assert {"T0 in R[G] and R", "T0 in R[s]", "task analysis: T1 in R[G]"} <= set(stages)
+    assert sum(data["config"]["stage_runs"].values()) == data["summary"]["executions"]
+    # The per-trial audit of the same trials, and the comparison with its cost.
+    per_trial = work / "out" / "per-trial.json"
+    swap = {str(out): str(per_trial), str(work / "store.sqlite"): str(work / "pt.sqlite")}
+    pt_args = [swap.get(a, a) for a in args[:-6]] + ["--seed", "3"]
+    pt = subprocess.run(pt_args, capture_output=True, text=True, timeout=600, cwd=work)
+    assert pt.returncode == 0, pt.stderr
+    compared = work / "out" / "compare.json"
+    cmp = subprocess.run(
+        [sys.executable, "-m", "vouch", "audit", "compare", str(per_trial), str(out), "--json", str(compared)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=work,
+    )
+    assert cmp.returncode == 0, cmp.stderr
+    summary = json.loads(compared.read_text())["summary"]
+    assert summary["cost_basis"] == "run-seconds beyond T0" and summary["cost_ratio"] is not None
+    assert summary["per_trial_refuted"] >= 1 and summary["recall"] is not None
     # Run again: the instance resumes whole from the store, its rounds with it.
     again = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=work)
     assert again.returncode == 0, again.stderr

@@ -205,7 +205,7 @@ def _prepare(
         touched.update(c.path for c in source_files(parse_patch(trial.patch)) if not is_debris(c.path))
     targets = [t for path in sorted(touched) for t in function_targets(_read(reference, path), path)]
 
-    ref_run, null_run = runner.t0_batch([(reference, None, targets), (null, None, None)], t0)
+    ref_run, null_run = runner.t0_batch([(reference, None, targets), (null, None, None)], t0, "T0 in R[G] and R")
     inst.t0_reference = t0_result("reference", t0, ref_run)
     inst.t0_null = t0_result("null", t0, null_run)
     report.null_passing = list(inst.t0_null.tests_passed)
@@ -230,7 +230,7 @@ def _prepare_t0_in_env(
     report = inst.report
     assert inst.env is not None and report is not None
     t0 = spec.t0
-    ref_run, null_run = runner.t0_batch([(reference, None, None), (null, None, None)], t0)
+    ref_run, null_run = runner.t0_batch([(reference, None, None), (null, None, None)], t0, "T0 in R[G] and R")
     ref_t0 = graded_t0("reference", t0, ref_run, inst.env, spec)
     null_t0 = graded_t0("null", t0, null_run, inst.env, spec)
     if ref_run.ok and null_run.ok:
@@ -269,7 +269,8 @@ def _prepare_t0_in_env(
                 {"root": str(reference.path), "record": targets, "harness": list(inst.env.harness)},
                 name=f"record {reference.key}",
             )
-        ]
+        ],
+        "T0's calls recorded in R[G]",
     )
     _probes_from(inst, recording, runner, reference, seed)
 
@@ -687,6 +688,7 @@ def audit_swe(
             "rounds": config.rounds,
             "dataset_hash": data_hash,
             "resumed_programs": resumed,
+            **runner.stages(),
         }
         | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
         benchmark="swe",

@@ -59,7 +59,7 @@ def withhold_ambiguous(
             skipped[h] = set()
             continue
         touches_conftest = any(f.path.endswith("conftest.py") for f in parse_patch(patch))
-        [[run]] = runner.witness_runs([world], files, 1, touches_conftest)
+        [[run]] = runner.witness_runs([world], files, 1, touches_conftest, stage="ambiguity check")
         skipped[h] = {
             src for src, name in keys.items() if record_witness_run("model", run, Path(name).name).outcome == "fail"
         }

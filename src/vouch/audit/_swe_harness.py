@@ -326,7 +326,7 @@ def _reproduce_one(
     runnable = [w for w in (null if with_null else None, gold, agent) if isinstance(w, World)]
     for w in runnable:
         runner.attach(w, env)
-    runs = runner.t0_batch([(w, None, None) for w in runnable], [])
+    runs = runner.t0_batch([(w, None, None) for w in runnable], [], "T0 as the harness runs it")
     by_key = {w.key: r for w, r in zip(runnable, runs, strict=True)}
     null_c = _condition("null", by_key[null.key], inst, env.parser)[0] if with_null else None
     gold_c, gold_g, gold_s, gold_f, gold_log = _condition("gold", by_key[gold.key], inst, env.parser)

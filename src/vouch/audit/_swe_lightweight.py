@@ -231,7 +231,7 @@ def task_analysis(inst: _Instance, runner: Runner, config: SweAuditConfig) -> li
     if config.witness_source != "offline" or inst.null is None or inst.reference is None:
         return []
     varied = [(p, o) for p, o in inst.probes if p.origin != "t0"]
-    outcomes = runner.call(inst.null, [p for p, _ in varied])
+    outcomes = runner.call(inst.null, [p for p, _ in varied], "task analysis: varied T0 calls in R")
     changed = []
     for (probe, ref), got in zip(varied, outcomes, strict=True):
         if got.get("ok") and got["value"] == ref["value"]:
@@ -256,7 +256,9 @@ def task_analysis(inst: _Instance, runner: Runner, config: SweAuditConfig) -> li
             cand, instance_id=inst.spec.instance_id, clause=clause.text if clause else IMPLICIT_CLAUSE, index=index
         )
         meta.append((name, cand, clause))
-    [reference] = runner.witness_runs([inst.reference], files, config.repeats, noconftest=True)
+    [reference] = runner.witness_runs(
+        [inst.reference], files, config.repeats, noconftest=True, stage="task analysis: T1 in R[G]"
+    )
     tests = []
     for name, cand, clause in meta:
         runs = [record_witness_run("reference", r, name) for r in reference]
@@ -369,7 +371,11 @@ def _replay(
     names = [f"test_shared_{n}.py" for n in range(len(shared))]
     files = {f"{_WITNESS_DIR}/{name}": w.source for name, w in zip(names, shared, strict=True)}
     reference, *worlds = runner.witness_runs(
-        [inst.reference, *(t.world for t in targets)], files, config.repeats, noconftest=True
+        [inst.reference, *(t.world for t in targets)],
+        files,
+        config.repeats,
+        noconftest=True,
+        stage="replaying shared witnesses",
     )
     caught: dict[str, TrialResult] = {}
     for target, model_runs in zip(targets, worlds, strict=True):

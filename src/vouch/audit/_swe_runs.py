@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -87,6 +88,11 @@ class Runner:
         )
         self.executions = 0
         self.envs: dict[str, WorldEnv] = {}
+        self.stage_runs: dict[str, int] = {}
+        self.stage_s: dict[str, float] = {}
+        """Wall seconds of each stage's batches."""
+        self.stage_run_s: dict[str, float] = {}
+        """Seconds the runs of each stage took, summed over runs (``vouch audit compare``'s cost)."""
 
     def attach(self, world: World, env: WorldEnv) -> None:
         """Run ``world``'s tests and calls in ``env`` from now on (generated files written first)."""
@@ -128,13 +134,29 @@ class Runner:
             name=name,
         )
 
-    def batch(self, specs: Sequence[RunSpec]) -> list[RunResult]:
+    def batch(self, specs: Sequence[RunSpec], stage: str) -> list[RunResult]:
+        """Run ``specs`` concurrently, counted under ``stage`` (as the function form's stages are)."""
         self.executions += len(specs)
+        started = time.monotonic()
         results = self.executor.run_batch(specs)
+        self.stage_s[stage] = self.stage_s.get(stage, 0.0) + time.monotonic() - started
+        self.stage_runs[stage] = self.stage_runs.get(stage, 0) + len(specs)
+        self.stage_run_s[stage] = self.stage_run_s.get(stage, 0.0) + sum(r.duration_s or 0.0 for r in results)
         return [_unwrap(spec, result) for spec, result in zip(specs, results, strict=True)]
 
+    def stages(self) -> dict[str, Any]:
+        """The results' record of the stages: runs, wall seconds and run-seconds per stage."""
+        return {
+            "stage_seconds": {k: round(v, 3) for k, v in self.stage_s.items()},
+            "stage_runs": dict(self.stage_runs),
+            "stage_run_seconds": {k: round(v, 3) for k, v in self.stage_run_s.items()},
+        }
+
     def t0_batch(
-        self, jobs: Sequence[tuple[World, list[str] | None, list[str] | None]], t0: Sequence[str]
+        self,
+        jobs: Sequence[tuple[World, list[str] | None, list[str] | None]],
+        t0: Sequence[str],
+        stage: str = "T0 in R[s]",
     ) -> list[RunResult]:
         """T0 in each (world, files to cover, functions to record), concurrently.
 
@@ -157,16 +179,16 @@ class Runner:
             else:
                 kwargs = {"root": str(w.path), "cover": cover, "record": rec, "harness": list(env.harness)}
                 specs.append(self.spec(w, "run_tests", list(env.test_files), kwargs, name=f"t0 {w.key}"))
-        return self.batch(specs)
+        return self.batch(specs, stage)
 
-    def call(self, world: World, probes: Sequence[Probe]) -> list[dict[str, Any]]:
+    def call(self, world: World, probes: Sequence[Probe], stage: str = "calls") -> list[dict[str, Any]]:
         """Each probe's outcome in ``world`` (one run); all failed when the run itself failed."""
         if not probes:
             return []
         spec = self.spec(
             world, "call_functions", [p.as_call() for p in probes], {"root": str(world.path)}, name=f"calls {world.key}"
         )
-        (result,) = self.batch([spec])
+        (result,) = self.batch([spec], stage)
         value = result.value if result.ok and isinstance(result.value, list) else None
         if value is None or len(value) != len(probes):
             why = result.reason or "no outcome"
@@ -174,7 +196,7 @@ class Runner:
         return value
 
     def witness_runs(
-        self, worlds: Sequence[World], files: dict[str, str], repeats: int, noconftest: bool
+        self, worlds: Sequence[World], files: dict[str, str], repeats: int, noconftest: bool, stage: str = "witnesses"
     ) -> list[list[RunResult]]:
         """Run the witness files in each world ``repeats`` times; results per world."""
         names = sorted(files)
@@ -190,7 +212,7 @@ class Runner:
             for w in worlds
             for _ in range(repeats)
         ]
-        results = self.batch(specs)
+        results = self.batch(specs, stage)
         return [results[i * repeats : (i + 1) * repeats] for i in range(len(worlds))]
 
 
@@ -322,7 +344,7 @@ def mutation_evidence(
         )
         for path, mutant in picked
     ]
-    results = runner.batch(specs)
+    results = runner.batch(specs, "mutants")
     by_id = {mutant.id: run for (_, mutant), run in zip(picked, results, strict=True)}
 
     def oracle(mutant: Any, probe: str) -> str:
