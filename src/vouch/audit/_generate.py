@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.audit._inputs import Args, key
+from vouch.audit._inputs import Args, admitted, key
 from vouch.audit._preconditions import ArgRule, Preconditions, is_balanced
 
 LONG = 120
@@ -111,19 +111,6 @@ def _edge_values(value: Any, rule: ArgRule, seen: _Values) -> list[Any]:
     return []
 
 
-def _admitted(candidates: Sequence[Args], rules: Preconditions, seen: set[str], limit: int) -> list[Args]:
-    out: list[Args] = []
-    for args in candidates:
-        k = key(args)
-        if k in seen or rules.admits(args) is not None:
-            continue
-        seen.add(k)
-        out.append(args)
-        if len(out) >= limit:
-            break
-    return out
-
-
 def _positions(seeds: Sequence[Args], rules: Preconditions) -> list[_Values]:
     return [_Values([s[i] for s in seeds if i < len(s)]) for i in range(len(rules.args))]
 
@@ -137,7 +124,7 @@ def edges(seeds: Sequence[Args], rules: Preconditions, limit: int) -> list[Args]
         for i, rule in enumerate(rules.args[: len(seed)]):
             for value in _edge_values(seed[i], rule, at[i]):
                 candidates.append([*seed[:i], value, *seed[i + 1 :]])
-    return _admitted(candidates, rules, seen, limit)
+    return admitted(candidates, rules, seen, limit)
 
 
 def _length_cap(rule: ArgRule) -> int:
@@ -167,7 +154,7 @@ def sizes(seeds: Sequence[Args], rules: Preconditions, rng: random.Random, limit
                             continue
                 candidates.append([*seed[:i], stretched, *seed[i + 1 :]])
     rng.shuffle(candidates)
-    return _admitted(candidates, rules, seen, limit)
+    return admitted(candidates, rules, seen, limit)
 
 
 class _Maker:
@@ -324,7 +311,7 @@ def fresh(seeds: Sequence[Args], rules: Preconditions, rng: random.Random, limit
             args = base
         else:
             args = [m.make() for m in makers]
-        out += _admitted([args], rules, seen, 1)
+        out += admitted([args], rules, seen, 1)
     return out
 
 

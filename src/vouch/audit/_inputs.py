@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 import string
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from vouch.audit._preconditions import Preconditions
@@ -166,24 +166,33 @@ def neighbours(
         Inputs in proposal order.
     """
     seed_list = [list(s) for s in seeds]
-    seen = {key(s) for s in seed_list}
-    out: list[Args] = []
-    for seed in seed_list:
-        if not seed:
-            continue
-        for _ in range(per_seed):
-            args = list(seed)
-            for _edit in range(1 + (rng.random() < 0.3)):
-                i = rng.randrange(len(args))
-                args[i] = mutate_value(args[i], rng)
-            args = _repair(args, rules)
-            k = key(args)
-            if k in seen or rules.admits(args) is not None:
+
+    def proposals() -> Iterator[Args]:
+        for seed in seed_list:
+            if not seed:
                 continue
-            seen.add(k)
-            out.append(args)
-            if len(out) >= limit:
-                return out
+            for _ in range(per_seed):
+                args = list(seed)
+                for _edit in range(1 + (rng.random() < 0.3)):
+                    i = rng.randrange(len(args))
+                    args[i] = mutate_value(args[i], rng)
+                yield _repair(args, rules)
+
+    return admitted(proposals(), rules, {key(s) for s in seed_list}, limit)
+
+
+def admitted(candidates: Iterable[Args], rules: Preconditions, seen: set[str], limit: int) -> list[Args]:
+    """The candidates ``rules`` admits, in order, each once and none in ``seen`` (which grows),
+    at most ``limit`` of them (the candidates are drawn no further than that)."""
+    out: list[Args] = []
+    for args in candidates:
+        k = key(args)
+        if k in seen or rules.admits(args) is not None:
+            continue
+        seen.add(k)
+        out.append(args)
+        if len(out) >= limit:
+            break
     return out
 
 
@@ -198,7 +207,6 @@ def with_constants(
     seeded order.
     """
     seed_list = [list(s) for s in seeds]
-    seen = {key(s) for s in seed_list}
     variants: list[Args] = []
     for seed in seed_list:
         for i, arg in enumerate(seed):
@@ -206,17 +214,7 @@ def with_constants(
                 for value in _with_constant(arg, c):
                     variants.append([*seed[:i], value, *seed[i + 1 :]])
     rng.shuffle(variants)
-    out: list[Args] = []
-    for args in variants:
-        args = _repair(args, rules)
-        k = key(args)
-        if k in seen or rules.admits(args) is not None:
-            continue
-        seen.add(k)
-        out.append(args)
-        if len(out) >= limit:
-            break
-    return out
+    return admitted((_repair(a, rules) for a in variants), rules, {key(s) for s in seed_list}, limit)
 
 
 def _with_constant(arg: Any, c: Any) -> list[Any]:

@@ -36,17 +36,17 @@ from vouch.audit._ambiguity import AMBIGUOUS, rho_over_models
 from vouch.audit._model import RoundRecord, TrialResult, Validation, Verdict, Witness, decide_verdict
 from vouch.audit._swe_agent import witness_root
 from vouch.audit._swe_ambiguity import withhold_ambiguous
-from vouch.audit._swe_evidence import best_clause
 from vouch.audit._swe_replay import write_witnesses
 from vouch.audit._swe_runs import (
     _WITNESS_DIR,
-    IMPLICIT_CLAUSE,
     _rejudge,
     _validate,
+    probe_tests,
+    probe_witness,
     record_witness_run,
     trial_ids,
 )
-from vouch.audit._swe_witness import Candidate, Probe, iteration_batches, witness_source
+from vouch.audit._swe_witness import Candidate, Probe, iteration_batches
 from vouch.worlds import patch_hash
 
 if TYPE_CHECKING:
@@ -247,15 +247,7 @@ def task_analysis(inst: _Instance, runner: Runner, config: SweAuditConfig) -> li
         if p.origin == "t0":
             recorded.setdefault((p.file, p.qualname), []).append(p)
     checklist = inst.report.checklist if inst.report else []
-    files: dict[str, str] = {}
-    meta = []
-    for index, cand in enumerate(chosen):
-        clause = best_clause(checklist, [cand.probe.qualname, cand.probe.shown(), cand.expected])
-        name = f"test_t1_{index}.py"
-        files[f"{_WITNESS_DIR}/{name}"] = witness_source(
-            cand, instance_id=inst.spec.instance_id, clause=clause.text if clause else IMPLICIT_CLAUSE, index=index
-        )
-        meta.append((name, cand, clause))
+    files, meta = probe_tests(inst, checklist, chosen, prefix="test_t1")
     [reference] = runner.witness_runs(
         [inst.reference], files, config.repeats, noconftest=True, stage="task analysis: T1 in R[G]"
     )
@@ -267,14 +259,11 @@ def task_analysis(inst: _Instance, runner: Runner, config: SweAuditConfig) -> li
         rejudged, note = _rejudge(cand.probe, recorded)
         expected = cand.expected_literal or cand.expected
         tests.append(
-            Witness(
-                file=name,
-                source=files[f"{_WITNESS_DIR}/{name}"],
-                clause=clause.text if clause else IMPLICIT_CLAUSE,
-                clause_id=clause.id if clause else None,
-                origin="offline",
-                input=cand.probe.shown(),
-                expected=expected,
+            probe_witness(
+                name,
+                files,
+                cand,
+                clause,
                 actual=f"R (without G) gives {cand.actual[:200]}",
                 defect=f"{cand.probe.shown()}: G changes this behaviour to {expected[:200]}",
                 why_t0_misses=f"T0 calls {cand.probe.qualname} only on other inputs; this one is a T0 call, "

@@ -14,7 +14,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vouch.audit._model import ASSERTION_FAILURES, Evidence, RunRecord, SurvivingMutant, T0Result, Validation, Witness
+from vouch.audit._model import (
+    ASSERTION_FAILURES,
+    ChecklistItem,
+    Evidence,
+    RunRecord,
+    SurvivingMutant,
+    T0Result,
+    Validation,
+    Witness,
+)
 from vouch.audit._sources import Found, RepoSearchRun
 from vouch.audit._swe_evidence import best_clause
 from vouch.audit._swe_witness import Candidate, Probe, iteration_batches, witness_source
@@ -483,31 +492,18 @@ def witnesses_for_trial(
     out: list[Witness] = []
     for round_no, batch in enumerate(iteration_batches(candidates, config.k), 1):
         evidence.witness_iterations = round_no
-        files: dict[str, str] = {}
-        meta: list[tuple[str, Candidate, Any]] = []
-        for cand in batch:
-            clause = best_clause(evidence.checklist, [cand.probe.qualname, cand.probe.shown(), cand.expected])
-            index = len(out) + len(meta)
-            name = f"test_witness_{index}.py"
-            text = clause.text if clause else IMPLICIT_CLAUSE
-            files[f"{_WITNESS_DIR}/{name}"] = witness_source(
-                cand, instance_id=inst.spec.instance_id, clause=text, index=index
-            )
-            meta.append((name, cand, clause))
+        files, meta = probe_tests(inst, evidence.checklist, batch, prefix="test_witness", start=len(out))
         ref_runs, model_runs = runner.witness_runs([inst.reference, world], files, config.repeats, noconftest=True)
         for name, cand, clause in meta:
             validation = _validate(
                 ref_runs, model_runs, name, inst.spec.problem_statement, _rejudge(cand.probe, recorded)
             )
             out.append(
-                Witness(
-                    file=name,
-                    source=files[f"{_WITNESS_DIR}/{name}"],
-                    clause=clause.text if clause else IMPLICIT_CLAUSE,
-                    clause_id=clause.id if clause else None,
-                    origin="offline",
-                    input=cand.probe.shown(),
-                    expected=cand.expected_literal or cand.expected,
+                probe_witness(
+                    name,
+                    files,
+                    cand,
+                    clause,
                     actual=cand.actual,
                     defect=f"{cand.probe.shown()} gives {cand.actual[:200]} in the trial; the reference gives "
                     f"{(cand.expected_literal or cand.expected)[:200]}",
@@ -520,6 +516,38 @@ def witnesses_for_trial(
         if any(w.validation.valid for w in out):
             break
     return out
+
+
+def probe_tests(
+    inst: _Instance, checklist: Sequence[ChecklistItem], candidates: Sequence[Candidate], *, prefix: str, start: int = 0
+) -> tuple[dict[str, str], list[tuple[str, Candidate, ChecklistItem | None]]]:
+    """A witness file per candidate, asserting R[G]'s answer on its input (``<prefix>_<n>.py``
+    under the witness directory), and per file its name, candidate and the clause of P it checks."""
+    files: dict[str, str] = {}
+    meta: list[tuple[str, Candidate, ChecklistItem | None]] = []
+    for n, cand in enumerate(candidates, start):
+        clause = best_clause(checklist, [cand.probe.qualname, cand.probe.shown(), cand.expected])
+        name = f"{prefix}_{n}.py"
+        text = clause.text if clause else IMPLICIT_CLAUSE
+        files[f"{_WITNESS_DIR}/{name}"] = witness_source(cand, instance_id=inst.spec.instance_id, clause=text, index=n)
+        meta.append((name, cand, clause))
+    return files, meta
+
+
+def probe_witness(
+    name: str, files: dict[str, str], cand: Candidate, clause: ChecklistItem | None, **fields: Any
+) -> Witness:
+    """The witness of one of ``probe_tests``' files (the offline source), with ``fields`` besides."""
+    return Witness(
+        file=name,
+        source=files[f"{_WITNESS_DIR}/{name}"],
+        clause=clause.text if clause else IMPLICIT_CLAUSE,
+        clause_id=clause.id if clause else None,
+        origin="offline",
+        input=cand.probe.shown(),
+        expected=cand.expected_literal or cand.expected,
+        **fields,
+    )
 
 
 def differences(inst: _Instance, world: World, evidence: Evidence, runner: Runner) -> list[Candidate]:
