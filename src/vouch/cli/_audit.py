@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from vouch.audit import PRELOAD, AuditConfig, AuditResults, audit_humaneval
@@ -22,6 +22,7 @@ from vouch.cli._agent_options import (
     mode_option,
     rounds_option,
 )
+from vouch.cli._progress import Bar, progress_bar, progress_option
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore, default_store_path
 
@@ -31,9 +32,14 @@ def audit() -> None:
     """Re-judge benchmark-passing trials with validated witness tests (TestJack)."""
 
 
-def _bar(console: Console) -> Progress:
-    return Progress(
-        TextColumn("{task.description:<32}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+def _bar(console: Console, mode: str | None) -> Bar:
+    return progress_bar(
+        mode,
+        TextColumn("{task.description:<32}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
     )
 
 
@@ -114,6 +120,7 @@ def print_summary(results: AuditResults, console: Console) -> None:
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=None)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--allow-weak-isolation", is_flag=True)
+@progress_option
 def humaneval(
     samples_paths: tuple[Path, ...],
     mode: str,
@@ -133,6 +140,7 @@ def humaneval(
     workers: int | None,
     seed: int,
     allow_weak_isolation: bool,
+    progress_mode: str | None,
 ) -> None:
     """Audit HumanEval trials (a samples file), per trial or lightweight; resumable from the store."""
     console = Console(stderr=True)
@@ -174,7 +182,7 @@ def humaneval(
     )
     try:
         with (
-            _bar(console) as bar,
+            _bar(console, progress_mode) as bar,
             LocalExecutor(workers=workers, preload=PRELOAD, allow_weak=allow_weak_isolation) as ex,
         ):
             stages: dict[str, TaskID] = {}

@@ -20,6 +20,7 @@ from vouch.cli._agent_options import (
     rounds_option,
 )
 from vouch.cli._audit import _bar, print_summary
+from vouch.cli._progress import progress_option
 from vouch.exec import LocalExecutor
 from vouch.sources._inspect import comparison, read_inspect_log, write_back, write_back_path
 from vouch.store import AuditStore, default_store_path
@@ -63,6 +64,7 @@ _SHOWN = 20
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=None)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--allow-weak-isolation", is_flag=True)
+@progress_option
 def inspect_command(
     log: Path,
     json_out: Path | None,
@@ -81,6 +83,7 @@ def inspect_command(
     workers: int | None,
     seed: int,
     allow_weak_isolation: bool,
+    progress_mode: str | None,
 ) -> None:
     """Audit the HumanEval-style samples of an Inspect log (.eval or .json); needs pip install 'vouch[inspect]'."""
     console = Console(stderr=True)
@@ -121,7 +124,7 @@ def inspect_command(
     )
     try:
         with (
-            _bar(console) as bar,
+            _bar(console, progress_mode) as bar,
             LocalExecutor(workers=workers, preload=PRELOAD, allow_weak=allow_weak_isolation) as ex,
         ):
             stages: dict[str, Any] = {}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn
+from rich.progress import BarColumn, TaskID, TextColumn
 from rich.table import Table
 
 from vouch.audit._sources import SOURCES
@@ -27,6 +27,7 @@ from vouch.cli._agent_options import (
     repo_mode_option,
     rounds_option,
 )
+from vouch.cli._progress import progress_bar, progress_option
 from vouch.errors import VouchError
 from vouch.exec import LocalExecutor
 from vouch.sources._swe import SweInstance, SweTrial, load_instances, load_predictions
@@ -125,6 +126,7 @@ __all__ = ["swe"]
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=None, help="Runs at the same time.")
 @click.option("--allow-weak-isolation", is_flag=True)
+@progress_option
 def swe(
     instances_file: Path,
     predictions_file: Path,
@@ -154,6 +156,7 @@ def swe(
     seed: int,
     workers: int | None,
     allow_weak_isolation: bool,
+    progress_mode: str | None,
 ) -> None:
     """Re-judge the passing trials of SWE-bench-format predictions with validated witnesses (per trial, lightweight)."""
     console = Console(stderr=True)
@@ -198,7 +201,9 @@ def swe(
             except VouchError as exc:
                 missing[inst.instance_id] = str(exc)
                 console.print(f"{inst.instance_id}: error: {exc}")
-        plan = _build_environments(console, instances, sources, specs, cache, env_dir, _pairs("--python", python_paths))
+        plan = _build_environments(
+            console, instances, sources, specs, cache, env_dir, _pairs("--python", python_paths), progress_mode
+        )
         plan.errors.update(missing)  # each said once: here (not found) or as its run's line (no environment)
     else:
         sources = {i.instance_id: locator.locate(i) for i in instances}
@@ -290,12 +295,17 @@ def _build_environments(
     cache: WorldCache,
     env_dir: Path | None,
     python: dict[str, str],
+    progress_mode: str | None = None,
 ) -> EnvPlan:
     """Every repo/version's environment, with a progress bar while one is built."""
     envs = EnvCache(env_dir, python=python)
     located = [i for i in instances if i.instance_id in sources]
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), console=console
+    with progress_bar(
+        progress_mode,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        console=console,
     ) as bar:
         tasks: dict[str, TaskID] = {}
 

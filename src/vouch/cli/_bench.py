@@ -8,13 +8,14 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import vouch
 from vouch.bench import load_tasks, preload_for, sealed_executor
 from vouch.bench._metrics import paired_difference
 from vouch.bench._score import BASELINES, load_verifiers, results_object, run_verifiers, trivial_rows
+from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
@@ -102,6 +103,7 @@ def _summary_table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
 @click.option("--name", default=None, help="Name of this verifier set (default: the verifiers directory).")
 @click.option("--hide", multiple=True, type=click.Path(path_type=Path), help="More paths verifiers must not read.")
 @click.option("--allow-weak-isolation", is_flag=True)
+@progress_option
 def score_command(
     tasks_dir: Path,
     verifiers_dir: Path,
@@ -112,6 +114,7 @@ def score_command(
     name: str | None,
     hide: tuple[Path, ...],
     allow_weak_isolation: bool,
+    progress_mode: str | None,
 ) -> None:
     """Run each task's verifier on its hidden cases and compute the metrics."""
     console = Console(stderr=True)
@@ -125,7 +128,7 @@ def score_command(
         hidden.append(str(json_out.resolve()))
     with (
         sealed_executor(tasks, allow_weak=allow_weak_isolation) as executor,  # verifiers under test
-        Progress(*_COLUMNS, console=console) as bar,
+        progress_bar(progress_mode, *_COLUMNS, console=console) as bar,
     ):
         job = bar.add_task("deciding cases", total=None)
         rows, ran = run_verifiers(
@@ -152,8 +155,14 @@ def score_command(
 @click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--allow-weak-isolation", is_flag=True)
+@progress_option
 def baselines_command(
-    tasks_dir: Path, json_out: Path | None, store_path: Path | None, seed: int, allow_weak_isolation: bool
+    tasks_dir: Path,
+    json_out: Path | None,
+    store_path: Path | None,
+    seed: int,
+    allow_weak_isolation: bool,
+    progress_mode: str | None,
 ) -> None:
     """Score the trivial verifiers and the reference verifiers on the same cases."""
     console = Console(stderr=True)
@@ -165,7 +174,7 @@ def baselines_command(
     store = Store(store_path or default_store_path())
     with (
         LocalExecutor(preload=preload_for(tasks), allow_weak=allow_weak_isolation) as executor,
-        Progress(*_COLUMNS, console=console) as bar,
+        progress_bar(progress_mode, *_COLUMNS, console=console) as bar,
     ):
         job = bar.add_task("reference verifiers", total=None)
         rows, ran = run_verifiers(

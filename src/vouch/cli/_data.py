@@ -8,12 +8,13 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import vouch
 from vouch import corpora
 from vouch.bench import PRELOAD, check_references
+from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope, FlaggedCase
 from vouch.exec import LocalExecutor
 from vouch.sources import SOURCES, build_source, check_out_dir, data_stats
@@ -39,6 +40,7 @@ def data() -> None:
 @click.option("--force", is_flag=True, help="Replace a different build already in --out.")
 @click.option("--no-check", is_flag=True, help="Skip running the reference verifiers on the cases.")
 @click.option("--allow-weak-isolation", is_flag=True)
+@progress_option
 def build(
     source: str,
     out_dir: Path,
@@ -48,6 +50,7 @@ def build(
     force: bool,
     no_check: bool,
     allow_weak_isolation: bool,
+    progress_mode: str | None,
 ) -> None:
     """Build SOURCE's task set into --out: task directories and manifest.json."""
     console = Console(stderr=True)
@@ -62,7 +65,7 @@ def build(
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with (
         LocalExecutor(preload=[*PRELOAD, *_PRELOAD[source]], allow_weak=allow_weak_isolation) as executor,
-        Progress(*columns, console=console) as bar,
+        progress_bar(progress_mode, *columns, console=console) as bar,
     ):
         checking = bar.add_task("checking reference verifiers", total=None, visible=False)
 

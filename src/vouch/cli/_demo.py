@@ -10,11 +10,12 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import vouch
 from vouch.bench import BASELINES, PRELOAD, load_tasks, results_object, run_verifiers, trivial_rows
+from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope
 from vouch.corpora import DEMO_FILE, demo_samples_file
 from vouch.errors import UsageError
@@ -48,7 +49,7 @@ def _demo_preload() -> list[str]:
     return ["vouch.sources._probe", *(agentdojo if _available("agentdojo") else [])]
 
 
-def _bench_demo(executor: Executor, out: Path, console: Console) -> dict[str, Any]:
+def _bench_demo(executor: Executor, out: Path, console: Console, progress_mode: str | None = None) -> dict[str, Any]:
     """Build small real task sets, score the baselines, write baselines.json and report.html."""
     tasks_root = out / "tasks"
     built = {}
@@ -63,7 +64,7 @@ def _bench_demo(executor: Executor, out: Path, console: Console) -> dict[str, An
     results = {name: results_object(trivial_rows(name, tasks, 0), name=name, seed=0) for name in BASELINES[:-1]}
     references = {t.id: (t.root / "reference" / "verifier.py").read_text() for t in tasks}
     store = Store(out / "store.sqlite")
-    with Progress(*_COLUMNS, console=console) as bar:
+    with progress_bar(progress_mode, *_COLUMNS, console=console) as bar:
         job = bar.add_task("reference verifiers on every case", total=None)
         rows, _ = run_verifiers(
             executor, store, tasks, references, progress=lambda d, t: bar.update(job, completed=d, total=t)
@@ -96,14 +97,14 @@ DEMO_MUTANTS = 12
 """Mutants per task in the demo's V4V pass (a seeded sample; ``vouch v4v`` defaults to 60)."""
 
 
-def _v4v_demo(out: Path, console: Console, *, allow_weak: bool) -> dict[str, Any]:
+def _v4v_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode: str | None = None) -> dict[str, Any]:
     """V4V's six checks on the demo's task sets: v4v.json, v4v.html and the exclusions."""
     from vouch.report._v4v import render_v4v
     from vouch.v4v import run_v4v
 
     tasks = load_tasks(out / "tasks")
     store = Store(out / "store.sqlite")
-    with Progress(*_COLUMNS, console=console) as bar:
+    with progress_bar(progress_mode, *_COLUMNS, console=console) as bar:
         jobs: dict[str, Any] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
@@ -157,7 +158,7 @@ def _visible_dir(out: Path, name: str) -> Path:
     raise UsageError(f"runs cannot read {out / name} ({visible_in_runs(out / name)}); pass --out elsewhere")
 
 
-def _audit_demo(out: Path, console: Console, *, allow_weak: bool) -> dict[str, Any]:
+def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode: str | None = None) -> dict[str, Any]:
     """TestJack's per-trial audit of the demo's real samples and of one repository fixture."""
     from vouch.audit import PRELOAD as AUDIT_PRELOAD
     from vouch.audit import audit_humaneval
@@ -167,7 +168,7 @@ def _audit_demo(out: Path, console: Console, *, allow_weak: bool) -> dict[str, A
 
     samples = demo_samples_file(out)  # the showcase's slice of the CodeT corpus, as a samples file
     parts: dict[str, Any] = {}
-    with Progress(*_COLUMNS, console=console) as bar:
+    with progress_bar(progress_mode, *_COLUMNS, console=console) as bar:
         jobs: dict[str, Any] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
@@ -229,7 +230,8 @@ def _audit_demo(out: Path, console: Console, *, allow_weak: bool) -> dict[str, A
     help="Directory for demo.json.",
 )
 @click.option("--allow-weak-isolation", is_flag=True, help="Run even when namespaces are missing (recorded).")
-def demo(out_dir: str, allow_weak_isolation: bool) -> None:
+@progress_option
+def demo(out_dir: str, allow_weak_isolation: bool, progress_mode: str | None) -> None:
     """Run the main job on bundled real data, offline.
 
     1. the engine's showcase: real completions and hostile programs, each in its own sandbox;
@@ -246,8 +248,13 @@ def demo(out_dir: str, allow_weak_isolation: bool) -> None:
             f"[bold]vouch {vouch.__version__}[/] engine: {info.workers} workers, isolation [bold]{info.isolation_level}"
             f"[/], warm pool {info.baseline_rss_mb:.0f} MiB (pid {info.pid})"
         )
-        with Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+        with progress_bar(
+            progress_mode,
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
         ) as bar:
             task = bar.add_task("running completions and hostile programs", total=None)
 
@@ -256,9 +263,9 @@ def demo(out_dir: str, allow_weak_isolation: bool) -> None:
 
             summary = run_showcase(executor, progress=advance)
         _print(Console(), summary)
-        bench_part = _bench_demo(executor, Path(out_dir), console)
-    v4v_part = _v4v_demo(Path(out_dir), console, allow_weak=allow_weak_isolation)
-    audit_part = _audit_demo(Path(out_dir), console, allow_weak=allow_weak_isolation)
+        bench_part = _bench_demo(executor, Path(out_dir), console, progress_mode)
+    v4v_part = _v4v_demo(Path(out_dir), console, allow_weak=allow_weak_isolation, progress_mode=progress_mode)
+    audit_part = _audit_demo(Path(out_dir), console, allow_weak=allow_weak_isolation, progress_mode=progress_mode)
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, "demo.json")
     envelope = Envelope(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from vouch.agent import (
@@ -22,6 +22,7 @@ from vouch.agent import (
     write_results,
 )
 from vouch.bench import load_tasks, sealed_executor
+from vouch.cli._progress import progress_bar, progress_option
 from vouch.errors import VouchError
 
 
@@ -46,6 +47,7 @@ _COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
 )
 @click.option("--task", "only", multiple=True, help="Only these task ids (repeatable).")
 @click.option("--allow-weak-isolation", is_flag=True)
+@progress_option
 def generate_command(
     tasks_dir: Path,
     model: str,
@@ -56,6 +58,7 @@ def generate_command(
     prices_file: Path | None,
     only: tuple[str, ...],
     allow_weak_isolation: bool,
+    progress_mode: str | None,
 ) -> None:
     """Let an agent write <OUT>/<task_id>/verifier.py for every task; score them with `vouch bench score`."""
     console = Console(stderr=True)
@@ -84,7 +87,7 @@ def generate_command(
     interrupted = False
     with (
         sealed_executor(tasks, preload=["vouch.agent._runside"], allow_weak=allow_weak_isolation) as executor,
-        Progress(*_COLUMNS, console=console) as bar,
+        progress_bar(progress_mode, *_COLUMNS, console=console) as bar,
     ):
         job = bar.add_task(f"generating ({model}, {config.name})", total=len(tasks))
 

@@ -30,6 +30,7 @@ def _register() -> None:
     from vouch.cli._demo import demo
     from vouch.cli._exec import exec_command
     from vouch.cli._report import report
+    from vouch.cli._schema import schema_command
     from vouch.cli._v4v import v4v
 
     cli.add_command(exec_command)
@@ -38,6 +39,7 @@ def _register() -> None:
     cli.add_command(bench)
     cli.add_command(report)
     cli.add_command(v4v)
+    cli.add_command(schema_command)
     from vouch.cli._audit import audit
     from vouch.cli._audit_inspect import inspect_command
     from vouch.cli._audit_swe import swe

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import vouch
+from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope
 from vouch.store import Store, default_store_path
 from vouch.v4v import CHECKS, run_v4v
@@ -30,6 +31,7 @@ from vouch.v4v._run import load_for_v4v
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--allow-weak-isolation", is_flag=True)
+@progress_option
 def v4v(
     tasks_dir: Path,
     json_out: Path | None,
@@ -40,6 +42,7 @@ def v4v(
     max_mutants: int,
     seed: int,
     allow_weak_isolation: bool,
+    progress_mode: str | None,
 ) -> None:
     """Run V4V's checks on every task; a task failing any is excluded, with its reason."""
     console = Console(stderr=True)
@@ -47,7 +50,7 @@ def v4v(
     chosen = [c.strip() for c in checks.split(",") if c.strip()]
     store = Store(store_path or default_store_path())
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console) as bar:
+    with progress_bar(progress_mode, *columns, console=console) as bar:
         jobs: dict[str, TaskID] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
