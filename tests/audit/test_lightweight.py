@@ -74,6 +74,9 @@ def test_task_analysis_refutes_the_shared_defect_before_any_trial_is_audited(
     analysis = results.tasks[0].rounds[0]
     assert analysis.round == 0 and analysis.trial_id is None and analysis.witnesses
     assert analysis.refuted == ["HumanEval/0#3", "HumanEval/0#4", "HumanEval/0#5"]
+    # One T1 input refutes all three: G runs its witness 3 times for all of them, each trial 3 times.
+    assert len({str(t.witnesses[0].input) for t in results.trials[3:]}) == 1
+    assert results.config["stage_runs"]["validation, iteration 1"] == 3 + 3 * 3
     for trial in results.trials[3:]:
         (witness,) = trial.witnesses
         assert witness.found_on == "task analysis" and witness.validation.valid

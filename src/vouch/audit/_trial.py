@@ -747,7 +747,7 @@ def validate_candidates(
     for job, wf, *_ in candidates:
         job.iterations = iteration
         job.tried += 1
-        key = (job.task_id, wf.source.replace(job.first_trial, ""))
+        key = _on_g_key(job, wf)
         if key not in on_g:
             on_g[key] = len(specs)
             reference = contexts[job.task_id].problem.reference
@@ -757,7 +757,7 @@ def validate_candidates(
         specs += [_witness.validation_spec(wf, job.program, "R[s]", r) for r in range(config.repeats)]
     results = engine.run(specs, f"validation, iteration {iteration}")
     for index, (job, wf, args, expected, actual, clause_id) in enumerate(candidates):
-        at = on_g[(job.task_id, wf.source.replace(job.first_trial, ""))]
+        at = on_g[_on_g_key(job, wf)]
         ref = [_witness.record("reference", r) for r in results[at : at + config.repeats]]
         start = first_s + index * config.repeats
         mod = [_witness.record("model", r) for r in results[start : start + config.repeats]]
@@ -770,6 +770,12 @@ def validate_candidates(
             job, ctx, wf, args, expected, actual, clause_id, validation, iteration, witness_dir, config
         )
         (job.witnesses if validation.valid else job.discarded).append(witness)
+
+
+def _on_g_key(job: ProgramJob, wf: _witness.WitnessFile) -> tuple[str, str]:
+    """What G's runs of a witness depend on: its source without the trial it names (as the id in
+    its header and as the file name in its replay line)."""
+    return job.task_id, wf.source.replace(job.first_trial, "").replace(_witness.safe_name(job.first_trial), "")
 
 
 def _shrink_round(
