@@ -63,3 +63,12 @@ def test_arcs_per_call_are_each_call_s_own(tmp_path: Path, monkeypatch: pytest.M
     assert (4, 5) in second and (4, 6) not in second
     assert (4, 6) in third and (2, 3) not in third
     assert first | second | third <= set(map(tuple, out["arcs"])), "the union is what the calls took together"
+
+
+def test_a_program_known_to_hang_gives_up_after_its_timeouts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "solution.py").write_text(
+        "def f(n):\n    if n < 2:\n        return n\n    return f(n - 1) + f(n - 2)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    out = _inrun.outputs("f", [[40], [3], [41], [42], [5]], per_call_s=0.05, give_up_after=2)
+    assert [r.get("error") for r in out["results"]] == ["timeout", None, "timeout", "skipped", "skipped"]

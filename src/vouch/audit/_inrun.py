@@ -279,6 +279,7 @@ def outputs(
     budget_s: float = 20.0,
     arcs: bool = False,
     arcs_per_call: bool = False,
+    give_up_after: int | None = None,
 ) -> dict[str, Any]:
     """Call the entry point of ``solution.py`` on each argument list, each under its own timer.
 
@@ -289,6 +290,8 @@ def outputs(
     of a program that already ran out of time thrice ``{"ok": False, "error": "cut short"}``. With ``arcs``, also the
     branch arcs of ``solution.py`` the first ``ARCS_FIRST`` calls took (``"arcs": [[from, to], ...]``);
     with ``arcs_per_call`` as well, the arcs of each of those calls (``"call_arcs"``, one list per call).
+    With ``give_up_after``, the calls after that many timeouts are ``skipped`` (a program known
+    to hang, such as a mutant of G, is told apart already).
     """
     from vouch.exec._values import from_data
 
@@ -299,7 +302,16 @@ def outputs(
         tracer.start()
     try:
         loaded = _call_all(
-            entry_point, inputs, per_call_s, budget_s, start, results, from_data, tracer, per_call=arcs_per_call
+            entry_point,
+            inputs,
+            per_call_s,
+            budget_s,
+            start,
+            results,
+            from_data,
+            tracer,
+            per_call=arcs_per_call,
+            give_up_after=give_up_after,
         )
     finally:
         if tracer is not None:
@@ -338,6 +350,7 @@ def _call_all(
     tracer: Any = None,
     *,
     per_call: bool = False,
+    give_up_after: int | None = None,
 ) -> str | None:
     with _quiet():
         try:
@@ -351,7 +364,7 @@ def _call_all(
             if index == ARCS_FIRST and tracer is not None:
                 tracer.stop()
                 tracer = None
-            if time.monotonic() - start > budget_s:
+            if time.monotonic() - start > budget_s or (give_up_after is not None and timeouts >= give_up_after):
                 results.append({"ok": False, "error": "skipped"})
                 continue
             # Where the run is, on the real stderr: a process the program kills tells the audit

@@ -59,6 +59,8 @@ ANALYSED_INPUTS = 400
 MUTANT_CALL_S = 0.25
 """Timer of a mutant's call: G answers each analysed input in under ``QUICK_S``, so a mutant
 past this is told from G (it looped or slowed), and a looping mutant costs little."""
+MUTANT_TIMEOUTS = 3
+"""A mutant of G that runs out of time this often is told from G already: its other calls are skipped."""
 STATIC_MUTANTS = 40
 """Mutants of G the static baseline tries to reject, per task (SWE-ABS runs without a budget)."""
 SHARED_DIFFERENCES = 16
@@ -190,7 +192,12 @@ def _mutant_kills(
         usable = _usable(contexts[t])
         for m in chosen:
             spec = _offline.outputs_spec(
-                m.source, contexts[t].problem.entry_point, [a for a, _ in usable], f"{t} mutant of G", MUTANT_CALL_S
+                m.source,
+                contexts[t].problem.entry_point,
+                [a for a, _ in usable],
+                f"{t} mutant of G",
+                MUTANT_CALL_S,
+                give_up_after=MUTANT_TIMEOUTS,
             )
             plans.append((t, usable, spec))
     results = engine.run([p[2] for p in plans], stage)

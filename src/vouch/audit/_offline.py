@@ -132,6 +132,7 @@ def outputs_spec(
     *,
     arcs: bool = False,
     arcs_per_call: bool = False,
+    give_up_after: int | None = None,
 ) -> RunSpec:
     """One run that calls the entry point of ``program`` on every input (and records arcs, if
     asked: all the calls took, or each call's)."""
@@ -142,7 +143,9 @@ def outputs_spec(
         Call(
             "vouch.audit._inrun:outputs",
             (entry_point, data, per_call_s, RUN_BUDGET_S),
-            {"arcs": arcs} | ({"arcs_per_call": True} if arcs_per_call else {}),
+            {"arcs": arcs}
+            | ({"arcs_per_call": True} if arcs_per_call else {})
+            | ({"give_up_after": give_up_after} if give_up_after is not None else {}),
         ),
         files={"solution.py": program},
         limits=OUTPUT_LIMITS,
