@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -25,6 +26,10 @@ from vouch.cli._agent_options import (
 from vouch.cli._progress import Bar, progress_bar, progress_option
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore, default_store_path
+
+if TYPE_CHECKING:
+    from vouch.audit import WitnessAgent
+    from vouch.audit._samples import Problem, Samples
 
 
 @click.group("audit")
@@ -144,16 +149,7 @@ def humaneval(
 ) -> None:
     """Audit HumanEval trials (a samples file), per trial or lightweight; resumable from the store."""
     console = Console(stderr=True)
-    config = AuditConfig(
-        mode=mode,
-        rounds=rounds,
-        seed=seed,
-        k=k,
-        witness_source=witness_source,
-        witness_files=str(witness_files.resolve()) if witness_files else None,
-        agent_model=agent_model if witness_source == "agent" else None,
-        agent_config=agent_config if witness_source == "agent" else None,
-    )
+    config = audit_config(mode, rounds, seed, k, witness_source, witness_files, agent_model, agent_config)
     agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
     from vouch.audit._samples import load_problems, load_samples, merge
 
@@ -163,17 +159,80 @@ def humaneval(
         console.print(f"[yellow]skipped line {bad.line}: {bad.reason}[/yellow]")
     if len(samples.bad_lines) > 5:
         console.print(f"[yellow]... and {len(samples.bad_lines) - 5} more bad lines[/yellow]")
-    store = AuditStore(store_path or default_store_path())
-    if witness_dir is None:
-        witness_dir = json_out.with_name(json_out.stem + "_witnesses") if json_out else Path(".vouch/witnesses")
+    results = run_audit(
+        samples,
+        problems,
+        config,
+        agent,
+        console=console,
+        progress_mode=progress_mode,
+        workers=workers,
+        allow_weak_isolation=allow_weak_isolation,
+        store_path=store_path,
+        witness_dir=witness_dir,
+        json_out=json_out,
+        limit_tasks=limit_tasks,
+    )
+    results.config["samples"] = str(samples_paths[0]) if len(samples_paths) == 1 else [str(p) for p in samples_paths]
+    results.config["bad_lines"] = [{"line": b.line, "reason": b.reason} for b in samples.bad_lines]
+    print_summary(results, Console())
+    write_results(results, json_out, Console())
+
+
+def audit_config(
+    mode: str,
+    rounds: int,
+    seed: int,
+    k: int,
+    witness_source: str,
+    witness_files: Path | None,
+    agent_model: str | None,
+    agent_config: str | None,
+) -> AuditConfig:
+    """The function-level audit's settings from the command's options."""
+    return AuditConfig(
+        mode=mode,
+        rounds=rounds,
+        seed=seed,
+        k=k,
+        witness_source=witness_source,
+        witness_files=str(witness_files.resolve()) if witness_files else None,
+        agent_model=agent_model if witness_source == "agent" else None,
+        agent_config=agent_config if witness_source == "agent" else None,
+    )
+
+
+def run_audit(
+    samples: Samples,
+    problems: dict[str, Problem],
+    config: AuditConfig,
+    agent: WitnessAgent | None,
+    *,
+    console: Console,
+    progress_mode: str | None,
+    workers: int | None,
+    allow_weak_isolation: bool,
+    store_path: Path | None,
+    witness_dir: Path | None,
+    json_out: Path | None,
+    limit_tasks: int | None = None,
+    hidden: Sequence[Path] = (),
+) -> AuditResults:
+    """The function-level audit of loaded samples as the commands run it: judged code never reads
+    the store, the outputs, the answers, the corpora's data or ``hidden``; a progress bar per
+    stage; the store closed whatever happens."""
     from vouch.corpora import data_dirs
     from vouch.exec import hide_in_runs
     from vouch.sources._registry import answer_data_paths
 
+    store = AuditStore(store_path or default_store_path())
+    if witness_dir is None:
+        witness_dir = json_out.with_name(json_out.stem + "_witnesses") if json_out else Path(".vouch/witnesses")
     # Trials are judged code: the answers, the store, the outputs and the corpora's data
     # directories (other trials, labels) stay out of their runs.
     corpora = [str(path) for _, path in data_dirs() if path.is_dir()]
     hide_in_runs(
+        *hidden,
         witness_dir,
         store_path or default_store_path(),
         *answer_data_paths(),
@@ -192,7 +251,7 @@ def humaneval(
                     stages[stage] = bar.add_task(stage, total=total)
                 bar.update(stages[stage], completed=done, total=total)
 
-            results = audit_humaneval(
+            return audit_humaneval(
                 samples,
                 executor=ex,
                 store=store,
@@ -205,13 +264,14 @@ def humaneval(
             )
     finally:
         store.close()
-    results.config["samples"] = str(samples_paths[0]) if len(samples_paths) == 1 else [str(p) for p in samples_paths]
-    results.config["bad_lines"] = [{"line": b.line, "reason": b.reason} for b in samples.bad_lines]
-    print_summary(results, Console())
+
+
+def write_results(results: AuditResults, json_out: Path | None, console: Console) -> None:
+    """The results JSON, when asked for."""
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(results.model_dump(mode="json"), indent=1) + "\n")
-        Console().print(f"wrote {json_out}")
+        console.print(f"wrote {json_out}")
 
 
 @audit.command("compare")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,6 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vouch.audit import PRELOAD, AuditConfig, audit_humaneval
 from vouch.audit._sources import SOURCES
 from vouch.cli._agent_options import (
     agent_config_option,
@@ -19,11 +17,9 @@ from vouch.cli._agent_options import (
     mode_option,
     rounds_option,
 )
-from vouch.cli._audit import _bar, print_summary
+from vouch.cli._audit import audit_config, print_summary, run_audit, write_results
 from vouch.cli._progress import progress_option
-from vouch.exec import LocalExecutor
 from vouch.sources._inspect import comparison, read_inspect_log, write_back, write_back_path
-from vouch.store import AuditStore, default_store_path
 
 __all__ = ["inspect_command"]
 
@@ -88,64 +84,27 @@ def inspect_command(
     """Audit the HumanEval-style samples of an Inspect log (.eval or .json); needs pip install 'vouch[inspect]'."""
     console = Console(stderr=True)
     run = read_inspect_log(log, scorer=scorer)
-    config = AuditConfig(
-        mode=mode,
-        rounds=rounds,
-        seed=seed,
-        k=k,
-        witness_source=witness_source,
-        witness_files=str(witness_files.resolve()) if witness_files else None,
-        agent_model=agent_model if witness_source == "agent" else None,
-        agent_config=agent_config if witness_source == "agent" else None,
-    )
+    config = audit_config(mode, rounds, seed, k, witness_source, witness_files, agent_model, agent_config)
     agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
     for bad in run.samples.bad_lines[:5]:
         console.print(f"[yellow]skipped {bad.reason}[/yellow]")
     if len(run.samples.bad_lines) > 5:
         console.print(f"[yellow]... and {len(run.samples.bad_lines) - 5} more skipped samples (see --json)[/yellow]")
-    store = AuditStore(store_path or default_store_path())
-    if witness_dir is None:
-        witness_dir = json_out.with_name(json_out.stem + "_witnesses") if json_out else Path(".vouch/witnesses")
-    from vouch.corpora import data_dirs
-    from vouch.exec import hide_in_runs
-    from vouch.sources._registry import answer_data_paths
-
-    # The log holds G (each sample's target) and every other trial: it stays out of the runs,
-    # as do the store, the outputs and the corpora's data directories.
-    corpora = [str(path) for _, path in data_dirs() if path.is_dir()]
-    hide_in_runs(
-        log,
-        write_back_path(log),
-        witness_dir,
-        store_path or default_store_path(),
-        *answer_data_paths(),
-        *corpora,
-        *([json_out] if json_out else []),
+    # The log holds G (each sample's target) and every other trial: it stays out of the runs.
+    results = run_audit(
+        run.samples,
+        run.problems,
+        config,
+        agent,
+        console=console,
+        progress_mode=progress_mode,
+        workers=workers,
+        allow_weak_isolation=allow_weak_isolation,
+        store_path=store_path,
+        witness_dir=witness_dir,
+        json_out=json_out,
+        hidden=[log, write_back_path(log)],
     )
-    try:
-        with (
-            _bar(console, progress_mode) as bar,
-            LocalExecutor(workers=workers, preload=PRELOAD, allow_weak=allow_weak_isolation) as ex,
-        ):
-            stages: dict[str, Any] = {}
-
-            def progress(stage: str, done: int, total: int) -> None:
-                if stage not in stages:
-                    stages[stage] = bar.add_task(stage, total=total)
-                bar.update(stages[stage], completed=done, total=total)
-
-            results = audit_humaneval(
-                run.samples,
-                executor=ex,
-                store=store,
-                witness_dir=witness_dir,
-                config=config,
-                problems=run.problems,
-                progress=progress,
-                agent=agent,
-            )
-    finally:
-        store.close()
     rows = comparison(run, results)
     results.config["samples"] = str(log)
     results.config["bad_lines"] = [{"line": b.line, "reason": b.reason} for b in run.samples.bad_lines]
@@ -166,10 +125,7 @@ def inspect_command(
         written = write_back(run, results, config_key=config.key())
         results.config["inspect"]["write_back"] = str(written)
         out.print(f"wrote {written} (score vouch_audit on {len(rows)} samples)")
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(results.model_dump(mode="json"), indent=1) + "\n")
-        out.print(f"wrote {json_out}")
+    write_results(results, json_out, out)
 
 
 def _print_comparison(rows: list[dict[str, Any]], console: Console) -> None:
