@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -27,9 +27,35 @@ from vouch.cli._progress import Bar, progress_bar, progress_option
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore, default_store_path
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 if TYPE_CHECKING:
     from vouch.audit import WitnessAgent
     from vouch.audit._samples import Problem, Samples
+
+
+def run_options(command: F) -> F:
+    """The options every function-level audit command takes to run: the auditing model's
+    concurrency, k, the store, workers, seed, weak isolation, progress."""
+    for option in reversed(
+        [
+            click.option(
+                "--agent-concurrency",
+                type=click.IntRange(min=1, max=32),
+                default=1,
+                show_default=True,
+                help="Trial sessions of the auditing model at once.",
+            ),
+            click.option("-k", "--iterations", "k", type=click.IntRange(min=1, max=10), default=3, show_default=True),
+            click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None),
+            click.option("--workers", type=click.IntRange(min=1, max=64), default=None),
+            click.option("--seed", type=int, default=0, show_default=True),
+            click.option("--allow-weak-isolation", is_flag=True),
+            progress_option,
+        ]
+    ):
+        command = option(command)
+    return command
 
 
 @click.group("audit")
@@ -113,19 +139,7 @@ def print_summary(results: AuditResults, console: Console) -> None:
     default=None,
     help="CodeT format: JSON list of task ids by row (default: *_task_ids.json beside the samples).",
 )
-@click.option(
-    "--agent-concurrency",
-    type=click.IntRange(min=1, max=32),
-    default=1,
-    show_default=True,
-    help="Trial sessions of the auditing model at once.",
-)
-@click.option("-k", "--iterations", "k", type=click.IntRange(min=1, max=10), default=3, show_default=True)
-@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
-@click.option("--workers", type=click.IntRange(min=1, max=64), default=None)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--allow-weak-isolation", is_flag=True)
-@progress_option
+@run_options
 def humaneval(
     samples_paths: tuple[Path, ...],
     mode: str,

@@ -17,8 +17,7 @@ from vouch.cli._agent_options import (
     mode_option,
     rounds_option,
 )
-from vouch.cli._audit import audit_config, print_summary, run_audit, write_results
-from vouch.cli._progress import progress_option
+from vouch.cli._audit import audit_config, print_summary, run_audit, run_options, write_results
 from vouch.sources._inspect import comparison, read_inspect_log, write_back, write_back_path
 
 __all__ = ["inspect_command"]
@@ -48,19 +47,7 @@ _SHOWN = 20
 @click.option("--witness-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @agent_model_option
 @agent_config_option
-@click.option(
-    "--agent-concurrency",
-    type=click.IntRange(min=1, max=32),
-    default=1,
-    show_default=True,
-    help="Trial sessions of the auditing model at once.",
-)
-@click.option("-k", "--iterations", "k", type=click.IntRange(min=1, max=10), default=3, show_default=True)
-@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
-@click.option("--workers", type=click.IntRange(min=1, max=64), default=None)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--allow-weak-isolation", is_flag=True)
-@progress_option
+@run_options
 def inspect_command(
     log: Path,
     json_out: Path | None,
