@@ -18,6 +18,7 @@ from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope, FlaggedCase
 from vouch.exec import LocalExecutor
 from vouch.sources import SOURCES, build_source, check_out_dir, data_stats
+from vouch.sources._swebench_tasks import SwebenchOptions
 
 _PRELOAD = {
     "agentdojo": ["vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"],
@@ -31,8 +32,12 @@ def data() -> None:
     """Build and inspect task sets from real benchmarks."""
 
 
+_SWEBENCH = "swebench"
+"""Built by its own driver (repositories, environments, worlds), not through the registry."""
+
+
 @data.command("build")
-@click.argument("source", type=click.Choice(sorted(SOURCES)))
+@click.argument("source", type=click.Choice(sorted([*SOURCES, _SWEBENCH])))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--suite-version", default=None, help="AgentDojo suite version (default v1.2.2).")
@@ -40,6 +45,47 @@ def data() -> None:
 @click.option("--force", is_flag=True, help="Replace a different build already in --out.")
 @click.option("--no-check", is_flag=True, help="Skip running the reference verifiers on the cases.")
 @click.option("--allow-weak-isolation", is_flag=True)
+@click.option(
+    "--instances",
+    "instances_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="swebench: SWE-bench instances JSONL.",
+)
+@click.option(
+    "--predictions",
+    "predictions_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="swebench: predictions JSONL (model_patch, resolved): the agents' patches become cases.",
+)
+@click.option(
+    "--labels",
+    "labels_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="swebench: harness verdicts ({id: bool}, resolved_ids) or per-agent verdicts ({agents: ...}).",
+)
+@click.option(
+    "--repo-root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="swebench: where the repositories are (clones or bare mirrors; as in vouch audit swe).",
+)
+@click.option("--repo-map", multiple=True, metavar="OWNER/NAME=PATH", help="swebench: one repository's path.")
+@click.option(
+    "--environments",
+    "environments_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="swebench: SWE-bench's environment specs; each instance runs in a venv of its repo/version.",
+)
+@click.option(
+    "--cache",
+    "cache_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="swebench: worlds/, envs/ and checks/ go under it (default .vouch).",
+)
+@click.option("--env-dir", type=click.Path(file_okay=False, path_type=Path), help="swebench: environments here.")
+@click.option("--python", "python_paths", multiple=True, metavar="VERSION=PATH", help="swebench: interpreters.")
+@click.option("--only", multiple=True, metavar="INSTANCE_ID", help="swebench: build only these instances.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=None, help="swebench: seconds per T0 run.")
+@click.option("--workers", type=click.IntRange(min=1, max=64), default=None, help="Runs at the same time.")
 @progress_option
 def build(
     source: str,
@@ -50,10 +96,67 @@ def build(
     force: bool,
     no_check: bool,
     allow_weak_isolation: bool,
+    instances_file: Path | None,
+    predictions_file: Path | None,
+    labels_file: Path | None,
+    repo_root: Path | None,
+    repo_map: tuple[str, ...],
+    environments_file: Path | None,
+    cache_dir: Path | None,
+    env_dir: Path | None,
+    python_paths: tuple[str, ...],
+    only: tuple[str, ...],
+    timeout: float | None,
+    workers: int | None,
     progress_mode: str | None,
 ) -> None:
     """Build SOURCE's task set into --out: task directories and manifest.json."""
     console = Console(stderr=True)
+    swe_given = [
+        name
+        for name, value in (
+            ("--instances", instances_file),
+            ("--predictions", predictions_file),
+            ("--labels", labels_file),
+            ("--repo-root", repo_root),
+            ("--environments", environments_file),
+            ("--cache", cache_dir),
+            ("--env-dir", env_dir),
+            ("--timeout", timeout),
+        )
+        if value
+    ] + [name for name, value in (("--repo-map", repo_map), ("--python", python_paths), ("--only", only)) if value]
+    if source == _SWEBENCH:
+        if limit is not None or suite_version is not None:
+            raise click.UsageError("swebench takes --only INSTANCE_ID, not --limit or --suite-version")
+        if instances_file is None:
+            raise click.UsageError("swebench needs --instances FILE (SWE-bench instances JSONL)")
+        _build_swebench(
+            out_dir,
+            SwebenchOptions(
+                instances=instances_file,
+                predictions=predictions_file,
+                labels=labels_file,
+                repo_root=repo_root,
+                repo_map=_pairs("--repo-map", repo_map),
+                environments=environments_file,
+                cache=cache_dir,
+                env_dir=env_dir,
+                python=_pairs("--python", python_paths),
+                only=only,
+                timeout_s=timeout,
+            ),
+            seed=seed,
+            force=force,
+            check=not no_check,
+            workers=workers,
+            allow_weak=allow_weak_isolation,
+            progress_mode=progress_mode,
+            console=console,
+        )
+        return
+    if swe_given:
+        raise click.UsageError(f"{swe_given[0]} is an option of swebench only")
     options: dict[str, object] = {}
     if suite_version is not None:
         if source != "agentdojo":
@@ -94,6 +197,61 @@ def build(
         f"{len(report.skipped)} tasks skipped"
     )
     for task_id, reason in report.skipped[:10]:
+        console.print(f"  skipped {task_id}: {reason}")
+
+
+def _pairs(option: str, values: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise click.UsageError(f"{option} {value!r}: give NAME=VALUE")
+        out[name] = path
+    return out
+
+
+def _build_swebench(
+    out_dir: Path,
+    options: SwebenchOptions,
+    *,
+    seed: int,
+    force: bool,
+    check: bool,
+    workers: int | None,
+    allow_weak: bool,
+    progress_mode: str | None,
+    console: Console,
+) -> None:
+    """SWE-bench code tasks: one line per instance and per bad input, then the summary."""
+    from vouch.audit._swe import SWE_PRELOAD
+    from vouch.sources._swebench_build import build_options, build_swebench
+
+    check_out_dir(out_dir, "swebench", seed, build_options(options), force)  # refuse before anything starts
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    console.print(f"building swebench into {out_dir} ...")
+    with (
+        LocalExecutor(workers=workers, preload=[*PRELOAD, *SWE_PRELOAD], allow_weak=allow_weak) as executor,
+        progress_bar(progress_mode, *columns, console=console) as bar,
+    ):
+        checking = bar.add_task("checking reference verifiers (T0 per case)", total=None, visible=False)
+
+        def tick(done: int, total: int) -> None:
+            bar.update(checking, visible=True, completed=done, total=total)
+
+        report = build_swebench(
+            out_dir, options, seed=seed, executor=executor, check=check, force=force, line=console.print, tick=tick
+        )
+    m = report.manifest
+    console.print(
+        f"{m.tasks} tasks, {m.cases} cases {m.counts['by_category']} in {report.seconds:.1f} s; "
+        f"{len(m.flagged)} cases where the reference verifier disagrees with the label (flagged in manifest.json); "
+        f"{len(report.skipped)} instances skipped"
+    )
+    for flag in m.flagged:
+        console.print(
+            f"  flagged {flag.task_id}/{flag.case_id} ({flag.label}): {flag.reference_decision} {flag.reason or ''}"
+        )
+    for task_id, reason in report.skipped:
         console.print(f"  skipped {task_id}: {reason}")
 
 
