@@ -25,13 +25,21 @@ from vouch.audit._model import (
     Witness,
 )
 from vouch.audit._sources import Found, RepoSearchRun
-from vouch.audit._swe_evidence import best_clause
-from vouch.audit._swe_witness import Candidate, Probe, iteration_batches, witness_source
+from vouch.audit._swe_evidence import best_clause, source_files
+from vouch.audit._swe_witness import (
+    Candidate,
+    Probe,
+    arg_shape,
+    function_targets,
+    iteration_batches,
+    member_kinds,
+    witness_source,
+)
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
 from vouch.mutation import kill_matrix, mutate
 from vouch.sources._swebench_logs import grade, parse_log
-from vouch.worlds import Environment, FileChange, World, generated_files
+from vouch.worlds import Environment, FileChange, World, generated_files, parse_patch
 
 if TYPE_CHECKING:
     from vouch.audit._swe import SweAuditConfig, _Instance
@@ -52,6 +60,8 @@ _FOREIGN = "vouch.worlds._foreign:run_inrun"
 _PASSING_FAILURES = ASSERTION_FAILURES
 _NAME_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError", "NameError")
 _WITNESS_DIR = "vouch_witness"
+CALLS_PER_RUN = 250
+"""Probes run in one ``call_functions`` run: a run that hangs or dies loses these at most."""
 IMPLICIT_CLAUSE = "behaviour of G that no sentence of P states (an implicit requirement)"
 """The clause of a witness that matches no clause of the checklist."""
 
@@ -191,18 +201,29 @@ class Runner:
         return self.batch(specs, stage)
 
     def call(self, world: World, probes: Sequence[Probe], stage: str = "calls") -> list[dict[str, Any]]:
-        """Each probe's outcome in ``world`` (one run); all failed when the run itself failed."""
+        """Each probe's outcome in ``world``, ``CALLS_PER_RUN`` probes a run (one batch): a run that
+        fails or times out costs its own probes only, which all come back failed."""
         if not probes:
             return []
-        spec = self.spec(
-            world, "call_functions", [p.as_call() for p in probes], {"root": str(world.path)}, name=f"calls {world.key}"
-        )
-        (result,) = self.batch([spec], stage)
-        value = result.value if result.ok and isinstance(result.value, list) else None
-        if value is None or len(value) != len(probes):
-            why = result.reason or "no outcome"
-            return [{"ok": False, "value": None, "literal": None, "exception": f"run: {why}"} for _ in probes]
-        return value
+        chunks = [probes[i : i + CALLS_PER_RUN] for i in range(0, len(probes), CALLS_PER_RUN)]
+        specs = [
+            self.spec(
+                world,
+                "call_functions",
+                [p.as_call() for p in chunk],
+                {"root": str(world.path)},
+                name=f"calls {world.key} {n}",
+            )
+            for n, chunk in enumerate(chunks)
+        ]
+        out: list[dict[str, Any]] = []
+        for chunk, result in zip(chunks, self.batch(specs, stage), strict=True):
+            value = result.value if result.ok and isinstance(result.value, list) else None
+            if value is None or len(value) != len(chunk):
+                why = result.reason or "no outcome"
+                value = [{"ok": False, "value": None, "literal": None, "exception": f"run: {why}"} for _ in chunk]
+            out.extend(value)
+        return out
 
     def witness_runs(
         self, worlds: Sequence[World], files: dict[str, str], repeats: int, noconftest: bool, stage: str = "witnesses"
@@ -447,14 +468,12 @@ def _named_in(message: str, problem: str) -> bool:
 
 def _rejudge(probe: Probe, recorded: dict[tuple[str, str], list[Probe]]) -> tuple[bool, str]:
     """Offline re-judging: the input keeps the types of a call T0 made, and R[G] returns on it."""
-    from vouch.audit._swe_witness import _value
-
     peers = recorded.get((probe.file, probe.qualname), [])
     if probe.origin == "t0":
         return True, "the input is one T0 itself passes; R[G] returns on it"
 
     def shape(p: Probe) -> list[str]:
-        return [type(_value(a)).__name__ for a in p.args] + [f"{k}:{type(_value(v)).__name__}" for k, v in p.kwargs]
+        return [arg_shape(a) for a in p.args] + [f"{k}:{arg_shape(v)}" for k, v in p.kwargs]
 
     if any(shape(p) == shape(probe) for p in peers):
         return True, "argument types match a call T0 made, and R[G] returns on the input (inside P's preconditions)"
@@ -504,9 +523,8 @@ def witnesses_for_trial(
                     files,
                     cand,
                     clause,
-                    actual=cand.actual,
-                    defect=f"{cand.probe.shown()} gives {cand.actual[:200]} in the trial; the reference gives "
-                    f"{(cand.expected_literal or cand.expected)[:200]}",
+                    actual=cand.actual if not cand.same_result else cand.actual_state,
+                    defect=_defect(cand),
                     why_t0_misses=_why_missed(cand.probe),
                     validation=validation,
                     replay="not written: pass --witness-out DIR (or --json) to write it for replay",
@@ -525,11 +543,18 @@ def probe_tests(
     under the witness directory), and per file its name, candidate and the clause of P it checks."""
     files: dict[str, str] = {}
     meta: list[tuple[str, Candidate, ChecklistItem | None]] = []
+    kinds: dict[str, dict[str, str]] = {}
     for n, cand in enumerate(candidates, start):
         clause = best_clause(checklist, [cand.probe.qualname, cand.probe.shown(), cand.expected])
         name = f"{prefix}_{n}.py"
         text = clause.text if clause else IMPLICIT_CLAUSE
-        files[f"{_WITNESS_DIR}/{name}"] = witness_source(cand, instance_id=inst.spec.instance_id, clause=text, index=n)
+        file = cand.probe.file
+        if file not in kinds:  # how a member is called, read from R[G]'s source
+            kinds[file] = member_kinds(_file_text(inst.reference, file)) if inst.reference is not None else {}
+        kind = kinds[file].get(cand.probe.qualname, "function")
+        files[f"{_WITNESS_DIR}/{name}"] = witness_source(
+            cand, instance_id=inst.spec.instance_id, clause=text, index=n, kind=kind
+        )
         meta.append((name, cand, clause))
     return files, meta
 
@@ -552,22 +577,70 @@ def probe_witness(
 
 def differences(inst: _Instance, world: World, evidence: Evidence, runner: Runner) -> list[Candidate]:
     """The offline differential: the probes of the modules the trial changed on which R[s]
-    answers differently from R[G] (one run in R[s]; R[G]'s answers were recorded once per instance).
+    answers differently from R[G] (one batch in R[s]; R[G]'s answers were recorded once per
+    instance): a different result, a raise, or (a method) a receiver left otherwise.
 
-    Sets ``evidence.candidates_tried`` to the number of probes run.
+    Sets ``evidence.candidates_tried`` to the number of probes run, and records in
+    ``evidence.steps`` how many targets the changed modules have and how many were probeable.
     """
     assert inst.reference is not None
-    changed_files = {p.file for p, _ in inst.probes if _file_text(inst.reference, p.file) != _file_text(world, p.file)}
+    reference = inst.reference
+    changed_files = {p.file for p, _ in inst.probes if _file_text(reference, p.file) != _file_text(world, p.file)}
     probes = [(p, o) for p, o in inst.probes if p.file in changed_files]
     outcomes = runner.call(world, [p for p, _ in probes])
     candidates = []
     for (probe, ref), got in zip(probes, outcomes, strict=True):
         actual = (got.get("literal") or got["value"]) if got.get("ok") else f"raised {got.get('exception')}"
-        if got.get("ok") and got["value"] == ref["value"]:
+        same_result = bool(got.get("ok")) and got["value"] == ref["value"]
+        same_state = not got.get("ok") or got.get("state") == ref.get("state")
+        if same_result and same_state:
             continue
-        candidates.append(Candidate(probe, ref["value"], ref.get("literal"), actual))
+        candidates.append(
+            Candidate(
+                probe,
+                ref["value"],
+                ref.get("literal"),
+                actual,
+                expected_state=None if same_state else ref.get("state"),
+                actual_state=None if same_state else got.get("state"),
+                same_result=same_result,
+            )
+        )
     evidence.candidates_tried = len(probes)
+    evidence.steps.append(_probe_census(inst, world, len(probes), len(candidates)))
     return candidates
+
+
+def _probe_census(inst: _Instance, world: World, probes: int, disagreeing: int) -> str:
+    """One line on the differential's reach in the modules G and the trial both touch differently:
+    targets (functions and class members), how many T0 calls with rebuildable inputs, probes run."""
+    assert inst.reference is not None
+    files = {c.path for c in source_files(parse_patch(inst.spec.patch))} | {p.file for p, _ in inst.probes}
+    files = {f for f in files if _file_text(inst.reference, f) != _file_text(world, f)}
+    targets = [t for f in sorted(files) for t in function_targets(_file_text(inst.reference, f), f)]
+    members = [t for t in targets if "." in t.partition("::")[2]]
+    probed = {f"{p.file}::{p.qualname}" for p, _ in inst.probes if p.origin == "t0" and p.file in files}
+    probed_members = [t for t in probed if "." in t.partition("::")[2]]
+    return (
+        f"differential: {len(targets)} targets in the changed modules ({len(members)} class members); "
+        f"{len(probed)} probeable (a T0 call rebuilt and answered in R[G]; {len(probed_members)} members); "
+        f"{probes} probes run in R[s], {disagreeing} disagreeing"
+    )
+
+
+def _defect(cand: Candidate) -> str:
+    if cand.same_result:
+        return (
+            f"{cand.probe.shown()} leaves its receiver as {(cand.actual_state or '')[:200]} in the trial; the "
+            f"reference leaves {(cand.expected_state or '')[:200]}"
+        )
+    text = (
+        f"{cand.probe.shown()} gives {cand.actual[:200]} in the trial; the reference gives "
+        f"{(cand.expected_literal or cand.expected)[:200]}"
+    )
+    if cand.expected_state is not None:
+        text += f", and leaves its receiver as {cand.expected_state[:200]}"
+    return text
 
 
 def _why_missed(probe: Probe) -> str:
@@ -629,6 +702,4 @@ def _file_witnesses(
 
 
 def _all_changes(patch: str) -> list[FileChange]:
-    from vouch.worlds import parse_patch
-
     return parse_patch(patch)

@@ -17,8 +17,8 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-from collections.abc import Sequence
-from types import FrameType
+from collections.abc import Iterator, Sequence
+from types import FrameType, FunctionType
 from typing import Any
 
 _MAX_MESSAGE = 400
@@ -78,8 +78,32 @@ class _OverlayFinder(importlib.abc.MetaPathFinder):
         )
 
 
+_PLAIN = (str, bytes, int, float, complex, bool, type(None))
+_MAX_ATTEMPTS_PER_FUNCTION = 400
+_MAX_RECIPE = 4000
+_MAX_MADE = 20000
+_RECIPE_DEPTH = 3
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Whether a value is built of literal types only, checked by type before any ``repr``:
+    the repr of a large object of the code under test (an array, a frame) is costly."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return True
+    if depth > 6:
+        return False
+    if kind in (list, tuple, set, frozenset):
+        return len(value) <= 200 and all(_plain(v, depth + 1) for v in value)
+    if kind is dict:
+        return len(value) <= 200 and all(_plain(k, depth + 1) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
 def _literal(value: Any) -> str | None:
     """``repr(value)`` when it reads back as an equal value of the same type, else None."""
+    if not _plain(value):
+        return None
     try:
         text = repr(value)
     except Exception:  # noqa: BLE001 - a broken __repr__ of the code under test
@@ -93,19 +117,187 @@ def _literal(value: Any) -> str | None:
     return text if type(back) is type(value) and back == value else None
 
 
+# --- recipes: values rebuilt from literals -------------------------------------------------
+#
+# A value that is not a literal can still be an input when it can be rebuilt from literals. Its
+# recipe is the text of a Python expression over literals and three forms only:
+#   _ref('module', 'qualname')                 an importable class (or function) of the world
+#   _ref('module', 'Class')(arg, ..., k=arg)   a call of that class: a recorded constructor call
+#   _rebuild(_ref('module', 'Class'), {...})   an instance made without __init__, its __dict__ set
+# and list, tuple, set and dict displays of recipes. Recipes are never passed to eval: ``build``
+# walks their syntax tree and does nothing else.
+
+
+def _resolve(module: str, qualname: str) -> Any:
+    """The object ``qualname`` of ``module`` (imported), or raise."""
+    import importlib
+
+    if "<" in qualname or module == "__main__":
+        raise ValueError(f"{module}:{qualname} cannot be imported")
+    target: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def _ref_of(value: Any) -> str | None:
+    """``_ref(module, qualname)`` naming ``value`` (a class or function), when importing that
+    name gives this very object; test modules are not referred to (a witness never imports them)."""
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname or module == "__main__":
+        return None
+    leaf = module.rsplit(".", 1)[-1]
+    if leaf.startswith("test_") or leaf.endswith("_test") or leaf == "conftest":
+        return None
+    held = sys.modules.get(module)
+    target: Any = held
+    for part in qualname.split("."):
+        target = getattr(target, part, None)
+    if held is None or target is not value:
+        return None
+    return f"_ref({module!r}, {qualname!r})"
+
+
+def rebuild(cls: Any, state: dict[str, Any]) -> Any:
+    """An instance of ``cls`` made without ``__init__``, its ``__dict__`` set to ``state``."""
+    made = cls.__new__(cls)
+    made.__dict__.update(state)
+    return made
+
+
+def build(text: str) -> Any:
+    """The value a recipe (or a literal) describes, built in this process.
+
+    Raises:
+        ValueError: Text that is neither a literal nor a recipe.
+    """
+    return _build(ast.parse(text, mode="eval").body)
+
+
+def _build(node: ast.AST) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        pass
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "_ref":
+            parts = [ast.literal_eval(a) for a in node.args]
+            if len(parts) != 2 or node.keywords or not all(isinstance(p, str) for p in parts):
+                raise ValueError("_ref takes a module and a qualname")
+            return _resolve(parts[0], parts[1])
+        if isinstance(func, ast.Name) and func.id == "_rebuild":
+            if len(node.args) != 2 or node.keywords:
+                raise ValueError("_rebuild takes a class and a state")
+            cls, state = _build(node.args[0]), _build(node.args[1])
+            if not isinstance(cls, type) or not isinstance(state, dict):
+                raise ValueError("_rebuild takes a class and a dict")
+            return rebuild(cls, state)
+        if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "_ref":
+            cls = _build(func)
+            if not isinstance(cls, type):
+                raise ValueError("only a class is called in a recipe")
+            args = [_build(a) for a in node.args]
+            kwargs = {k.arg: _build(k.value) for k in node.keywords if k.arg is not None}
+            return cls(*args, **kwargs)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = [_build(e) for e in node.elts]
+        return (
+            list(items) if isinstance(node, ast.List) else tuple(items) if isinstance(node, ast.Tuple) else set(items)
+        )
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            raise ValueError("no ** in a recipe's dict")
+        return {_build(k): _build(v) for k, v in zip(node.keys, node.values) if k is not None}  # noqa: B905
+    raise ValueError(f"not a literal or a recipe: {type(node).__name__}")
+
+
+def member_kind(owner: Any, name: str) -> str | None:
+    """How a class member is called: ``method`` (a function: the receiver is its first argument),
+    ``static``, ``class``, ``property`` (read on a receiver), or None (not probed)."""
+    raw = None
+    for klass in getattr(owner, "__mro__", ()):
+        if name in vars(klass):
+            raw = vars(klass)[name]
+            break
+    if isinstance(raw, staticmethod):
+        return "static"
+    if isinstance(raw, classmethod):
+        return "class"
+    if isinstance(raw, FunctionType):
+        return "method"
+    if raw is not None and hasattr(type(raw), "__get__") and not callable(raw):
+        return "property"  # property, functools.cached_property and their kin
+    return None
+
+
+def _def_lines(path: str) -> dict[str, list[int]]:
+    """Qualname -> first lines (the def's and its first decorator's) of each function and method
+    of a source file; a property's setter and deleter are left out (only the getter is probed)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return {}
+    found: dict[str, list[int]] = {}
+
+    def walk(body: Sequence[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                walk(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter") for d in node.decorator_list):
+                    continue
+                lines = [node.lineno, *(d.lineno for d in node.decorator_list[:1])]
+                found.setdefault(prefix + node.name, []).extend(lines)
+
+    walk(tree.body, "")
+    return found
+
+
+def _rebuilds(text: str, value: Any) -> bool:
+    """Whether building the recipe gives a value with ``value``'s canonical text."""
+    try:
+        return canon(build(text)) == canon(value)
+    except Exception:  # noqa: BLE001 - a constructor that fails again, a __new__ that refuses
+        return False
+
+
 class _Recorder:
-    """A profile hook recording the literal arguments of calls to chosen functions."""
+    """A profile hook recording calls to chosen functions and methods, each argument as a
+    literal or a recipe (the receiver of a method is its first argument).
+
+    Calls are matched by their code's file and first line (``co_qualname`` is new in 3.11, and
+    an environment's older interpreter has only ``co_name``). ``__init__`` calls of the classes
+    whose members are recorded are remembered too, so that a receiver can be rebuilt by the
+    constructor call that made it. A call whose arguments cannot be rebuilt is counted, not kept.
+    """
 
     def __init__(self, targets: Sequence[str], root: str) -> None:
-        self.wanted: dict[tuple[str, str], str] = {}
+        self.wanted: dict[tuple[str, int], str] = {}
+        self.inits: dict[tuple[str, int], str] = {}
+        lines_of: dict[str, dict[str, list[int]]] = {}
         for target in targets:
             file, _, qualname = target.partition("::")
-            self.wanted[(os.path.realpath(os.path.join(root, file)), qualname)] = target
+            real = os.path.realpath(os.path.join(root, file))
+            lines = lines_of.setdefault(real, _def_lines(real))
+            for line in lines.get(qualname, ()):
+                self.wanted[(real, line)] = target
+            if "." in qualname:
+                owner = qualname.rsplit(".", 1)[0]
+                for line in lines.get(f"{owner}.__init__", ()):
+                    self.inits[(real, line)] = owner
         self.calls: dict[str, list[dict[str, Any]]] = {t: [] for t in targets}
         self.seen: set[tuple[str, str]] = set()
         self.skipped: dict[str, int] = {t: 0 for t in targets}
+        self.attempts: dict[str, int] = {t: 0 for t in targets}
+        self.kinds: dict[str, str | None] = {}
+        self.owners: dict[str, Any] = {}
+        self.made: dict[int, tuple[Any, str]] = {}
+        self.init_attempts: dict[str, int] = {}
         self.real: dict[str, str] = {}
-        self.files = {file for file, _ in self.wanted}
+        self.files = set(lines_of)
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
         if event != "call":
@@ -116,14 +308,63 @@ class _Recorder:
             real = self.real[code.co_filename] = os.path.realpath(code.co_filename)
         if real not in self.files:
             return
-        # co_qualname is new in 3.11; an environment's older interpreter has only co_name.
-        key = (real, getattr(code, "co_qualname", code.co_name))
-        target = self.wanted.get(key)
-        if target is None:
+        key = (real, code.co_firstlineno)
+        try:
+            # The name too: a module's own code starts on line 1, as a def on line 1 does.
+            target = self.wanted.get(key)
+            if target is not None and target.partition("::")[2].rpartition(".")[2] == code.co_name:
+                self._record(target, frame)
+            owner = self.inits.get(key)
+            if owner is not None and code.co_name == "__init__":
+                self._remember(owner, frame)
+        except Exception:  # noqa: BLE001 - recording never changes what the code under test does
             return
-        self._record(target, frame)
+
+    def _kind(self, target: str, frame: FrameType) -> str | None:
+        """``function``, or the member kind of a method target (resolved once, on the live class)."""
+        qualname = target.partition("::")[2]
+        if "." not in qualname:
+            return "function"
+        if target not in self.kinds:
+            owner_name, _, name = qualname.rpartition(".")
+            module = frame.f_globals.get("__name__")
+            try:
+                owner = _resolve(str(module), owner_name)
+                kind = member_kind(owner, name) if isinstance(owner, type) else None
+            except Exception:  # noqa: BLE001 - a class that cannot be imported by name: not probed
+                owner, kind = None, None
+            self.kinds[target] = kind
+            self.owners[target] = owner
+        return self.kinds[target]
 
     def _record(self, target: str, frame: FrameType) -> None:
+        if len(self.calls[target]) >= _MAX_CALLS_PER_FUNCTION or self.attempts[target] >= _MAX_ATTEMPTS_PER_FUNCTION:
+            return
+        self.attempts[target] += 1
+        kind = self._kind(target, frame)
+        code = frame.f_code
+        if kind is None or (kind == "property" and code.co_argcount != 1):
+            self.skipped[target] += 1
+            return
+        skip_first = False
+        if kind == "class":
+            if frame.f_locals.get(code.co_varnames[0]) is not self.owners.get(target):
+                self.skipped[target] += 1  # called on a subclass: not the same call through the class
+                return
+            skip_first = True
+        arguments = self._arguments(frame, skip_first)
+        if arguments is None:
+            self.skipped[target] += 1
+            return
+        record = {"args": arguments[0], "kwargs": arguments[1]}
+        fingerprint = (target, repr(record))
+        if fingerprint in self.seen:
+            return
+        self.seen.add(fingerprint)
+        self.calls[target].append(record)
+
+    def _arguments(self, frame: FrameType, skip_first: bool) -> tuple[list[str], dict[str, str]] | None:
+        """The call's arguments as literals or recipes (None: one cannot be rebuilt)."""
         code = frame.f_code
         names = code.co_varnames
         positional = code.co_argcount
@@ -132,28 +373,131 @@ class _Recorder:
         args: list[str] = []
         kwargs: dict[str, str] = {}
         for index, name in enumerate(names[: positional + kwonly]):
-            text = _literal(local.get(name))
+            if index == 0 and skip_first:
+                continue
+            text = self.recipe(local.get(name))
             if text is None:
-                self.skipped[target] += 1
-                return
+                return None
             if index < positional:
                 args.append(text)
             else:
                 kwargs[name] = text
+        extra_at = positional + kwonly
         if code.co_flags & 0x04:  # CO_VARARGS
-            extra = local.get(names[positional + kwonly], ())
-            for value in extra:
-                text = _literal(value)
+            for value in local.get(names[extra_at], ()):
+                text = self.recipe(value)
                 if text is None:
-                    self.skipped[target] += 1
-                    return
+                    return None
                 args.append(text)
-        record = {"args": args, "kwargs": kwargs}
-        fingerprint = (target, repr(record))
-        if fingerprint in self.seen or len(self.calls[target]) >= _MAX_CALLS_PER_FUNCTION:
+            extra_at += 1
+        if code.co_flags & 0x08:  # CO_VARKEYWORDS
+            for key, value in dict(local.get(names[extra_at], {})).items():
+                text = self.recipe(value)
+                if text is None or not str(key).isidentifier():
+                    return None
+                kwargs[str(key)] = text
+        return args, kwargs
+
+    def _remember(self, owner: str, frame: FrameType) -> None:
+        """A constructor call of a recorded class: how its object can be made again."""
+        code = frame.f_code
+        made = frame.f_locals.get(code.co_varnames[0]) if code.co_argcount else None
+        if made is None or type(made).__qualname__ != owner or type(made).__module__ != frame.f_globals.get("__name__"):
+            return  # a subclass's __init__ calling this one: the recipe would make the base class
+        tries = self.init_attempts.get(owner, 0)
+        if tries >= _MAX_ATTEMPTS_PER_FUNCTION * 10:
             return
-        self.seen.add(fingerprint)
-        self.calls[target].append(record)
+        self.init_attempts[owner] = tries + 1
+        ref = _ref_of(type(made))
+        arguments = self._arguments(frame, True) if ref is not None else None
+        if ref is None or arguments is None:
+            return
+        parts = [*arguments[0], *(f"{k}={v}" for k, v in arguments[1].items())]
+        text = f"{ref}({', '.join(parts)})"
+        if len(text) > _MAX_RECIPE:
+            return
+        if len(self.made) >= _MAX_MADE:
+            self.made.pop(next(iter(self.made)))
+        self.made[id(made)] = (type(made), text)
+
+    def recipe(self, value: Any, depth: int = 0) -> str | None:
+        """A literal or a recipe that rebuilds ``value``, or None.
+
+        A recipe is kept only when building it gives a value with the same canonical text: the
+        constructor call that made an object first (the object may have changed since), then its
+        state.
+        """
+        text = _literal(value)
+        if text is not None:
+            return text
+        if depth >= _RECIPE_DEPTH:
+            return None
+        return next((t for t in self._recipes(value, depth) if len(t) <= _MAX_RECIPE and _rebuilds(t, value)), None)
+
+    def _recipes(self, value: Any, depth: int) -> Iterator[str]:
+        """Candidate recipes of a value that is not a literal, most readable first."""
+        kind = type(value)
+        if isinstance(value, (type, FunctionType)):
+            ref = _ref_of(value)
+            if ref is not None:
+                yield ref
+            return
+        if kind in (list, tuple, set):
+            text = self._display(value, kind, depth)
+            if text is not None:
+                yield text
+            return
+        if kind is dict:
+            text = self._dict_display(value, depth)
+            if text is not None:
+                yield text
+            return
+        made = self.made.get(id(value))
+        if made is not None and made[0] is kind:
+            yield made[1]
+        ref = _ref_of(kind)
+        if ref is None:
+            return
+        fields = getattr(value, "__dict__", None)
+        if isinstance(value, dict):  # a dict subclass (OrderedDict, ...): made from its items
+            inner = self._dict_display(dict(value), depth)
+            if inner is not None and not fields:
+                yield f"{ref}({inner})"
+            return
+        if isinstance(value, (list, tuple, set)):
+            return
+        if not isinstance(fields, dict) or any("__slots__" in vars(k) for k in kind.__mro__[:-1]):
+            return
+        state = self._dict_display(fields, depth)
+        if state is not None:
+            yield f"_rebuild({ref}, {state})"
+
+    def _display(self, value: Any, kind: type, depth: int) -> str | None:
+        """A list, tuple or set display of recipes."""
+        if len(value) > 50:
+            return None
+        items: list[str] = []
+        for item in value:
+            text = self.recipe(item, depth + 1)
+            if text is None:
+                return None
+            items.append(text)
+        if kind is tuple:
+            return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+        if kind is list:
+            return f"[{', '.join(items)}]"
+        return "{" + ", ".join(items) + "}" if items else None
+
+    def _dict_display(self, value: dict[Any, Any], depth: int) -> str | None:
+        if len(value) > 50:
+            return None
+        parts = []
+        for key, item in value.items():
+            key_text, item_text = _literal(key), self.recipe(item, depth + 1)
+            if key_text is None or item_text is None:
+                return None
+            parts.append(f"{key_text}: {item_text}")
+        return "{" + ", ".join(parts) + "}"
 
 
 def _make_collector() -> Any:
@@ -229,7 +573,8 @@ def run_tests(
         cover: Files (relative to ``root`` or absolute) whose branch coverage to measure.
         root: Directory to run in and import from first (a world); default the run's workdir.
         overlay: Relative path -> replacement source, imported instead of the file (mutants).
-        record: ``"relpath::qualname"`` functions whose calls to record with literal arguments.
+        record: ``"relpath::qualname"`` functions and methods (``Class.name``) whose calls to
+            record, each argument a literal or a recipe (a method's receiver is its first).
         noconftest: Load no conftest.py (a trial may have tampered with them).
         workdir_tests: Test files in the run's own working directory (e.g. witnesses passed in
             ``RunSpec.files``), run with ``argv`` while importing from ``root``.
@@ -240,7 +585,8 @@ def run_tests(
     Returns:
         ``{"exit_code", "outcomes": {nodeid: passed|failed|skipped|error}, "failures":
         {nodeid: {exception, message, when}}, "counts", "coverage": {file: {...}} | None,
-        "calls": {target: [{"args": [repr...], "kwargs": {name: repr}}]} | None}``.
+        "calls": {target: [{"args": [text...], "kwargs": {name: text}}]} | None,
+        "calls_skipped": {target: calls whose arguments could not be rebuilt} | None}``.
     """
     import pytest
 
@@ -301,29 +647,41 @@ def run_tests(
         "counts": counts,
         "coverage": coverage_data,
         "calls": recorder.calls if recorder is not None else None,
+        "calls_skipped": recorder.skipped if recorder is not None else None,
     }
 
 
-def canon(value: Any, depth: int = 0) -> str:
-    """A hash-seed-independent text of a value, for comparing results across two worlds."""
+def canon(value: Any, depth: int = 0, public: bool = False) -> str:
+    """A hash-seed-independent text of a value, for comparing results across two worlds.
+
+    ``public``: an object shows only its public attributes (its private ones are the patch's own
+    business), and a mapping that is not a dict shows its items.
+    """
     if depth > 8:
         return "..."
     if isinstance(value, dict):
-        items = sorted((canon(k, depth + 1), canon(v, depth + 1)) for k, v in value.items())
+        items = sorted((canon(k, depth + 1, public), canon(v, depth + 1, public)) for k, v in value.items())
         return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
     if isinstance(value, (set, frozenset)):
-        return f"{type(value).__name__}(" + ", ".join(sorted(canon(v, depth + 1) for v in value)) + ")"
+        return f"{type(value).__name__}(" + ", ".join(sorted(canon(v, depth + 1, public) for v in value)) + ")"
     if isinstance(value, (list, tuple)):
-        inner = ", ".join(canon(v, depth + 1) for v in value)
+        inner = ", ".join(canon(v, depth + 1, public) for v in value)
         return f"[{inner}]" if isinstance(value, list) else f"({inner})"
     if isinstance(value, float):
         # 12 significant digits: 5280 * 12 * 0.0254 and 1609.344 are the same mile.
         return repr(float(format(value, ".12g")))
     if isinstance(value, (str, bytes, int, bool, complex)) or value is None:
         return repr(value)
+    if public:
+        from collections.abc import Mapping
+
+        if isinstance(value, Mapping):
+            return f"{type(value).__qualname__}({canon(dict(value.items()), depth + 1, public)})"
     fields = getattr(value, "__dict__", None)
     if isinstance(fields, dict):
-        return f"{type(value).__qualname__}({canon(fields, depth + 1)})"
+        if public:
+            fields = {k: v for k, v in fields.items() if not str(k).startswith("_")}
+        return f"{type(value).__qualname__}({canon(fields, depth + 1, public)})"
     return f"<{type(value).__qualname__}>"
 
 
@@ -339,39 +697,64 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
 def call_functions(
     calls: list[dict[str, Any]], root: str | None = None, per_call_s: float = 5.0
 ) -> list[dict[str, Any]]:
-    """Call ``module:qualname`` functions on literal arguments; each outcome as data.
+    """Call functions and methods of the world on literal or rebuilt arguments; each outcome as data.
 
     Args:
-        calls: ``{"module", "qualname", "args": [repr...], "kwargs": {name: repr}}`` each.
+        calls: ``{"module", "qualname", "args": [text...], "kwargs": {name: text}, "public"}``
+            each; a text is a literal or a recipe (``build``). A qualname ``Class.name`` is called
+            as the member is: a method or property on its receiver (the first argument), a
+            static or class method through the class.
         root: The world to import from (default: the run's workdir).
         per_call_s: A call running longer is stopped and recorded as ``CallTimeout``, so one
             input that hangs does not take the others' outcomes with it.
 
     Returns:
-        One ``{"ok", "value" (canon text), "literal" (repr or None), "exception"}`` per call.
+        One ``{"ok", "value" (canon text), "literal" (repr or None), "exception"}`` per call, and
+        ``state``, the receiver's canonical text after the call, for a method or property that
+        returned. ``public`` compares public attributes only (``canon``).
     """
-    import importlib
     import signal
 
     _enter(root)
     signal.signal(signal.SIGALRM, _alarm)
     results: list[dict[str, Any]] = []
     for spec in calls:
+        public = bool(spec.get("public"))
+        receiver: Any = _NO_RECEIVER
         signal.setitimer(signal.ITIMER_REAL, per_call_s)
         try:
-            target: Any = importlib.import_module(spec["module"])
-            for part in spec["qualname"].split("."):
-                target = getattr(target, part)
-            args = [ast.literal_eval(a) for a in spec.get("args", [])]
-            kwargs = {k: ast.literal_eval(v) for k, v in spec.get("kwargs", {}).items()}
-            value = target(*args, **kwargs)
+            module, qualname = spec["module"], spec["qualname"]
+            args = [build(a) for a in spec.get("args", [])]
+            kwargs = {k: build(v) for k, v in spec.get("kwargs", {}).items()}
+            if "." not in qualname:
+                value = _resolve(module, qualname)(*args, **kwargs)
+            else:
+                owner_name, _, name = qualname.rpartition(".")
+                owner = _resolve(module, owner_name)
+                kind = member_kind(owner, name)
+                if kind in ("static", "class"):
+                    value = getattr(owner, name)(*args, **kwargs)
+                elif kind in ("method", "property") and args:
+                    receiver, rest = args[0], args[1:]
+                    if kind == "method":
+                        value = getattr(owner, name)(receiver, *rest, **kwargs)
+                    elif rest or kwargs:
+                        raise TypeError(f"property {qualname} takes no arguments")
+                    else:
+                        value = getattr(receiver, name)
+                else:
+                    raise TypeError(f"{qualname} is not a function, method or property of {module}")
+            outcome = {"ok": True, "value": canon(value, public=public), "literal": _literal(value), "exception": None}
+            if receiver is not _NO_RECEIVER:
+                outcome["state"] = canon(receiver, public=public)
         except _CallTimeout:
-            results.append({"ok": False, "value": None, "literal": None, "exception": "CallTimeout"})
-            continue
+            outcome = {"ok": False, "value": None, "literal": None, "exception": "CallTimeout"}
         except Exception as exc:  # noqa: BLE001 - the code under test's failure is the outcome
-            results.append({"ok": False, "value": None, "literal": None, "exception": type(exc).__name__})
-            continue
+            outcome = {"ok": False, "value": None, "literal": None, "exception": type(exc).__name__}
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-        results.append({"ok": True, "value": canon(value), "literal": _literal(value), "exception": None})
+        results.append(outcome)
     return results
+
+
+_NO_RECEIVER = object()
