@@ -238,11 +238,14 @@ def _build_swebench(
         def tick(done: int, total: int) -> None:
             bar.update(checking, visible=True, completed=done, total=total)
 
+        def line(text: str) -> None:
+            console.print(text, soft_wrap=True, markup=False, highlight=False)
+
         report = build_swebench(
-            out_dir, options, seed=seed, executor=executor, check=check, force=force, line=console.print, tick=tick
+            out_dir, options, seed=seed, executor=executor, check=check, force=force, line=line, tick=tick
         )
     m = report.manifest
-    console.print(
+    line(
         f"{m.tasks} tasks, {m.cases} cases {m.counts['by_category']} in {report.seconds:.1f} s; "
         f"{len(m.flagged)} cases where the reference verifier disagrees with the label (flagged in manifest.json); "
         f"{len(report.skipped)} instances skipped"

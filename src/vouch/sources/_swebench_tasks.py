@@ -322,7 +322,15 @@ class SwebenchOptions:
 
 
 def file_hash(path: Path) -> str:
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    """sha256 of an input file's bytes.
+
+    Raises:
+        UsageError: The file cannot be read.
+    """
+    try:
+        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read ({exc.strerror}); pass an existing file") from None
 
 
 Line = Callable[[str], None]
