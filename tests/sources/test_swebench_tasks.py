@@ -138,6 +138,43 @@ def test_the_reference_check_flags_what_t0_cannot_see(built: Path) -> None:
 
 
 @pytest.mark.slow
+def test_run_public_and_the_reference_verifier(built: Path) -> None:
+    from vouch.audit._swe import SWE_PRELOAD
+    from vouch.exec import LocalExecutor
+    from vouch.sources._swebench_check import run_public
+
+    task = built / UNITCONV
+    cases = {c.id: c.candidate["patch"] for c in load_cases(task)}
+    public = json.loads((task / "environment" / "public_tests.json").read_text())
+    f2p = json.loads((task / "reference" / "instance.json").read_text())["FAIL_TO_PASS"]
+    namespace: dict[str, object] = {}
+    exec(compile((task / "reference" / "verifier.py").read_text(), "verifier.py", "exec"), namespace)
+
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as executor:
+
+        class Env:
+            def __init__(self, patch: str) -> None:
+                self.patch = patch
+
+            def run_public(self, tests: list[str] | None = None) -> dict[str, object]:
+                return run_public(executor, task, self.patch, tests, hidden=True)
+
+        gold = run_public(executor, task, cases["gold"])
+        assert gold["ok"] is True and set(gold["outcomes"]) == set(public)
+        assert set(gold["outcomes"].values()) == {"passed"}
+        # A verifier under test never hears of a FAIL_TO_PASS test, even by naming it.
+        named = run_public(executor, task, cases["gold"], [f2p[0], public[0]])
+        assert named["outcomes"] == {f2p[0]: "not public", public[0]: "passed"}
+        # The reference verifier, with hidden ids allowed: T0.
+        verify = namespace["verify"]
+        assert callable(verify)
+        assert verify({"patch": cases["gold"]}, Env(cases["gold"])) is True
+        assert verify({"patch": cases["error-comment-only"]}, Env(cases["error-comment-only"])) is False
+        broken = run_public(executor, task, cases["gold"].replace("unitconv/", "nowhere/"))
+        assert broken["ok"] is False and "unappliable" in str(broken["error"])
+
+
+@pytest.mark.slow
 def test_a_second_build_is_the_same_and_reads_its_decisions(scratch: Path, built: Path) -> None:
     again = scratch / "tasks-again"
     proc = _build(scratch, again)
@@ -152,14 +189,6 @@ def test_a_second_build_is_the_same_and_reads_its_decisions(scratch: Path, built
     assert figures["by_source"] == {"swebench": 3} and figures["cases"] == second["cases"]
 
 
-def _context_changed(patch: str) -> str:
-    """``patch`` with its first context line changed: it no longer applies to the base."""
-    lines = patch.splitlines(keepends=True)
-    at = next(i for i, ln in enumerate(lines) if ln.startswith(" ") and lines[i - 1].startswith("@@"))
-    lines[at] = " # a line the base commit does not have\n"
-    return "".join(lines)
-
-
 @pytest.mark.slow
 def test_bad_inputs_cost_one_instance_each(scratch: Path) -> None:
     good = [json.loads(line) for line in fixture_files()[0].read_text().splitlines() if line.strip()]
@@ -167,7 +196,7 @@ def test_bad_inputs_cost_one_instance_each(scratch: Path) -> None:
     bad = [
         unitconv,
         {**unitconv, "instance_id": "bad__missing-commit", "base_commit": "0" * 40},
-        {**unitconv, "instance_id": "bad__gold-unappliable", "patch": _context_changed(unitconv["patch"])},
+        {**unitconv, "instance_id": "bad__gold-unappliable", "patch": unitconv["patch"].replace("unitconv/", "no/")},
         {**unitconv, "instance_id": "bad__no-such-test", "FAIL_TO_PASS": ["tests/test_nothing_here.py::test_x"]},
         {**unitconv, "instance_id": "bad__no-repo", "repo": "nowhere"},
     ]
@@ -277,7 +306,7 @@ def test_diffs_round_trip_through_git_apply() -> None:
     deleted = make_diff({"tests/test_mod.py": TESTS}, {"tests/test_mod.py": None})
     assert apply_to_texts({"tests/test_mod.py": TESTS}, deleted, "d") == {"tests/test_mod.py": None}
     with pytest.raises(UsageError, match="does not apply"):
-        apply_to_texts({"pkg/mod.py": GOLD, "tests/test_mod.py": None}, patch, "p")
+        apply_to_texts({"pkg/mod.py": GOLD.replace("return", "yield"), "tests/test_mod.py": None}, patch, "p")
     with pytest.raises(UsageError, match="whose base text was not read"):
         apply_to_texts({"pkg/mod.py": BASE}, patch, "p")
 

@@ -27,7 +27,7 @@ from vouch.exec import Executor
 from vouch.sources._registry import BuildReport, _prepare_out
 from vouch.sources._swe import SweInstance, SweTrial, load_instances, load_predictions
 from vouch.sources._swebench import load_environments
-from vouch.sources._swebench_check import T0Decision, T0Job, WorldSetup, run_t0
+from vouch.sources._swebench_check import WORLDS_FILE, T0Decision, T0Job, WorldSetup, run_t0, worlds_record
 from vouch.sources._swebench_tasks import (
     BENCHMARK,
     Labels,
@@ -254,5 +254,7 @@ def build_swebench(
         "left_out_of_t0": {b.inst.instance_id: b.left_out for b in builds if b.left_out},
         "decisions": decisions,
     }
+    worlds_file = worlds_record(setup, [b.inst.instance_id for b in builds])
+    (out / WORLDS_FILE).write_text(json.dumps(worlds_file, indent=2, sort_keys=True) + "\n")
     (out / "swebench-build.json").write_text(json.dumps(details, indent=2, sort_keys=True) + "\n")
     return BuildReport(manifest=manifest, skipped=skipped, seconds=seconds)

@@ -17,18 +17,20 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from vouch.audit._swe_env import EnvPlan
 from vouch.audit._swe_harness import classify
-from vouch.audit._swe_runs import Runner, WorldEnv, graded_t0, t0_result
+from vouch.audit._swe_runs import Runner, WorldEnv, _unwrap, graded_t0, t0_result
+from vouch.errors import UsageError
 from vouch.exec import Executor, RunResult
 from vouch.sources._swe import SweInstance
 from vouch.sources._swebench_logs import parse_log
-from vouch.worlds import Patch, Unappliable, World, WorldCache
+from vouch.worlds import Environment, Patch, Unappliable, World, WorldCache
 
-__all__ = ["T0Decision", "T0Job", "WorldSetup", "run_t0"]
+__all__ = ["WORLDS_FILE", "T0Decision", "T0Job", "WorldSetup", "run_public", "run_t0", "worlds_record"]
 
 _CHECK_VERSION = 1
 """Part of every stored decision's key: a change of how T0 is judged invalidates them."""
@@ -193,3 +195,155 @@ def run_t0(
         if progress is not None:
             progress(done, len(jobs))
     return [d if d is not None else T0Decision("INVALID", "not run") for d in out]
+
+
+# --- env.run_public of a SWE-bench task --------------------------------------------------------
+
+WORLDS_FILE = "swebench-worlds.json"
+"""Beside a build's task directories: where each instance's worlds and environment are on this
+machine (paths, so it is not part of the build's content hash)."""
+_STATUS = {"PASSED": "passed", "XFAIL": "xfailed", "SKIPPED": "skipped", "FAILED": "failed", "ERROR": "error"}
+
+
+def worlds_record(setup: WorldSetup, instance_ids: Sequence[str]) -> dict[str, Any]:
+    """The worlds file's content for ``instance_ids`` (written by the build)."""
+    instances: dict[str, Any] = {}
+    for iid in instance_ids:
+        env = setup.env(iid)
+        instances[iid] = {
+            "source": setup.sources[iid],
+            "env": None
+            if env is None
+            else {
+                "key": env.env.key,
+                "root": str(env.env.root),
+                "python": str(env.env.python),
+                "library_path": str(env.env.library_path),
+                "python_version": env.env.python_version,
+                "harness": list(env.harness),
+                "test_files": list(env.test_files),
+                "parser": env.parser,
+            },
+        }
+    return {
+        "kind": "swebench-worlds",
+        "schema_version": 1,
+        "cache": str(setup.worlds.root),
+        "timeout_s": setup.timeout_s,
+        "instances": instances,
+    }
+
+
+def _setup_for(task_root: Path, instance_id: str) -> WorldSetup:
+    path = task_root.parent / WORLDS_FILE
+    try:
+        data = json.loads(path.read_text())
+        entry = data["instances"][instance_id]
+    except (OSError, ValueError, KeyError) as exc:
+        raise UsageError(f"{path}: no world record of {instance_id} ({exc}); rebuild the task set here") from None
+    env = None
+    if entry.get("env"):
+        e = entry["env"]
+        env = WorldEnv(
+            env=Environment(
+                key=e["key"],
+                root=Path(e["root"]),
+                python=Path(e["python"]),
+                library_path=Path(e["library_path"]),
+                python_version=e["python_version"],
+                built=False,
+                build_s=0.0,
+                installs=0,
+            ),
+            harness=tuple(e["harness"]),
+            test_files=tuple(e["test_files"]),
+            parser=e["parser"],
+        )
+    plan = EnvPlan(envs={instance_id: env}, errors={}, built={}, failed={}, notes={}) if env is not None else None
+    return WorldSetup(
+        worlds=WorldCache(data["cache"]),
+        sources={instance_id: entry["source"]},
+        plan=plan,
+        timeout_s=float(data.get("timeout_s", 900.0)),
+    )
+
+
+def run_public(
+    executor: Executor,
+    task_root: Path,
+    patch: str,
+    tests: Sequence[str] | None = None,
+    *,
+    hidden: bool = False,
+    nested: bool = True,
+) -> dict[str, Any]:
+    """``env.run_public(tests)`` of a SWE-bench task: tests in the world of ``patch``.
+
+    The world is the candidate's world as T0 sees it (the test patch applied after the
+    candidate's patch); the harness's test command runs once, and the outcome of each requested
+    id is read from its log. ``tests=None`` asks for the public tests (PASS_TO_PASS, as the
+    task's ``environment/public_tests.json`` lists them). Ids outside the public ones are
+    answered only with ``hidden=True`` (the reference verifier's runs): a verifier under test
+    never learns the outcome of a FAIL_TO_PASS test, even by naming it.
+
+    Args:
+        executor: The engine.
+        task_root: The task directory (its build's worlds file is beside it).
+        patch: The candidate's unified diff.
+        tests: Test ids; None for the public tests.
+        hidden: Also answer for FAIL_TO_PASS ids.
+        nested: Run as a nested run (the caller is a service handler of a verifier's run).
+
+    Returns:
+        ``{"ok": every requested test passed (xfailed, skipped), "outcomes": {id: passed |
+        xfailed | skipped | failed | error | missing | not public}, "error": str | None}``.
+    """
+    instance = json.loads((task_root / "reference" / "instance.json").read_text())
+    repo = json.loads((task_root / "environment" / "repo.json").read_text())
+    public = json.loads((task_root / "environment" / "public_tests.json").read_text())
+    iid = instance["instance_id"]
+    allowed = set(public) | (set(instance["FAIL_TO_PASS"]) if hidden else set())
+    wanted = list(public) if tests is None else [str(t) for t in tests]
+    outcomes: dict[str, str] = {t: "not public" for t in wanted if t not in allowed}
+    run_ids = [t for t in wanted if t in allowed]
+    if not run_ids:
+        return {"ok": not outcomes, "outcomes": outcomes, "error": None if not outcomes else "no public test named"}
+    setup = _setup_for(task_root, iid)
+    inst = SweInstance(
+        instance_id=iid,
+        repo=repo["repo"],
+        base_commit=repo["base_commit"],
+        problem_statement="",
+        patch="-",
+        test_patch=instance["test_patch"],
+        FAIL_TO_PASS=instance["FAIL_TO_PASS"],
+        PASS_TO_PASS=instance["PASS_TO_PASS"],
+        version=repo.get("version"),
+    )
+    patches = [Patch("candidate", patch), Patch("test_patch", inst.test_patch, reset=True)]
+    world = setup.worlds.materialise(setup.sources[iid], inst.base_commit, patches)
+    if isinstance(world, Unappliable):
+        return {"ok": False, "outcomes": {t: "missing" for t in wanted}, "error": f"unappliable: {world.reason}"}
+    runner = Runner(executor, timeout_s=setup.timeout_s)
+    env = setup.env(iid)
+    if env is not None:
+        runner.attach(world, env)
+        kwargs = {"root": str(world.path), "cover": None, "record": None, "harness": list(env.harness)}
+        spec = runner.spec(world, "run_tests", list(env.test_files), kwargs, name=f"run_public {world.key}")
+    else:
+        kwargs = {"root": str(world.path), "cover": None, "record": None}
+        spec = runner.spec(world, "run_tests", run_ids, kwargs, name=f"run_public {world.key}")
+    spec = replace(spec, nested=nested)
+    run = _unwrap(spec, executor.run(spec))
+    if not run.ok or not isinstance(run.value, dict):
+        why = run.reason or (run.exception.message if run.exception else "no outcome")
+        return {"ok": False, "outcomes": {t: "missing" for t in wanted}, "error": f"{run.status.value}: {why}"[:300]}
+    if env is not None:
+        statuses = parse_log(str(run.value.get("log") or ""), env.parser)
+        found = {t: _STATUS.get(statuses[t], statuses[t].lower()) for t in run_ids if t in statuses}
+    else:
+        got = run.value.get("outcomes", {})
+        found = {t: str(got[t]) for t in run_ids if t in got}
+    outcomes.update({t: found.get(t, "missing") for t in run_ids})
+    ok = all(outcomes[t] in ("passed", "xfailed", "skipped") for t in wanted)
+    return {"ok": ok, "outcomes": {t: outcomes[t] for t in wanted}, "error": None}
