@@ -175,6 +175,37 @@ def test_run_public_and_the_reference_verifier(built: Path) -> None:
 
 
 @pytest.mark.slow
+def test_reference_verifier_in_the_engine_agrees_with_the_build(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """verifier.py, run as vouch bench runs a verifier (its own sandbox, env over the service
+    channel), once run_public of a patch candidate is routed to the task's world (the hook
+    ``vouch.bench._decide`` needs; patched in here), decides every case as the build's check did."""
+    from vouch.audit._swe import SWE_PRELOAD
+    from vouch.bench import PRELOAD, _decide, check_references
+    from vouch.exec import LocalExecutor
+    from vouch.sources._swebench_check import run_public
+
+    original = _decide._service
+
+    def service(executor: object, item: _decide._Item) -> object:
+        handle = original(executor, item)  # type: ignore[arg-type]
+
+        def routed(req: object) -> object:
+            candidate = item.case.candidate
+            if isinstance(req, dict) and req.get("op") == "run_public" and "patch" in candidate:
+                return run_public(executor, item.task.root, candidate["patch"], req.get("tests"), hidden=True)  # type: ignore[arg-type]
+            return handle(req)
+
+        return routed
+
+    monkeypatch.setattr(_decide, "_service", service)
+    with LocalExecutor(workers=2, preload=[*PRELOAD, *SWE_PRELOAD]) as executor:
+        flagged = check_references(executor, built, [UNITCONV])
+    manifest = json.loads((built / "manifest.json").read_text())
+    expected = {(f["case_id"], f["reference_decision"]) for f in manifest["flagged"] if f["task_id"] == UNITCONV}
+    assert {(f.case_id, f.reference_decision) for f in flagged} == expected
+
+
+@pytest.mark.slow
 def test_a_second_build_is_the_same_and_reads_its_decisions(scratch: Path, built: Path) -> None:
     again = scratch / "tasks-again"
     proc = _build(scratch, again)
