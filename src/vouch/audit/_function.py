@@ -16,16 +16,15 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import vouch
-from vouch.audit import _prompt, _sources
+from vouch.audit import _function_form, _prompt, _sources
 from vouch.audit._model import (
     AuditResults,
     Evidence,
-    RoundRecord,
     TaskReport,
     TrialResult,
     Verdict,
@@ -35,14 +34,8 @@ from vouch.audit._model import (
 from vouch.audit._runs import MODES, AuditConfig, Engine, StageProgress, t0_result, t0_spec
 from vouch.audit._samples import Problem, Samples, Trial, load_problems, load_samples, program_hash
 from vouch.audit._trial import (
-    OnJudged,
     ProgramJob,
     TaskContext,
-    _differential_stage,
-    _evidence_stage,
-    _finish,
-    _prepare_pools,
-    t0_stage,
 )
 from vouch.errors import UsageError
 from vouch.exec import Executor, RunSpec
@@ -129,35 +122,6 @@ def _model_checklists(contexts: dict[str, TaskContext], agent: WitnessAgent, wit
         if answer.items is not None:
             ctx.checklist = answer.items
         ctx.report = ctx.report.model_copy(update={"checklist": ctx.checklist, "note": answer.note})
-
-
-def judge_programs(
-    engine: Engine,
-    contexts: dict[str, TaskContext],
-    jobs: Sequence[ProgramJob],
-    *,
-    config: AuditConfig,
-    witness_dir: Path,
-    on_judged: OnJudged | None,
-    agent: WitnessAgent | None = None,
-) -> None:
-    """Judge every job in place (``job.judgement``), calling ``on_judged`` as each is done.
-
-    The witness source (``_sources.SOURCES``) searches once the evidence is in; with ``agent``,
-    the auditing model writes the witnesses, shown the offline pools' evidence.
-    """
-    audited = t0_stage(engine, contexts, jobs, config, on_judged)
-    search = _sources.source(config.witness_source).load()
-    # The offline pools are built for every source but files: the agent is shown their evidence.
-    pool_config = config if config.witness_source == "files" else replace(config, witness_source="offline")
-    _prepare_pools(engine, contexts, {j.task_id for j in audited}, pool_config)
-    _evidence_stage(engine, contexts, [j for j in audited if j.t0 is not None and j.t0.passed], config)
-    _differential_stage(engine, contexts, audited, config)
-    on_judged = search(_sources.SearchRun(engine, contexts, audited, config, witness_dir, agent, on_judged))
-    for job in audited:
-        assert job.t0 is not None
-        if job.judgement is None:  # an agent trial whose model failed is judged (error) already
-            _finish(job, contexts[job.task_id], None, None, on_judged)
 
 
 def _parses(program: str) -> str | None:
@@ -260,30 +224,15 @@ def audit_humaneval(
             )
         )
     on_judged = (lambda job, judgement: store.put(config_key, job.task_id, job.hash, judgement)) if store else None
-    rounds: dict[str, list[RoundRecord]] = {}
-    if config.mode in ("lightweight", "static"):
-        from vouch.audit._lightweight import run_lightweight
-
-        rounds = run_lightweight(
-            engine,
-            contexts,
-            jobs,
-            config=config,
-            rounds=config.rounds,
-            witness_dir=witness_dir or Path(".vouch/witnesses"),
-            on_judged=on_judged,
-            static=config.mode == "static",
-        )
-    else:
-        judge_programs(
-            engine,
-            contexts,
-            jobs,
-            config=config,
-            witness_dir=witness_dir or Path(".vouch/witnesses"),
-            on_judged=on_judged,
-            agent=agent,
-        )
+    rounds = _function_form.run(
+        engine,
+        contexts,
+        jobs,
+        config=config,
+        witness_dir=witness_dir or Path(".vouch/witnesses"),
+        on_judged=on_judged,
+        agent=agent,
+    )
     judged = dict(stored) | {(j.task_id, j.hash): j.judgement for j in jobs if j.judgement is not None}
     results: list[TrialResult] = []
     for key, g in groups.items():

@@ -1,22 +1,21 @@
-"""TestJack's lightweight audit at function level (section 3.3, Algorithm 1 in appendix A.3).
+"""The function form's task analysis and sharing, for TestJack's lightweight audit (section 3.3,
+Algorithm 1 in appendix A.3) and the static baseline; ``_modes.lightweight`` drives them through
+``_function_form.FunctionForm``.
 
-Per task, two stages share one suite of witnesses:
+1. **Task analysis** (``task_analysis``), from P, T0 and G only, never a trial: T1 is T0 plus
+   tests of inputs P allows that T0 never exercises (P's own examples, the inputs that tell G's
+   mutants from G, a spread of the offline pool by size), each asserting G's answer.
+   ``static_suite`` is the SWE-ABS-style suite instead: inputs reaching G's arcs T0 never takes,
+   then inputs rejecting G's mutants that survive T0.
+2. **Sharing** (``_share``): a task's tests replayed on its passing programs in one engine batch;
+   an input most models' trials dispute (A.2, rho > 1/2) is a finding about the prompt and is
+   shared with no one; a target failing another is refuted by a witness validated as the
+   per-trial audit validates one (G passes it, the trial fails it by an assertion, every repeat).
+   What a sampled trial's audit shares: ``_from_audit``.
 
-1. **Task analysis**, from P, T0 and G only, never a trial: T1 is T0 plus tests of inputs P
-   allows that T0 never exercises (P's own examples, boundary and edge inputs, a spread of the
-   offline pool by size), each asserting G's answer. Every passing trial runs T1 in one engine
-   batch; an input most models' trials dispute (A.2, rho > 1/2) is a finding about the prompt
-   and leaves T1; a trial failing T1 elsewhere is refuted by a witness validated as the per-trial
-   audit validates one (G passes it, the trial fails it by an assertion, every repeat).
-2. **Rounds** (``rounds`` per task): sample a trial uniformly from the task's active set with a
-   seeded generator, run the whole per-trial audit on it, and replay its confirmed witnesses on
-   every other active trial in one batch; a trial they catch is refuted (by a witness of its
-   own, validated), the sampled trial leaves the set either way.
-
-Replaying a shared witness is one call of the trial's entry point on the witness's input, inside
-the trial's sandbox, compared with G's answer outside it; a trial caught so gets its own witness
-file, run through the engine on G and on the trial before it backs anything. Every round is
-recorded in the task's report: which trial, which witnesses, how many refuted, executions.
+Replaying a shared test is one call of the trial's entry point on the test's input, inside the
+trial's sandbox, compared with G's answer outside it; a trial caught so gets its own witness
+file, run through the engine on G and on the trial before it backs anything.
 """
 
 from __future__ import annotations
@@ -28,21 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vouch.audit import _inputs, _offline, _witness
-from vouch.audit._model import RoundRecord
 from vouch.audit._prompt import main_clause
 from vouch.audit._runs import t0_spec
 from vouch.audit._trial import (
     Candidate,
-    OnJudged,
     ProgramJob,
     TaskContext,
     _contested,
-    _differential_stage,
-    _evidence_stage,
-    _finish,
-    _iteration,
-    _prepare_pools,
-    t0_stage,
     validate_candidates,
 )
 from vouch.mutation import Mutant, mutate
@@ -244,115 +235,6 @@ def _cover(kills: list[set[int]], usable: list[tuple[Any, Any]], *, limit: int) 
     return out
 
 
-def run_lightweight(
-    engine: Engine,
-    contexts: dict[str, TaskContext],
-    jobs: Sequence[ProgramJob],
-    *,
-    config: AuditConfig,
-    rounds: int,
-    witness_dir: Path,
-    on_judged: OnJudged | None,
-    static: bool = False,
-) -> dict[str, list[RoundRecord]]:
-    """Judge every job by Algorithm 1 (``job.judgement``); the rounds of each task.
-
-    With ``static``, the SWE-ABS-style baseline instead: the suite of ``static_suite``, every
-    trial failing one of its tests refuted (by a validated witness of its own), no rounds.
-    """
-    audited = t0_stage(engine, contexts, jobs, config, on_judged)
-    passing = [j for j in audited if j.t0 is not None and j.t0.passed]
-    for job in audited:
-        if job not in passing:  # failing T0 (only with search_failing): nothing to share
-            _finish(job, contexts[job.task_id], None, None, on_judged)
-    by_task: dict[str, list[ProgramJob]] = {}
-    for job in passing:
-        by_task.setdefault(job.task_id, []).append(job)
-    _prepare_pools(engine, contexts, set(by_task), config)
-    log: dict[str, list[RoundRecord]] = {t: [] for t in by_task}
-
-    # Stage 1: T1, built once per task, run on every passing trial.
-    before = engine.executions
-    suites = (static_suite if static else task_analysis)(engine, contexts, list(by_task), config)
-    refuted, replayed = _share(
-        engine, contexts, by_task, by_task, suites, config, witness_dir, iteration=0, voted={}, contest=not static
-    )
-    spent = engine.executions - before
-    for t, mine in by_task.items():
-        log[t].append(
-            RoundRecord(
-                round=0,
-                witnesses=[_describe(contexts[t], s) for s in suites[t]],
-                refuted=refuted.get(t, []),
-                replayed=replayed.get(t, 0),
-                executions=_share_of(spent, len(mine), len(passing)),
-            )
-        )
-    active = {t: [j for j in mine if not j.witnesses] for t, mine in by_task.items()}
-    for job in passing:
-        if job.witnesses:
-            job.note = "static: fails a test built from G" if static else "lightweight: fails T1 (task analysis)"
-            _finish(job, contexts[job.task_id], None, None, on_judged)
-
-    # Stage 2: audit a sampled trial per task and round; share its witnesses with the rest.
-    rngs = {t: random.Random(f"{config.seed}:{t}") for t in by_task}
-    for number in range(1, 0 if static else rounds + 1):
-        sampled = {t: _sample(rngs[t], act) for t, act in active.items() if act}
-        if not sampled:
-            break
-        chosen = list(sampled.values())
-        before = engine.executions
-        _evidence_stage(engine, contexts, chosen, config)
-        _differential_stage(engine, contexts, chosen, config)
-        for iteration in range(1, config.k + 1):
-            searching = [j for j in chosen if not j.witnesses and j.diffs]
-            if not searching:
-                break
-            _iteration(engine, contexts, searching, passing, config, iteration, witness_dir)
-        for job in chosen:
-            job.witnesses = [w.model_copy(update={"found_on": job.first_trial}) for w in job.witnesses]
-        shared = {t: _from_audit(job, contexts[t].contested) for t, job in sampled.items()}
-        others = {t: [j for j in active[t] if j is not sampled[t]] for t in sampled}
-        # The sampled trial votes too: it fails every input it shares.
-        voted = {t: [(job, {_inputs.key(x.args) for x in shared[t]})] for t, job in sampled.items()}
-        # Every other passing trial of the task runs the shared inputs, so that the A.2 rule counts
-        # over all of them (as in the per-trial audit), not over the survivors alone.
-        voters = {t: [j for j in by_task[t] if j is not job] for t, job in sampled.items()}
-        refuted, replayed = _share(
-            engine, contexts, others, voters, shared, config, witness_dir, iteration=number, voted=voted
-        )
-        spent = engine.executions - before
-        for t, job in sampled.items():
-            job.note = f"lightweight: audited in round {number}"
-            _finish(job, contexts[t], None, None, on_judged)
-            log[t].append(
-                RoundRecord(
-                    round=number,
-                    trial_id=job.first_trial,
-                    program_hash=job.hash,
-                    witnesses=[_describe(contexts[t], s) for s in shared[t]],
-                    refuted=refuted.get(t, []),
-                    replayed=replayed.get(t, 0),
-                    executions=_share_of(spent, 1, len(sampled)),
-                )
-            )
-            for other in others[t]:
-                if other.witnesses:
-                    other.note = f"lightweight: fails a witness of {job.first_trial} (round {number})"
-                    _finish(other, contexts[t], None, None, on_judged)
-            active[t] = [j for j in others[t] if not j.witnesses]
-    for t, left in active.items():
-        tests = sum(len(r.witnesses) for r in log[t])
-        for job in left:
-            job.note = (
-                f"static: passes every test built from G ({tests} tests)"
-                if static
-                else f"lightweight: not sampled; passes T1 and every shared witness ({tests} tests)"
-            )
-            _finish(job, contexts[t], None, None, on_judged)
-    return log
-
-
 def _from_audit(job: ProgramJob, contested: set[str]) -> list[Shared]:
     """What a sampled trial's audit shares: its validated witnesses, then the other inputs where it
     was seen to differ from G (uncontested, smallest first), up to ``SHARED_DIFFERENCES``.
@@ -368,16 +250,6 @@ def _from_audit(job: ProgramJob, contested: set[str]) -> list[Shared]:
             seen.add(_inputs.key(diff.args))
             out.append(Shared(list(diff.args), diff.expected, job.first_trial))
     return out
-
-
-def _sample(rng: random.Random, active: Sequence[ProgramJob]) -> ProgramJob:
-    """A trial drawn uniformly (a program weighs as many trials as share it)."""
-    return rng.choices(list(active), weights=[j.weight for j in active])[0]
-
-
-def _share_of(executions: int, part: int, whole: int) -> int:
-    """A task's share of a batch's executions (the batch serves every task at once)."""
-    return round(executions * part / whole) if whole else 0
 
 
 def _describe(ctx: TaskContext, shared: Shared) -> str:
@@ -397,7 +269,7 @@ def _share(
     iteration: int,
     voted: dict[str, list[tuple[ProgramJob, set[str]]]],
     contest: bool = True,
-) -> tuple[dict[str, list[str]], dict[str, int]]:
+) -> tuple[dict[str, list[ProgramJob]], dict[str, int]]:
     """Replay each task's shared witnesses on the ``replayed`` programs in one batch, then confirm
     each failure of a target with a witness file of the trial's own; the refuted trials by task.
 
@@ -463,9 +335,9 @@ def _share(
             candidates.append((job, wf, diff.args, diff.expected, diff.actual, clause.id if clause else ""))
             origin[id(job)] = found_on[t][_inputs.key(diff.args)]
     validate_candidates(engine, contexts, candidates, config, max(iteration, 1), witness_dir)
-    refuted: dict[str, list[str]] = {}
+    refuted: dict[str, list[ProgramJob]] = {}
     for job, *_ in candidates:
         if job.witnesses:
             job.witnesses = [w.model_copy(update={"found_on": origin[id(job)]}) for w in job.witnesses]
-            refuted.setdefault(job.task_id, []).append(job.first_trial)
+            refuted.setdefault(job.task_id, []).append(job)
     return refuted, pairs

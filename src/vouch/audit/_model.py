@@ -222,6 +222,7 @@ class RoundRecord(_Model):
     refuted: list[str] = Field(default_factory=list, description="Trials those tests refuted (first of each program).")
     replayed: int = Field(default=0, description="(shared witness, trial) pairs run in the replay.")
     executions: int = Field(default=0, description="Engine runs the round spent on this task (a batch's share).")
+    tokens: int = Field(default=0, description="Model tokens (input and output) the round spent on this task.")
     error: str | None = Field(default=None, description="Why the sampled trial's audit failed, when it did.")
 
 

@@ -1,8 +1,9 @@
 """What every run of the function-level audit shares: its configuration (whose hash keys the
 store), the engine wrapper that counts executions and times stages, and T0's run and reading.
 
-Both modes (``_function``'s per-trial driver and ``_lightweight``) and every stage
-(``_trial``) take these from here; this module imports no other stage of the audit.
+The modes (``_modes``, through ``_function_form``) and every stage (``_trial``) take these from
+here, and ``AuditSettings`` is shared with the repository form; this module imports no other
+stage of the audit.
 """
 
 from __future__ import annotations
@@ -35,13 +36,35 @@ REPOSITORY_MODES = MODES[:2]
 
 
 @dataclass(frozen=True)
-class AuditConfig:
-    """What a judgement depends on besides the program; its hash keys the store."""
+class AuditSettings:
+    """The settings both forms of the audit share, and all that the modes (``_modes``) read.
+
+    ``AuditConfig`` (function form) and ``_swe.SweAuditConfig`` (repository form) extend it with
+    their own; each form's store key hashes its whole config.
+    """
 
     seed: int = 0
+    """Seeds every sampler: the lightweight mode's rounds, mutant and input sampling."""
     k: int = 3
     """Generate-and-validate iterations per trial (TestJack uses 3)."""
     witness_source: str = "offline"
+    """A name of ``_sources.SOURCES``."""
+    repeats: int = 3
+    """Runs of each witness in each world during validation (the one validation rule)."""
+    agent_model: str | None = None
+    """The auditing model, PROVIDER/MODEL (``agent`` source): it writes witnesses, the checklist, re-judges."""
+    agent_config: str | None = None
+    """Harness config of the auditing model (built-in name or .toml); None: the witness defaults."""
+    mode: str = "per-trial"
+    """One of ``MODES`` (``REPOSITORY_MODES`` in the repository form)."""
+    rounds: int = 3
+    """Lightweight mode: audit rounds per task after task analysis."""
+
+
+@dataclass(frozen=True)
+class AuditConfig(AuditSettings):
+    """What a function-level judgement depends on besides the program; its hash keys the store."""
+
     max_mutants: int = 10
     per_seed: int = 20
     pool_limit: int = 1600
@@ -55,20 +78,11 @@ class AuditConfig:
     """Rounds of search aimed at each trial's ghost branches (arcs no input took; 0: none)."""
     per_call_s: float = 1.0
     shrink_rounds: int = 3
-    repeats: int = 3
     seed_from_t0: bool = True
     """False hides T0 from the witness source (seeds from P's examples only): the recall proxy."""
     search_failing: bool = False
     """Also search witnesses for trials failing T0 (the recall proxy); their verdict stays not_passing."""
     witness_files: str | None = None
-    agent_model: str | None = None
-    """The auditing model, PROVIDER/MODEL (``agent`` source): it writes witnesses, the checklist, re-judges."""
-    agent_config: str | None = None
-    """Harness config of the auditing model (built-in name or .toml); None: the witness defaults."""
-    mode: str = "per-trial"
-    """One of ``MODES``."""
-    rounds: int = 3
-    """Lightweight mode: audit rounds per task."""
 
     def key(self) -> str:
         fields = asdict(self)

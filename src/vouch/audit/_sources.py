@@ -51,6 +51,9 @@ class SearchRun:
     witness_dir: Path
     agent: WitnessAgent | None
     on_judged: OnJudged | None
+    voters: Sequence[ProgramJob] | None = None
+    """The programs voting in the A.2 rule (default: the jobs passing T0); the lightweight mode
+    judges a sampled program and every passing program of its task votes."""
 
 
 class Search(Protocol):

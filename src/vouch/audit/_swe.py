@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vouch.audit import _sources
+from vouch.audit import _modes, _sources
 from vouch.audit._agent_calls import WitnessAgent, witness_agent
 from vouch.audit._ambiguity import is_ambiguous, requirement_note
 from vouch.audit._model import (
@@ -35,7 +35,7 @@ from vouch.audit._model import (
     decide_verdict,
     summarise,
 )
-from vouch.audit._runs import MODES, REPOSITORY_MODES
+from vouch.audit._runs import MODES, REPOSITORY_MODES, AuditSettings
 from vouch.audit._swe_agent import MODEL_FAILED, instance_checklist, witness_root
 from vouch.audit._swe_ambiguity import withhold_ambiguous
 from vouch.audit._swe_env import EnvPlan
@@ -47,7 +47,7 @@ from vouch.audit._swe_evidence import (
     source_files,
     test_sources,
 )
-from vouch.audit._swe_lightweight import audit_instance
+from vouch.audit._swe_lightweight import RepoForm, audit_instance
 from vouch.audit._swe_replay import write_witnesses
 from vouch.audit._swe_runs import (
     Runner,
@@ -76,36 +76,21 @@ LIGHTWEIGHT_REPORT = "lightweight-report"
 
 
 @dataclass(frozen=True)
-class SweAuditConfig:
-    """Settings of one SWE audit run (recorded in the results' ``config``)."""
+class SweAuditConfig(AuditSettings):
+    """Settings of one SWE audit run (recorded in the results' ``config``): the shared settings
+    (witness source, k, repeats, seed, mode, rounds, the auditing model) and the repository form's."""
 
-    witness_source: str = "offline"
-    """``offline`` (differential testing against R[G]), ``files`` (user-supplied tests) or ``agent``
-    (the auditing model writes them)."""
     witness_files: Path | None = None
     """For ``files``: a directory with ``<instance_id>/test_*.py``."""
     repo_root: Path | None = None
     """Where an instance's ``repo`` that is a bare name lives (``<repo_root>/<repo>``)."""
-    k: int = 3
-    """Generate-and-validate iterations per trial (TestJack's k)."""
-    repeats: int = 3
-    """Runs of each witness in each world during validation."""
     mutants: int = 8
     """Mutants of the trial's changed lines run under T0."""
-    seed: int = 0
     timeout_s: float = 120.0
     """Wall-clock limit of one run (a T0 suite in a world)."""
     witness_dir: Path | None = None
     """Where validated witnesses are written for replay (``<dir>/<instance_id>/<n>/``); None: not written
     (the agent source writes them, with its traces, under ``.vouch/swe-witnesses``)."""
-    agent_model: str | None = None
-    """The auditing model, PROVIDER/MODEL (``agent`` source): it writes witnesses, the checklist, re-judges."""
-    agent_config: str | None = None
-    """The auditing model's harness config (built-in name or .toml file); None: the defaults."""
-    mode: str = "per-trial"
-    """per-trial, or lightweight (TestJack's Algorithm 1: task analysis, sampled audits, shared witnesses)."""
-    rounds: int = 3
-    """Lightweight mode: audit rounds per instance."""
 
     def to_dict(self) -> dict[str, Any]:
         """The settings a per-trial judgement depends on; mode and rounds are recorded beside them
@@ -417,10 +402,23 @@ def _audit_trial(
     config: SweAuditConfig,
     agent: WitnessAgent | None = None,
 ) -> TrialResult:
+    """T0 in the trial's world, then, when it passes, the per-trial mode (``_modes.per_trial``)."""
     (staged,) = _trial_t0s(inst, [trial], cache, runner)
     if isinstance(staged, TrialResult):
         return staged
-    return _audit_passing(inst, staged, runner, config, agent)
+    form = RepoForm(
+        inst,
+        [staged],
+        {staged.program: [trial]},
+        {},
+        cache,
+        runner,
+        config,
+        lambda passing: _audit_passing(inst, passing, runner, config, agent),
+        lambda: 0,
+    )
+    _modes.per_trial(form, [staged])
+    return form.judged[staged.program]
 
 
 def _audit_passing(
@@ -743,6 +741,7 @@ def _lightweight(
         config,
         run_t0=lambda trials: _trial_t0s(inst, trials, cache, runner),
         audit=lambda passing: _audit_passing(inst, passing, runner, config, agent),
+        tokens=lambda: agent.usage.input_tokens + agent.usage.output_tokens if agent is not None else 0,
     )
     assert inst.report is not None
     inst.report.rounds = done.rounds

@@ -26,13 +26,14 @@ their own. Every stage is a ``RoundRecord`` in the instance's report.
 
 from __future__ import annotations
 
-import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from vouch.audit import _modes
 from vouch.audit._ambiguity import AMBIGUOUS, rho_over_models
+from vouch.audit._form import Judged, Replayed
 from vouch.audit._model import RoundRecord, TrialResult, Validation, Verdict, Witness, decide_verdict
 from vouch.audit._swe_agent import witness_root
 from vouch.audit._swe_ambiguity import withhold_ambiguous
@@ -47,6 +48,7 @@ from vouch.audit._swe_runs import (
     trial_ids,
 )
 from vouch.audit._swe_witness import Candidate, Probe, iteration_batches
+from vouch.errors import UsageError
 from vouch.worlds import patch_hash
 
 if TYPE_CHECKING:
@@ -55,7 +57,7 @@ if TYPE_CHECKING:
     from vouch.sources._swe import SweTrial
     from vouch.worlds import WorldCache
 
-__all__ = ["T1_NOTE", "AuditOne", "LightweightInstance", "RunT0", "audit_instance"]
+__all__ = ["T1_NOTE", "AuditOne", "LightweightInstance", "RepoForm", "RunT0", "audit_instance"]
 
 RunT0 = Callable[[Sequence["SweTrial"]], list["TrialResult | _PassingTrial"]]
 """T0 in each trial's world, in one batch (``_swe._trial_t0s`` on the instance): per trial, the
@@ -86,6 +88,116 @@ class LightweightInstance:
     """What the instance's report should say of the run (task analysis, errors of sampled audits)."""
 
 
+class RepoForm:
+    """The repository form as the audit's modes drive it (``_form.AuditForm``), one instance at a
+    time: trials are the distinct patches passing T0 (``_PassingTrial``), tests are witness files
+    (``Witness``). Judgements are kept by patch hash in ``judged``."""
+
+    def __init__(
+        self,
+        inst: _Instance,
+        passing: Sequence[_PassingTrial],
+        programs: dict[str, list[SweTrial]],
+        judged: dict[str, TrialResult],
+        cache: WorldCache,
+        runner: Runner,
+        config: SweAuditConfig,
+        audit: AuditOne,
+        tokens: Callable[[], int],
+    ) -> None:
+        self.inst = inst
+        self.passing = list(passing)
+        self.programs = programs
+        self.judged = judged
+        self.cache = cache
+        self.runner = runner
+        self.config = config
+        self.audit = audit
+        self._tokens = tokens
+
+    def executions(self) -> int:
+        return self.runner.executions
+
+    def tokens(self) -> int:
+        return self._tokens()
+
+    def task(self, trial: _PassingTrial) -> str:
+        return self.inst.spec.instance_id
+
+    def trial_id(self, trial: _PassingTrial) -> str:
+        return trial.trial.trial_id
+
+    def program(self, trial: _PassingTrial) -> str:
+        return trial.program
+
+    def weight(self, trial: _PassingTrial) -> int:
+        return len(self.programs[trial.program])
+
+    def analyse(self, tasks: Sequence[str], *, static: bool) -> dict[str, list[Witness]]:
+        if static:
+            raise UsageError("the static baseline is built for the function form (vouch audit humaneval)")
+        return {t: task_analysis(self.inst, self.runner, self.config) for t in tasks}
+
+    def judge(self, trials: Sequence[_PassingTrial]) -> list[Judged[Witness]]:
+        """Each trial's whole per-trial audit, in turn; its witnesses of ambiguous requirements
+        withheld (A.2: every passing trial of the instance votes), so none is shared."""
+        out: list[Judged[Witness]] = []
+        for sampled in trials:
+            result = self.audit(sampled)
+            if result.verdict is Verdict.ERROR or self.config.mode == "per-trial":
+                # The per-trial mode votes on A.2 once every trial of the instance is judged.
+                self.judged[sampled.program] = result
+                error = result.reason or "the audit failed" if result.verdict is Verdict.ERROR else None
+                out.append(Judged(result.witnesses, error=error))
+                continue
+            result = _unambiguous(self.inst, result, sampled, self.passing, self.programs, self.cache, self.runner)
+            shared = [w.model_copy(update={"found_on": sampled.trial.trial_id}) for w in result.witnesses]
+            self.judged[sampled.program] = result.model_copy(update={"witnesses": shared})
+            out.append(Judged(shared))
+        return out
+
+    def replay(
+        self,
+        tests: Mapping[str, list[Witness]],
+        targets: Mapping[str, list[_PassingTrial]],
+        *,
+        found_on: Mapping[str, _PassingTrial],
+        round: int,
+        static: bool,
+    ) -> Replayed[_PassingTrial]:
+        refuted: dict[str, list[_PassingTrial]] = {}
+        pairs: dict[str, int] = {}
+        notes: dict[str, list[str]] = {}
+        for t, mine in targets.items():
+            shared = tests.get(t, [])
+            if round == 0:  # T1: the passing trials vote on its tests here (A.2)
+                caught, notes[t] = _replay_t1(self.inst, shared, mine, self.programs, self.runner, self.config)
+            else:  # a sampled trial's witnesses: voted on when its audit confirmed them
+                source = found_on[t].trial.trial_id
+                caught = _replay(self.inst, shared, source, mine, round, self.runner, self.config)
+            self.judged.update(caught)
+            refuted[t] = [p for p in mine if p.program in caught]
+            pairs[t] = len(shared) * len(mine)
+        return Replayed(refuted=refuted, pairs=pairs, notes=notes)
+
+    def describe(self, task: str, test: Witness) -> str:
+        return _describe(test)
+
+    def conclude(self, trial: _PassingTrial, note: str) -> None:
+        result = self.judged.get(trial.program)
+        if result is None:
+            self.judged[trial.program] = TrialResult(
+                **trial_ids(trial.trial),
+                benchmark_pass=True,
+                verdict=Verdict.SOUND,
+                evidence=trial.evidence,
+                reason=note or None,
+                program_hash=trial.program,
+            )
+        elif result.verdict is Verdict.SOUND and result.reason is None and note:
+            self.judged[trial.program] = result.model_copy(update={"reason": note})
+
+
 def audit_instance(
     inst: _Instance,
     trials: Sequence[SweTrial],
@@ -95,8 +207,10 @@ def audit_instance(
     *,
     run_t0: RunT0,
     audit: AuditOne,
+    tokens: Callable[[], int] = lambda: 0,
 ) -> LightweightInstance:
-    """Judge a prepared instance's trials by Algorithm 1 (``config.rounds`` audit rounds).
+    """Judge a prepared instance's trials by Algorithm 1 (``_modes.lightweight``, ``config.rounds``
+    audit rounds).
 
     Args:
         inst: The instance, prepared (``_swe._prepare``).
@@ -106,6 +220,7 @@ def audit_instance(
         config: Witness source, seed, rounds, repeats and the rest of the per-trial audit's settings.
         run_t0: Runs T0 in the trials' worlds (round 0).
         audit: The per-trial audit a sampled trial gets.
+        tokens: The auditing model's tokens so far (each round records its share).
 
     Returns:
         Every trial's result, in the order of ``trials``, and the rounds.
@@ -113,7 +228,6 @@ def audit_instance(
     programs: dict[str, list[SweTrial]] = {}
     for trial in trials:
         programs.setdefault(patch_hash(trial.patch.strip()), []).append(trial)
-    before = runner.executions
     judged: dict[str, TrialResult] = {}
     passing: list[_PassingTrial] = []
     for staged in run_t0([same[0] for same in programs.values()]):
@@ -127,24 +241,13 @@ def audit_instance(
         if not passing:
             out.notes.append("lightweight: no trial passes T0; nothing to sample, no rounds")
         else:
-            t1 = task_analysis(inst, runner, config)
-            out.notes.append(
-                f"lightweight: task analysis adds {len(t1)} test(s) of G's changed behaviour to T0" if t1 else T1_NOTE
-            )
-            caught, withheld = _replay_t1(inst, t1, passing, programs, runner, config)
-            judged.update(caught)
-            out.notes.extend(withheld)
-            out.rounds.append(
-                RoundRecord(
-                    round=0,
-                    witnesses=[_describe(w) for w in t1],
-                    refuted=[p.trial.trial_id for p in passing if p.program in caught],
-                    replayed=len(t1) * len(passing),
-                    executions=runner.executions - before,
-                )
-            )
-            left = [p for p in passing if p.program not in caught]
-            _rounds(inst, passing, left, programs, judged, cache, runner, config, audit, out)
+            iid = inst.spec.instance_id
+            form = RepoForm(inst, passing, programs, judged, cache, runner, config, audit, tokens)
+            done = _modes.lightweight(form, {iid: passing}, rounds=config.rounds, seed=config.seed)
+            out.rounds = done.rounds[iid]
+            t1 = len(out.rounds[0].witnesses)
+            analysed = f"lightweight: task analysis adds {t1} test(s) of G's changed behaviour to T0"
+            out.notes.extend([analysed if t1 else T1_NOTE, *done.notes[iid]])
     for same in programs.values():
         first = judged[patch_hash(same[0].patch.strip())]
         out.results.append(first)
@@ -155,68 +258,6 @@ def audit_instance(
     order = {t.trial_id: i for i, t in enumerate(trials)}
     out.results.sort(key=lambda r: order[r.trial_id])
     return out
-
-
-def _rounds(
-    inst: _Instance,
-    passing: list[_PassingTrial],
-    active: list[_PassingTrial],
-    programs: dict[str, list[SweTrial]],
-    judged: dict[str, TrialResult],
-    cache: WorldCache,
-    runner: Runner,
-    config: SweAuditConfig,
-    audit: AuditOne,
-    out: LightweightInstance,
-) -> None:
-    """Stage 2: sampled audits and shared witnesses, over the ``active`` trials (those T1 left);
-    every passing program ends in ``judged``. Every passing trial votes in the A.2 rule."""
-    rng = random.Random(f"{config.seed}:{inst.spec.instance_id}")
-    active = list(active)
-    for number in range(1, config.rounds + 1):
-        if not active:
-            break
-        sampled = rng.choices(active, weights=[len(programs[p.program]) for p in active])[0]
-        active = [p for p in active if p is not sampled]
-        before = runner.executions
-        result = audit(sampled)
-        shared: list[Witness] = []
-        if result.verdict is Verdict.ERROR:
-            out.notes.append(f"round {number}: the audit of {sampled.trial.trial_id} failed ({result.reason})")
-        else:
-            result = _unambiguous(inst, result, sampled, passing, programs, cache, runner)
-            shared = [w.model_copy(update={"found_on": sampled.trial.trial_id}) for w in result.witnesses]
-            result = result.model_copy(update={"witnesses": shared})
-        if result.verdict is Verdict.SOUND and result.reason is None:
-            result = result.model_copy(update={"reason": f"lightweight: audited in round {number}"})
-        judged[sampled.program] = result
-        targets = active
-        caught = _replay(inst, shared, sampled.trial.trial_id, targets, number, runner, config)
-        judged.update(caught)
-        active = [p for p in targets if p.program not in caught]
-        out.rounds.append(
-            RoundRecord(
-                round=number,
-                trial_id=sampled.trial.trial_id,
-                program_hash=sampled.program,
-                witnesses=[_describe(w) for w in shared],
-                refuted=[p.trial.trial_id for p in passing if p.program in caught],
-                replayed=len(shared) * len(targets),
-                executions=runner.executions - before,
-                error=result.reason if result.verdict is Verdict.ERROR else None,
-            )
-        )
-    tests = sum(len(r.witnesses) for r in out.rounds)
-    t1 = "T1 (= T0)" if not out.rounds or not out.rounds[0].witnesses else "T1"
-    for left in active:
-        judged[left.program] = TrialResult(
-            **trial_ids(left.trial),
-            benchmark_pass=True,
-            verdict=Verdict.SOUND,
-            evidence=left.evidence,
-            reason=f"lightweight: not sampled; passes {t1} and every shared witness ({tests} tests)",
-            program_hash=left.program,
-        )
 
 
 def task_analysis(inst: _Instance, runner: Runner, config: SweAuditConfig) -> list[Witness]:

@@ -117,7 +117,7 @@ def files_search(run: SearchRun) -> OnJudged | None:
 
 
 def _iterate(run: SearchRun, searching: Callable[[ProgramJob], bool]) -> None:
-    voters = [j for j in run.jobs if j.t0 is not None and j.t0.passed]
+    voters = run.voters if run.voters is not None else [j for j in run.jobs if j.t0 is not None and j.t0.passed]
     for iteration in range(1, run.config.k + 1):
         active = [j for j in run.jobs if not j.witnesses and searching(j)]
         if not active:

@@ -1,0 +1,172 @@
+"""The function form of the audit (HumanEval-style problems and samples) as its modes drive it.
+
+``FunctionForm`` implements ``_form.AuditForm``: trials are the distinct programs passing T0
+(``ProgramJob``), tests are inputs with G's answer (``_lightweight.Shared``). ``run`` is the one
+entry of every mode: T0 in R[s] for every program, the offline pools of the tasks, then
+``_modes.per_trial`` or ``_modes.lightweight`` (which is also the static baseline).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vouch.audit import _inputs, _modes, _sources
+from vouch.audit._form import Judged, Replayed
+from vouch.audit._lightweight import Shared, _describe, _from_audit, _share, static_suite, task_analysis
+from vouch.audit._model import RoundRecord
+from vouch.audit._trial import (
+    OnJudged,
+    ProgramJob,
+    TaskContext,
+    _differential_stage,
+    _evidence_stage,
+    _finish,
+    _prepare_pools,
+    t0_stage,
+)
+
+if TYPE_CHECKING:
+    from vouch.audit._agent_calls import WitnessAgent
+    from vouch.audit._runs import AuditConfig, Engine
+
+__all__ = ["FunctionForm", "run"]
+
+
+class FunctionForm:
+    """The function form, its tasks prepared (``_function._tasks_stage``) and T0 run in R[s]."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        contexts: dict[str, TaskContext],
+        passing: Sequence[ProgramJob],
+        *,
+        config: AuditConfig,
+        witness_dir: Path,
+        on_judged: OnJudged | None,
+        agent: WitnessAgent | None = None,
+    ) -> None:
+        self.engine = engine
+        self.contexts = contexts
+        self.passing = list(passing)
+        """Every program passing T0: all of them vote in the A.2 rule."""
+        self.config = config
+        self.witness_dir = witness_dir
+        self.on_judged = on_judged
+        self.agent = agent
+        self.by_task: dict[str, list[ProgramJob]] = {}
+        for job in self.passing:
+            self.by_task.setdefault(job.task_id, []).append(job)
+
+    def executions(self) -> int:
+        return self.engine.executions
+
+    def tokens(self) -> int:
+        usage = self.agent.usage if self.agent is not None else None
+        return usage.input_tokens + usage.output_tokens if usage is not None else 0
+
+    def task(self, trial: ProgramJob) -> str:
+        return trial.task_id
+
+    def trial_id(self, trial: ProgramJob) -> str:
+        return trial.first_trial
+
+    def program(self, trial: ProgramJob) -> str:
+        return trial.hash
+
+    def weight(self, trial: ProgramJob) -> int:
+        return trial.weight
+
+    def analyse(self, tasks: Sequence[str], *, static: bool) -> dict[str, list[Shared]]:
+        return (static_suite if static else task_analysis)(self.engine, self.contexts, tasks, self.config)
+
+    def judge(self, trials: Sequence[ProgramJob]) -> list[Judged[Shared]]:
+        """The per-trial audit of the jobs, one batch per stage: evidence (for those passing T0),
+        the differential run, then the witness source's search (``_sources.SOURCES``), with every
+        passing program voting in the A.2 rule. What each shares: ``_lightweight._from_audit``."""
+        jobs = list(trials)
+        _evidence_stage(self.engine, self.contexts, [j for j in jobs if j.t0 is not None and j.t0.passed], self.config)
+        _differential_stage(self.engine, self.contexts, jobs, self.config)
+        search = _sources.source(self.config.witness_source).load()
+        run = _sources.SearchRun(
+            self.engine, self.contexts, jobs, self.config, self.witness_dir, self.agent, self.on_judged, self.passing
+        )
+        self.on_judged = search(run)
+        out = []
+        for job in jobs:
+            if self.config.mode != "per-trial":  # a shared witness names the audit that confirmed it
+                job.witnesses = [w.model_copy(update={"found_on": job.first_trial}) for w in job.witnesses]
+            out.append(Judged(_from_audit(job, self.contexts[job.task_id].contested), error=job.search_failed))
+        return out
+
+    def replay(
+        self,
+        tests: Mapping[str, list[Shared]],
+        targets: Mapping[str, list[ProgramJob]],
+        *,
+        found_on: Mapping[str, ProgramJob],
+        round: int,
+        static: bool,
+    ) -> Replayed[ProgramJob]:
+        # Every passing program of the task runs the tests (the A.2 rule counts over all of
+        # them, as in the per-trial audit); the sampled one votes too: it fails every input it shares.
+        replayed = {t: [j for j in self.by_task[t] if j is not found_on.get(t)] for t in targets}
+        voted = {t: [(job, {_inputs.key(x.args) for x in tests.get(t, [])})] for t, job in found_on.items()}
+        refuted, pairs = _share(
+            self.engine,
+            self.contexts,
+            dict(targets),
+            replayed,
+            dict(tests),
+            self.config,
+            self.witness_dir,
+            iteration=round,
+            voted=voted,
+            contest=not static,
+        )
+        return Replayed(refuted=refuted, pairs=pairs)
+
+    def describe(self, task: str, test: Shared) -> str:
+        return _describe(self.contexts[task], test)
+
+    def conclude(self, trial: ProgramJob, note: str) -> None:
+        if trial.judgement is None:  # an agent trial whose model failed is judged (error) already
+            trial.note = note or trial.note
+            _finish(trial, self.contexts[trial.task_id], None, None, self.on_judged)
+
+
+def run(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    jobs: Sequence[ProgramJob],
+    *,
+    config: AuditConfig,
+    witness_dir: Path,
+    on_judged: OnJudged | None,
+    agent: WitnessAgent | None = None,
+) -> dict[str, list[RoundRecord]]:
+    """Judge every job in place (``job.judgement``) by ``config.mode``, calling ``on_judged`` as
+    each is done; the lightweight and static modes' rounds per task.
+
+    The offline pools are built for every source but files: the agent is shown their evidence.
+    """
+    audited = t0_stage(engine, contexts, jobs, config, on_judged)
+    passing = [j for j in audited if j.t0 is not None and j.t0.passed]
+    form = FunctionForm(
+        engine, contexts, passing, config=config, witness_dir=witness_dir, on_judged=on_judged, agent=agent
+    )
+    pool_config = config if config.witness_source == "files" else replace(config, witness_source="offline")
+    _prepare_pools(engine, contexts, {j.task_id for j in audited}, pool_config)
+    if config.mode == "per-trial":
+        _modes.per_trial(form, audited)
+        return {}
+    for job in audited:
+        if job not in passing:  # failing T0 (only with search_failing): nothing to share
+            form.conclude(job, "")
+    done = _modes.lightweight(
+        form, form.by_task, rounds=config.rounds, seed=config.seed, static=config.mode == "static"
+    )
+    return done.rounds

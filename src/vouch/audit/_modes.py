@@ -1,0 +1,147 @@
+"""The audit's modes, written once for both forms over ``_form.AuditForm``.
+
+- ``per_trial``: every trial passing T0 gets the whole per-trial audit (TestJack section 3.2).
+- ``lightweight``: TestJack's Algorithm 1 (section 3.3, appendix A.3). Task analysis builds T1
+  from P, T0 and G; every passing trial runs it and a trial failing it is refuted. Then rounds:
+  sample a trial uniformly from the task's active set with a seeded generator, audit it, share
+  its confirmed witnesses with every other active trial in one batch, refute those they catch;
+  the sampled trial leaves the set either way. The loop stops at an empty active set or after
+  ``rounds`` rounds. Every stage is a ``RoundRecord``: which trial, which tests, how many refuted,
+  executions and model tokens.
+- ``static`` (``lightweight(..., static=True)``): the SWE-ABS-style baseline of TestJack's Table
+  4: one suite per task built from G before any trial is seen, every trial failing it refuted, no
+  rounds and no A.2 vote.
+
+Which trials a round may refute and which vote in the A.2 rule is the same for both forms: the
+active trials are the targets, every passing trial votes (the form counts the votes).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from vouch.audit._form import AuditForm, Judged, TestT, TrialT
+from vouch.audit._model import RoundRecord
+
+__all__ = ["Rounds", "lightweight", "per_trial"]
+
+
+@dataclass
+class Rounds:
+    """What the lightweight mode recorded, per task."""
+
+    rounds: dict[str, list[RoundRecord]] = field(default_factory=dict)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    """What each task's report should say of the run (tests withheld, audits that failed)."""
+
+
+def per_trial(form: AuditForm[TrialT, TestT], trials: Sequence[TrialT]) -> list[Judged[TestT]]:
+    """The per-trial audit of every trial; each concludes with its own judgement."""
+    judged = form.judge(trials)
+    for trial in trials:
+        form.conclude(trial, "")
+    return judged
+
+
+def lightweight(
+    form: AuditForm[TrialT, TestT],
+    passing: Mapping[str, Sequence[TrialT]],
+    *,
+    rounds: int,
+    seed: int,
+    static: bool = False,
+) -> Rounds:
+    """Judge every passing trial by Algorithm 1 (or the static baseline); the rounds per task.
+
+    Args:
+        form: The audit form, its tasks prepared and T0 run in every trial's world.
+        passing: Per task, its trials passing T0 (one per distinct program).
+        rounds: Audit rounds per task after task analysis (0: task analysis alone).
+        seed: Seeds each task's sampler (``random.Random(f"{seed}:{task}")``).
+        static: The static baseline instead (its suite, no rounds, no A.2 vote).
+    """
+    out = Rounds(rounds={t: [] for t in passing}, notes={t: [] for t in passing})
+    tasks = [t for t, trials in passing.items() if trials]
+    if not tasks:
+        return out
+    total = sum(len(passing[t]) for t in tasks)
+    before, spent_tokens = form.executions(), form.tokens()
+    suites = form.analyse(tasks, static=static)
+    done = form.replay(suites, {t: list(passing[t]) for t in tasks}, found_on={}, round=0, static=static)
+    spent, tokens = form.executions() - before, form.tokens() - spent_tokens
+    for t in tasks:
+        out.notes[t].extend(done.notes.get(t, []))
+        out.rounds[t].append(
+            RoundRecord(
+                round=0,
+                witnesses=[form.describe(t, s) for s in suites.get(t, [])],
+                refuted=[form.trial_id(x) for x in done.refuted.get(t, [])],
+                replayed=done.pairs.get(t, 0),
+                executions=_share(spent, len(passing[t]), total),
+                tokens=_share(tokens, len(passing[t]), total),
+            )
+        )
+    caught = {id(x) for xs in done.refuted.values() for x in xs}
+    first = "static: fails a test built from G" if static else "lightweight: fails T1 (task analysis)"
+    for t in tasks:
+        for trial in done.refuted.get(t, []):
+            form.conclude(trial, first)
+    active = {t: [x for x in passing[t] if id(x) not in caught] for t in tasks}
+
+    rngs = {t: random.Random(f"{seed}:{t}") for t in tasks}
+    for number in range(1, 0 if static else rounds + 1):
+        sampled = {t: _sample(form, rngs[t], act) for t, act in active.items() if act}
+        if not sampled:
+            break
+        before, spent_tokens = form.executions(), form.tokens()
+        audits = dict(zip(sampled, form.judge(list(sampled.values())), strict=True))
+        others = {t: [x for x in active[t] if x is not sampled[t]] for t in sampled}
+        done = form.replay(
+            {t: a.shared for t, a in audits.items()}, others, found_on=sampled, round=number, static=False
+        )
+        spent, tokens = form.executions() - before, form.tokens() - spent_tokens
+        for t, trial in sampled.items():
+            form.conclude(trial, f"lightweight: audited in round {number}")
+            if audits[t].error is not None:
+                out.notes[t].append(f"round {number}: the audit of {form.trial_id(trial)} failed ({audits[t].error})")
+            out.notes[t].extend(done.notes.get(t, []))
+            out.rounds[t].append(
+                RoundRecord(
+                    round=number,
+                    trial_id=form.trial_id(trial),
+                    program_hash=form.program(trial),
+                    witnesses=[form.describe(t, s) for s in audits[t].shared],
+                    refuted=[form.trial_id(x) for x in done.refuted.get(t, [])],
+                    replayed=done.pairs.get(t, 0),
+                    executions=_share(spent, 1, len(sampled)),
+                    tokens=_share(tokens, 1, len(sampled)),
+                    error=audits[t].error,
+                )
+            )
+            caught = {id(x) for x in done.refuted.get(t, [])}
+            for other in done.refuted.get(t, []):
+                form.conclude(other, f"lightweight: fails a witness of {form.trial_id(trial)} (round {number})")
+            active[t] = [x for x in others[t] if id(x) not in caught]
+    for t, left in active.items():
+        tests = sum(len(r.witnesses) for r in out.rounds[t])
+        t1 = "T1" if out.rounds[t][0].witnesses else "T1 (= T0)"
+        for trial in left:
+            form.conclude(
+                trial,
+                f"static: passes every test built from G ({tests} tests)"
+                if static
+                else f"lightweight: not sampled; passes {t1} and every shared witness ({tests} tests)",
+            )
+    return out
+
+
+def _sample(form: AuditForm[TrialT, TestT], rng: random.Random, active: Sequence[TrialT]) -> TrialT:
+    """A trial drawn uniformly (a program weighs as many trials as share it)."""
+    return rng.choices(list(active), weights=[form.weight(x) for x in active])[0]
+
+
+def _share(amount: int, part: int, whole: int) -> int:
+    """A task's share of a batch's cost (one batch serves every task at once)."""
+    return round(amount * part / whole) if whole else 0
