@@ -82,7 +82,7 @@ _PLAIN = (str, bytes, int, float, complex, bool, type(None))
 _MAX_ATTEMPTS_PER_FUNCTION = 400
 _MAX_RECIPE = 4000
 _MAX_MADE = 20000
-_RECIPE_DEPTH = 3
+_RECIPE_DEPTH = 4
 
 
 def _plain(value: Any, depth: int = 0) -> bool:
@@ -123,6 +123,7 @@ def _literal(value: Any) -> str | None:
 # recipe is the text of a Python expression over literals and three forms only:
 #   _ref('module', 'qualname')                 an importable class (or function) of the world
 #   _ref('module', 'Class')(arg, ..., k=arg)   a call of that class: a recorded constructor call
+#                                              (or of a factory: threading.Lock() for a lock)
 #   _rebuild(_ref('module', 'Class'), {...})   an instance made without __init__, its __dict__ set
 # and list, tuple, set and dict displays of recipes. Recipes are never passed to eval: ``build``
 # walks their syntax tree and does nothing else.
@@ -157,6 +158,21 @@ def _ref_of(value: Any) -> str | None:
     if held is None or target is not value:
         return None
     return f"_ref({module!r}, {qualname!r})"
+
+
+_FRESH: dict[type, str] = {}
+
+
+def _fresh_factories() -> dict[type, str]:
+    """Types whose instances carry no value of their own, and the ``_ref`` making a new one."""
+    if not _FRESH:
+        import threading
+
+        for factory in (threading.Lock, threading.RLock):
+            ref = _ref_of(factory)
+            if ref is not None:
+                _FRESH[type(factory())] = ref
+    return _FRESH
 
 
 def rebuild(cls: Any, state: dict[str, Any]) -> Any:
@@ -195,12 +211,10 @@ def _build(node: ast.AST) -> Any:
                 raise ValueError("_rebuild takes a class and a dict")
             return rebuild(cls, state)
         if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "_ref":
-            cls = _build(func)
-            if not isinstance(cls, type):
-                raise ValueError("only a class is called in a recipe")
+            made = _build(func)  # a class (a constructor call), or a factory such as threading.Lock
             args = [_build(a) for a in node.args]
             kwargs = {k.arg: _build(k.value) for k in node.keywords if k.arg is not None}
-            return cls(*args, **kwargs)
+            return made(*args, **kwargs)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         items = [_build(e) for e in node.elts]
         return (
@@ -455,6 +469,11 @@ class _Recorder:
         made = self.made.get(id(value))
         if made is not None and made[0] is kind:
             yield made[1]
+        fresh = _fresh_factories().get(kind)
+        if fresh is not None:  # a lock carries no value: a new one is as good, when it is not held
+            if not getattr(value, "locked", lambda: False)():
+                yield f"{fresh}()"
+            return
         ref = _ref_of(kind)
         if ref is None:
             return
