@@ -270,6 +270,17 @@ def _def_lines(path: str) -> dict[str, list[int]]:
     return found
 
 
+def _slotted(kind: type) -> bool:
+    """Whether instances keep state in slots, which a ``__dict__`` does not hold (the empty
+    ``__slots__`` of the abstract base classes do not count)."""
+    for klass in kind.__mro__:
+        slots = vars(klass).get("__slots__", ())
+        names = [slots] if isinstance(slots, str) else list(slots)
+        if any(n not in ("__dict__", "__weakref__") for n in names):
+            return True
+    return False
+
+
 def _rebuilds(text: str, value: Any) -> bool:
     """Whether building the recipe gives a value with ``value``'s canonical text."""
     try:
@@ -485,7 +496,7 @@ class _Recorder:
             return
         if isinstance(value, (list, tuple, set)):
             return
-        if not isinstance(fields, dict) or any("__slots__" in vars(k) for k in kind.__mro__[:-1]):
+        if not isinstance(fields, dict) or _slotted(kind):
             return
         state = self._dict_display(fields, depth)
         if state is not None:
