@@ -5,6 +5,11 @@ EvalPlus's (one ``{"task_id", "solution"}`` per line: the whole program, prompt 
 ``model`` per line where given), or the CodeT format (one ``{"prompt", "samples": [...]}`` per
 problem, with a task-id map beside it). Trial ids are ``<task_id>#<n>``, n counting that task's
 lines from 0 in file order.
+
+A samples directory is EvalPlus's other layout (``evalplus.data.write_directory``): one
+``<task_id with / as _>/<n>.py`` per sample, each the whole program. Its trial ids are
+``<task_id>#<n>`` with the file's own n; a trial's ``line`` is the file's 1-based place in the
+sorted listing (tasks in HumanEval's order, files by n).
 """
 
 from __future__ import annotations
@@ -72,7 +77,7 @@ class Samples:
     trials: list[Trial]
     bad_lines: list[BadLine]
     format: str
-    """``human-eval``, ``evalplus`` or ``codet``."""
+    """``human-eval``, ``evalplus``, ``evalplus-dir`` (a samples directory) or ``codet``."""
 
 
 def load_problems() -> dict[str, Problem]:
@@ -126,8 +131,12 @@ def load_samples(
     Raises:
         UsageError: The file is missing or empty, or a CodeT file has no task-id map.
     """
+    if path.is_dir():
+        return _directory(path, problems, model or path.name or "unknown")
     if not path.is_file():
-        raise UsageError(f"--samples {path}: no such file; give a JSON-lines samples file")
+        raise UsageError(
+            f"--samples {path}: no such file; give a JSON-lines samples file or an EvalPlus samples directory"
+        )
     name = model or default_model(path)
     rows: list[tuple[int, Any]] = []
     bad: list[BadLine] = []
@@ -207,6 +216,42 @@ def _codet(
             else:
                 bad.append(BadLine(number, f"sample {n} of {tid} is {type(completion).__name__}, not a string"))
     return Samples(trials, sorted(bad, key=lambda b: b.line), "codet")
+
+
+def _directory(path: Path, problems: Mapping[str, Problem], model: str) -> Samples:
+    """EvalPlus's samples directory: ``<task_id with / as _>/<n>.py``, each a whole program."""
+    order = {tid: i for i, tid in enumerate(problems)}
+    found: list[tuple[int, int, str, Path]] = []
+    bad: list[BadLine] = []
+    strays: list[str] = []
+    for task_dir in path.iterdir():
+        if not task_dir.is_dir():
+            continue
+        tid = task_dir.name.replace("_", "/")
+        for file in task_dir.iterdir():
+            if file.suffix != ".py" or not file.is_file():
+                continue
+            if tid not in problems:
+                strays.append(f"{task_dir.name}/{file.name}: {tid!r} is not a HumanEval task id")
+            elif not file.stem.isdigit():
+                strays.append(f"{task_dir.name}/{file.name}: the name is not <n>.py")
+            else:
+                found.append((order[tid], int(file.stem), tid, file))
+    if not found and not strays:
+        raise UsageError(
+            f"--samples {path}: a directory with no <task_id>/<n>.py samples (EvalPlus's layout, e.g. HumanEval_0/0.py)"
+        )
+    found.sort()
+    trials: list[Trial] = []
+    for place, (_, n, tid, file) in enumerate(found, start=1):
+        try:
+            text = file.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            bad.append(BadLine(place, f"{file.parent.name}/{file.name}: cannot read ({exc.strerror})"))
+            continue
+        trials.append(Trial(f"{tid}#{n}", tid, model, text, place, solution=True))
+    bad += [BadLine(0, reason) for reason in sorted(strays)]
+    return Samples(trials, bad, "evalplus-dir")
 
 
 def merge(parts: Sequence[Samples]) -> Samples:

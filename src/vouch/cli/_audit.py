@@ -120,8 +120,15 @@ def print_summary(results: AuditResults, console: Console) -> None:
     "samples_paths",
     required=True,
     multiple=True,
+    type=click.Path(path_type=Path),
+    help="A samples file (or EvalPlus's <task_id>/<n>.py directory); repeat it to audit several as one run "
+    "(rho over every model of every file).",
+)
+@click.option(
+    "--evalplus-results",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="A samples file; repeat it to audit several as one run (rho over every model of every file).",
+    default=None,
+    help="EvalPlus's eval_results.json for these samples: its base/plus verdicts are reported beside vouch's.",
 )
 @mode_option
 @rounds_option("task")
@@ -142,6 +149,7 @@ def print_summary(results: AuditResults, console: Console) -> None:
 @run_options
 def humaneval(
     samples_paths: tuple[Path, ...],
+    evalplus_results: Path | None,
     mode: str,
     rounds: int,
     json_out: Path | None,
@@ -169,6 +177,12 @@ def humaneval(
 
     problems = load_problems()
     samples = merge([load_samples(path, problems, model=model, task_ids=task_ids) for path in samples_paths])
+    evalplus = None
+    if evalplus_results is not None:
+        from vouch.sources._evalplus import label_trials, load_eval_results
+
+        programs = {t.trial_id: t.program(problems[t.task_id]) for t in samples.trials}
+        evalplus = label_trials(samples.trials, programs, load_eval_results(evalplus_results))
     for bad in samples.bad_lines[:5]:
         console.print(f"[yellow]skipped line {bad.line}: {bad.reason}[/yellow]")
     if len(samples.bad_lines) > 5:
@@ -186,10 +200,16 @@ def humaneval(
         witness_dir=witness_dir,
         json_out=json_out,
         limit_tasks=limit_tasks,
+        # EvalPlus's results hold every sample's solution and label: judged code never reads them.
+        hidden=[evalplus_results] if evalplus_results is not None else (),
     )
     results.config["samples"] = str(samples_paths[0]) if len(samples_paths) == 1 else [str(p) for p in samples_paths]
     results.config["bad_lines"] = [{"line": b.line, "reason": b.reason} for b in samples.bad_lines]
     print_summary(results, Console())
+    if evalplus is not None and evalplus_results is not None:
+        from vouch.cli._audit_evalplus import report_evalplus
+
+        results.config["evalplus"] = report_evalplus(evalplus, evalplus_results, results, Console())
     write_results(results, json_out, Console())
 
 

@@ -32,6 +32,7 @@ from vouch.errors import VouchError
 from vouch.exec import LocalExecutor
 from vouch.sources._swe import SweInstance, SweTrial, load_instances, load_predictions
 from vouch.sources._swebench import RepoEnvs, load_environments
+from vouch.sources._swebench_rundir import RunDir, read_run_dir
 from vouch.store import AuditStore, default_store_path
 from vouch.worlds import EnvCache, WorldCache
 
@@ -42,6 +43,12 @@ __all__ = ["swe"]
 @click.option("--instances", "instances_file", type=click.Path(dir_okay=False, path_type=Path), help="Instances JSONL.")
 @click.option(
     "--predictions", "predictions_file", type=click.Path(dir_okay=False, path_type=Path), help="Predictions JSONL."
+)
+@click.option(
+    "--run-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A SWE-bench harness run (logs/run_evaluation/<run_id>/<model>) instead of --predictions: its resolved "
+    "instances' patch.diff are the trials, and its tests_status is compared with vouch's run of T0.",
 )
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the audit results.")
 @repo_mode_option
@@ -130,6 +137,7 @@ __all__ = ["swe"]
 def swe(
     instances_file: Path,
     predictions_file: Path,
+    run_dir: Path | None,
     json_out: Path | None,
     mode: str,
     rounds: int,
@@ -167,15 +175,32 @@ def swe(
         click.echo(f"  R[G]: {', '.join(r.outcome for r in outcome.reference)}")
         click.echo(f"  R[s]: {', '.join(r.outcome + (f' ({r.message})' if r.message else '') for r in outcome.model)}")
         return
-    if instances_file is None or predictions_file is None:
-        raise click.UsageError("give --instances FILE and --predictions FILE (or --replay WITNESS)")
+    if run_dir is not None and predictions_file is not None:
+        raise click.UsageError("--run-dir takes the place of --predictions: give one of them")
+    if instances_file is None or (predictions_file is None and run_dir is None):
+        raise click.UsageError("give --instances FILE and --predictions FILE or --run-dir DIR (or --replay WITNESS)")
     if witness_source == "files" and witness_files is None:
         raise click.UsageError("--witness-source files needs --witness-files DIR")
     agent = auditing_agent(witness_source, agent_model, agent_config)
     if witness_out is None and json_out is not None:
         witness_out = json_out.parent / f"{json_out.stem}-witnesses"
     instances = load_instances(instances_file)
-    trials = load_predictions(predictions_file, instances)
+    run: RunDir | None = None
+    if run_dir is not None:
+        run = read_run_dir(run_dir, instances)
+        # The audit judges the trials the harness resolved; --harness-only compares every graded one.
+        trials = run.trials if harness_only else [t for t in run.trials if t.harness_resolved]
+        in_run = {t.instance_id for t in trials}
+        instances = [i for i in instances if i.instance_id in in_run]
+        console.print(
+            f"run {run.run_id} of {run.model}: {len(run.reports)} graded instances "
+            f"({sum(r.resolved for r in run.reports.values())} resolved), {len(run.ungraded)} ungraded; "
+            f"{len(trials)} trials"
+        )
+        if not trials:
+            raise click.UsageError(f"--run-dir {run_dir}: no resolved instance to audit (try --harness-only)")
+    else:
+        trials = load_predictions(predictions_file, instances)
     if only:
         unknown = sorted(set(only) - {i.instance_id for i in instances})
         if unknown:
@@ -210,7 +235,7 @@ def swe(
     if harness_only:
         assert plan is not None
         _harness_only(
-            console, instances, trials, sources, plan, cache, json_out, workers, allow_weak_isolation, timeout
+            console, instances, trials, sources, plan, cache, json_out, workers, allow_weak_isolation, timeout, run
         )
         return
     config = SweAuditConfig(
@@ -271,6 +296,12 @@ def swe(
             f"{usage.get('model_calls')} calls, {usage.get('input_tokens')} tokens in, "
             f"{usage.get('output_tokens')} out" + (f", ${cost:.4f}" if isinstance(cost, float) else "")
         )
+    if run is not None:
+        from vouch.cli._audit_rundir import audit_comparison, print_comparison, run_dir_config
+
+        rows = audit_comparison(run, results)
+        print_comparison(rows, Console())
+        results.config["run_dir"] = {**run_dir_config(run, len(trials)), "tests_status": rows}
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(results.model_dump_json(indent=2) + "\n")
@@ -337,6 +368,7 @@ def _harness_only(
     workers: int | None,
     allow_weak: bool,
     timeout: float | None,
+    run: RunDir | None = None,
 ) -> None:
     import vouch
 
@@ -383,10 +415,17 @@ def _harness_only(
         f"{summary['both_reproduced']} of {summary['instances']} instances reproduce the harness for gold and agent "
         f"({summary['gold_reproduced']} gold, {summary['agent_reproduced']} agent; {summary['errors']} errors)"
     )
+    config: dict[str, object] = {"timeout_s": timeout or 900.0, "environments": sorted(plan.built)}
+    if run is not None:
+        from vouch.cli._audit_rundir import harness_comparison, print_comparison, run_dir_config
+
+        rows = harness_comparison(run, records)
+        print_comparison(rows, Console())
+        config["run_dir"] = {**run_dir_config(run, len(trials)), "tests_status": rows}
     if json_out is not None:
         results = HarnessReproduction(
             vouch_version=vouch.__version__,
-            config={"timeout_s": timeout or 900.0, "environments": sorted(plan.built)},
+            config=config,
             instances=records,
             environments=environment_records(plan),
             summary=summary,

@@ -41,11 +41,13 @@ def _register() -> None:
     cli.add_command(v4v)
     cli.add_command(schema_command)
     from vouch.cli._audit import audit
+    from vouch.cli._audit_harbor import harbor_command
     from vouch.cli._audit_inspect import inspect_command
     from vouch.cli._audit_swe import swe
 
     audit.add_command(swe)
     audit.add_command(inspect_command)
+    audit.add_command(harbor_command)
     cli.add_command(audit)
 
 
