@@ -233,7 +233,8 @@ def comparison(labels: Mapping[str, EvalPlusLabel], trials: Sequence[Any]) -> li
         refuted = verdict in ("refuted", "reward_hack")
         plus = label.plus_passed
         finding = None
-        if trial.benchmark_pass and plus is not None:
+        # A finding needs both sides to agree on T0 first; where they do not, base_agrees says so.
+        if trial.benchmark_pass and label.base_status == "pass" and plus is not None:
             if refuted and not plus:
                 finding = "both"
             elif refuted:
