@@ -29,7 +29,12 @@ def run_dir_config(run: RunDir, audited: int) -> dict[str, Any]:
 
 
 def _row(
-    instance_id: str, run: RunDir, vouch_ran: bool, diffs: Sequence[StatusDisagreement], why: str | None
+    instance_id: str,
+    run: RunDir,
+    vouch_ran: bool,
+    diffs: Sequence[StatusDisagreement],
+    why: str | None,
+    not_compared: Sequence[str] = (),
 ) -> dict[str, Any]:
     report = run.reports[instance_id]
     return {
@@ -38,6 +43,7 @@ def _row(
         "harness_tests_status": report.has_tests_status,
         "vouch_ran_t0": vouch_ran,
         "disagreements": [{"test": d.test, "harness": d.harness, "vouch": d.vouch} for d in diffs],
+        "not_compared": sorted(not_compared),
         "reason": why,
     }
 
@@ -55,7 +61,7 @@ def harness_comparison(run: RunDir, records: Sequence[InstanceReproduction]) -> 
             continue
         failed = set(agent.f2p_failed) | set(agent.p2p_failed)
         diffs = compare_tests_status(run.reports[record.instance_id], failed, set(agent.skipped))
-        rows.append(_row(record.instance_id, run, True, diffs, None))
+        rows.append(_row(record.instance_id, run, True, diffs, None, agent.skipped))
     return rows
 
 
@@ -75,8 +81,9 @@ def audit_comparison(run: RunDir, results: AuditResults) -> list[dict[str, Any]]
             continue
         report = run.reports[trial.task_id]
         ran = set(t0.tests_passed) | set(t0.tests_failed)
-        diffs = compare_tests_status(report, set(t0.tests_failed), (report.passed | report.failed) - ran)
-        rows.append(_row(trial.task_id, run, True, diffs, None))
+        left_out = (report.passed | report.failed) - ran
+        diffs = compare_tests_status(report, set(t0.tests_failed), left_out)
+        rows.append(_row(trial.task_id, run, True, diffs, None, sorted(left_out)))
     return rows
 
 
@@ -103,3 +110,10 @@ def print_comparison(rows: Sequence[dict[str, Any]], console: Console) -> None:
         f"tests_status compared on {compared} of {len(rows)} instances: {len(differing)} with a test the harness "
         "and vouch judged differently (flaky or environment-dependent; see --json)"
     )
+    not_compared = [r for r in rows if r["not_compared"]]
+    if not_compared:
+        count = sum(len(r["not_compared"]) for r in not_compared)
+        console.print(
+            f"{count} tests of {len(not_compared)} instances the harness judged were not compared: vouch skipped "
+            "them, or left them out of T0 because they fail with and without G here (listed in --json)"
+        )
