@@ -218,7 +218,7 @@ def read_job(path: Path, tasks: Path | None = None) -> HarborJob:
         raise UsageError(f"--tasks {tasks}: no such directory; give the directory holding the job's task directories")
     trial_dirs = sorted(d for d in path.iterdir() if d.is_dir() and (d / _RESULT).is_file())
     if not trial_dirs:
-        hint = " (it is a trial directory: give its parent, the job)" if (path / "agent").is_dir() else ""
+        hint = " (it is a trial directory: give its parent, the job)" if (path / _RESULT).is_file() else ""
         raise UsageError(f"{path}: no <trial>/result.json under it; give a harbor job directory{hint}")
     job_name = path.name
     if (path / "config.json").is_file():
