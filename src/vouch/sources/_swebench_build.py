@@ -169,6 +169,7 @@ def build_swebench(
         made.append((inst, cases, gold))
     # The gold's T0 here, once per instance: which PASS_TO_PASS ids this machine cannot pass.
     store = cache / "checks"
+    say(f"T0 with the gold patch of {len(made)} instances (which PASS_TO_PASS ids fail here) ...")
     gold_runs = run_t0(executor, setup, [T0Job(i, "gold", g, tuple(i.t0)) for i, _, g in made], store=store)
     for (inst, cases, gold), decision in zip(made, gold_runs, strict=True):
         left_out, why = _calibrate(inst, decision)
