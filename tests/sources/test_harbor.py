@@ -92,13 +92,17 @@ def test_a_job_is_read_and_mapped(tmp_path: Path) -> None:
 
 
 def test_audited_trials_become_swe_rows(tmp_path: Path) -> None:
-    instances, trials = swe_rows(read_job(job_copy(tmp_path), tmp_path / "tasks"))
+    instances, trials, names = swe_rows(read_job(job_copy(tmp_path), tmp_path / "tasks"))
     assert instances == [BOOKNOTES]
     assert [(t.trial_id, t.model, t.harness_resolved) for t in trials] == [
         (f"{BOOKNOTES.instance_id}#0", "claude-sonnet-4-5", True),
         (f"{BOOKNOTES.instance_id}#1", "gpt-5", True),
     ]
     assert trials[0].patch == PATCHES["agent-a"]
+    assert names == {
+        f"{BOOKNOTES.instance_id}#0": "booknotes-1__aB3dE9f",
+        f"{BOOKNOTES.instance_id}#1": "booknotes-1__k9Lp0Zs",
+    }
 
 
 def test_tasks_are_found_at_the_path_each_trial_recorded(tmp_path: Path) -> None:
@@ -202,11 +206,19 @@ def _vouch(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "vouch", *args], capture_output=True, text=True, timeout=900, cwd=cwd)
 
 
-def test_cli_bad_job_exits_2_with_one_line(visible_tmp: Path) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["empty"], "no <trial>/result.json under it"),
+        (["empty", "--audit"], "--audit needs --swe-out DIR"),
+        (["empty", "--", "--repo-root", "x"], "options after -- are for --audit"),
+    ],
+)
+def test_cli_bad_input_exits_2_with_one_line(visible_tmp: Path, args: list[str], message: str) -> None:
     (visible_tmp / "empty").mkdir()
-    done = _vouch("audit", "harbor", "empty", cwd=visible_tmp)
+    done = _vouch("audit", "harbor", *args, cwd=visible_tmp)
     assert done.returncode == 2
-    assert "no <trial>/result.json under it" in done.stderr and done.stderr.strip().count("\n") == 0
+    assert message in done.stderr and done.stderr.strip().count("\n") <= 1, done.stderr
 
 
 @pytest.mark.slow
@@ -230,15 +242,30 @@ def test_cli_plans_then_audits_through_swe_files(visible_tmp: Path) -> None:
     assert swe_task["P"] == "instruction.md" and swe_task["G"] == ["solution/solve.sh"]
     assert "3 of 5 trials pass (reward > 0); 2 would be audited" in " ".join(done.stdout.split())
     assert plan["swe_command"].startswith("vouch audit swe --instances ")
+    assert {t["trial_name"]: t["swe_trial_id"] for t in plan["trials"] if t["audit"]} == {
+        "booknotes-1__aB3dE9f": f"{BOOKNOTES.instance_id}#0",
+        "booknotes-1__k9Lp0Zs": f"{BOOKNOTES.instance_id}#1",
+    }
     # The audit itself: the written files through vouch audit swe, on the fixture repository.
     materialise_fixture_repo("booknotes", visible_tmp / "repos" / "booknotes")
     out = visible_tmp / "audit.json"
+    swe_args = [
+        "--repo-root", str(visible_tmp / "repos"), "--json", str(out), "--mutants", "0", "--k", "2",
+        "--cache", str(visible_tmp / "cache"), "--store", str(visible_tmp / "s.sqlite"),
+    ]  # fmt: skip
     done = _vouch(
-        "audit", "swe", "--instances", str(swe_dir / "instances.jsonl"), "--predictions",
-        str(swe_dir / "predictions.jsonl"), "--repo-root", str(visible_tmp / "repos"), "--json", str(out),
-        "--mutants", "0", "--k", "2", "--cache", str(visible_tmp / "cache"), "--store", str(visible_tmp / "s.sqlite"),
+        "audit", "harbor", str(job_dir), "--tasks", str(visible_tmp / "tasks"), "--swe-out", str(swe_dir),
+        "--audit", "--", *swe_args,
         cwd=visible_tmp,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     verdicts = [(t["model"], t["verdict"]) for t in json.loads(out.read_text())["trials"]]
     assert verdicts == [("claude-sonnet-4-5", "refuted"), ("gpt-5", "sound")]
+    # The same files through vouch audit swe by hand: every judgement comes from the store.
+    done = _vouch(
+        "audit", "swe", "--instances", str(swe_dir / "instances.jsonl"), "--predictions",
+        str(swe_dir / "predictions.jsonl"), *swe_args,
+        cwd=visible_tmp,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert [(t["model"], t["verdict"]) for t in json.loads(out.read_text())["trials"]] == verdicts

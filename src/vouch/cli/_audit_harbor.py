@@ -1,5 +1,6 @@
 """``vouch audit harbor``: read a harbor job directory, map its trials onto TestJack's terms, and
-say which would be audited; ``--swe-out`` writes those as SWE-bench files for ``vouch audit swe``."""
+say which would be audited; ``--swe-out`` writes those as SWE-bench files for ``vouch audit swe``,
+and ``--audit`` runs it on them (the options after ``--`` are ``vouch audit swe``'s)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ PLAN_SCHEMA_VERSION = 1
 
 @click.command("harbor")
 @click.argument("job_dir", type=click.Path(path_type=Path))
+@click.argument("swe_args", nargs=-1, type=click.UNPROCESSED)
 @click.option(
     "--tasks",
     "tasks_dir",
@@ -34,15 +36,38 @@ PLAN_SCHEMA_VERSION = 1
     default=None,
     help="Write the trials vouch would audit as instances.jsonl and predictions.jsonl for vouch audit swe.",
 )
+@click.option(
+    "--audit",
+    "run_audit",
+    is_flag=True,
+    help="Then audit them: vouch audit swe on the --swe-out files, with the options given after -- "
+    "(e.g. -- --repo-root DIR --environments FILE --json OUT).",
+)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the plan.")
-def harbor_command(job_dir: Path, tasks_dir: Path | None, swe_out: Path | None, json_out: Path | None) -> None:
+@click.pass_context
+def harbor_command(
+    ctx: click.Context,
+    job_dir: Path,
+    swe_args: tuple[str, ...],
+    tasks_dir: Path | None,
+    swe_out: Path | None,
+    run_audit: bool,
+    json_out: Path | None,
+) -> None:
     """Read a harbor job: trials pass on a positive reward; P = instruction.md, T0 = tests/, G = solution/."""
+    if run_audit and swe_out is None:
+        raise click.UsageError("--audit needs --swe-out DIR (where the SWE-bench files for vouch audit swe go)")
+    if swe_args and not run_audit:
+        raise click.UsageError(f"unexpected argument {swe_args[0]!r}: options after -- are for --audit")
     job = read_job(job_dir, tasks_dir)
     out = Console()
     _print_plan(job, out)
     body = plan(job)
+    rows = swe_rows(job)
+    for trial in body["trials"]:
+        trial["swe_trial_id"] = next((k for k, v in rows.names.items() if v == trial["trial_name"]), None)
+    instances, trials = rows.instances, rows.trials
     if swe_out is not None:
-        instances, trials = swe_rows(job)
         if not trials:
             out.print(f"no trial to audit: nothing written to {swe_out}")
         else:
@@ -66,6 +91,13 @@ def harbor_command(job_dir: Path, tasks_dir: Path | None, swe_out: Path | None, 
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(body, indent=1) + "\n")
         out.print(f"wrote {json_out}")
+    if run_audit and trials:
+        assert swe_out is not None
+        from vouch.cli._audit_swe import swe
+
+        args = ["--instances", str(swe_out / "instances.jsonl"), "--predictions", str(swe_out / "predictions.jsonl")]
+        with swe.make_context("swe", [*args, *swe_args], parent=ctx) as sub:
+            swe.invoke(sub)
 
 
 def plan(job: HarborJob) -> dict[str, Any]:

@@ -30,14 +30,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
 from vouch.errors import UsageError
 from vouch.sources._swe import SweInstance, SweTrial
 
-__all__ = ["HarborJob", "HarborTask", "HarborTrial", "read_job", "read_task", "swe_rows"]
+__all__ = ["HarborJob", "HarborTask", "HarborTrial", "SweRows", "prediction_lines", "read_job", "read_task", "swe_rows"]
 
 _RESULT = "result.json"
 _PATCH_DIRS = ("artifacts", "verifier", "agent")
@@ -279,7 +279,14 @@ def read_job(path: Path, tasks: Path | None = None) -> HarborJob:
     return HarborJob(path=path, job_name=job_name, trials=trials, patches=patches)
 
 
-def swe_rows(job: HarborJob) -> tuple[list[SweInstance], list[SweTrial]]:
+class SweRows(NamedTuple):
+    instances: list[SweInstance]
+    trials: list[SweTrial]
+    names: dict[str, str]
+    """The harbor trial name of each SWE trial id."""
+
+
+def swe_rows(job: HarborJob) -> SweRows:
     """The audited trials as SWE-bench instances and trials (``harness_resolved``: the reward passed).
 
     Trials of one task are numbered ``<instance_id>#<n>`` in trial-name order, as
@@ -287,6 +294,7 @@ def swe_rows(job: HarborJob) -> tuple[list[SweInstance], list[SweTrial]]:
     """
     instances: dict[str, SweInstance] = {}
     trials: list[SweTrial] = []
+    names: dict[str, str] = {}
     counters: dict[str, int] = {}
     for trial in job.trials:
         if not trial.audit or trial.task is None or trial.task.swe_instance is None:
@@ -295,6 +303,7 @@ def swe_rows(job: HarborJob) -> tuple[list[SweInstance], list[SweTrial]]:
         instances.setdefault(instance.instance_id, instance)
         n = counters.get(instance.instance_id, 0)
         counters[instance.instance_id] = n + 1
+        names[f"{instance.instance_id}#{n}"] = trial.trial_name
         trials.append(
             SweTrial(
                 trial_id=f"{instance.instance_id}#{n}",
@@ -304,7 +313,7 @@ def swe_rows(job: HarborJob) -> tuple[list[SweInstance], list[SweTrial]]:
                 harness_resolved=trial.passing,
             )
         )
-    return list(instances.values()), trials
+    return SweRows(list(instances.values()), trials, names)
 
 
 def prediction_lines(trials: Sequence[SweTrial]) -> list[dict[str, Any]]:
