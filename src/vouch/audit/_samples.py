@@ -132,7 +132,7 @@ def load_samples(
         UsageError: The file is missing or empty, or a CodeT file has no task-id map.
     """
     if path.is_dir():
-        return _directory(path, problems, model or path.name or "unknown")
+        return _directory(path, problems, model or default_model(path))
     if not path.is_file():
         raise UsageError(
             f"--samples {path}: no such file; give a JSON-lines samples file or an EvalPlus samples directory"

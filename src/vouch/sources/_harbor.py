@@ -259,7 +259,7 @@ def read_job(path: Path, tasks: Path | None = None) -> HarborJob:
             found, why_not = _find_patch(trial_dir)
             if found is not None:
                 patch_file = str(found.relative_to(trial_dir))
-                patches[trial_name] = found.read_text(encoding="utf-8", errors="surrogateescape")
+                patches[trial_name] = found.read_text(encoding="utf-8", errors="replace")
         trials.append(
             HarborTrial(
                 trial_name=trial_name,

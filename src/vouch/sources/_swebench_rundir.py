@@ -120,7 +120,7 @@ def read_run_dir(path: Path, instances: Sequence[SweInstance]) -> RunDir:
             continue
         reports[d.name] = _read_report(report_file, d.name)
         if patch_file.is_file():
-            patches[d.name] = patch_file.read_text(encoding="utf-8", errors="surrogateescape")
+            patches[d.name] = patch_file.read_text(encoding="utf-8", errors="replace")
         elif reports[d.name].patch_applied:
             ungraded[d.name] = "report.json but no patch.diff"
             del reports[d.name]
