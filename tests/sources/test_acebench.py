@@ -1,0 +1,400 @@
+"""ACEBench as tool-call tasks: the rules on hand-made answers, built slices of the registered data
+(minima, labels the reference verifier agrees with, determinism), and bad input that never stops
+the build."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from vouch import corpora
+from vouch.core import canonical_candidate, content_hash
+from vouch.errors import UsageError
+from vouch.sources import _acebench, build_source
+from vouch.sources._acebench_verifier import decide, special_matches, standardize
+
+
+def _fn(name, properties, required=()):
+    return {"name": name, "parameters": {"type": "object", "properties": properties, "required": list(required)}}
+
+
+def _calls(*calls, final_answer=None):
+    return {"calls": [{"function": f, "args": a} for f, a in calls], "final_answer": final_answer}
+
+
+TRIP = _fn(
+    "plan_trip",
+    {
+        "city": {"type": "string"},
+        "days": {"type": "integer"},
+        "budget": {"type": "number"},
+        "pets": {"type": "boolean", "default": False},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "hotel": {"type": "object", "properties": {"name": {"type": "string"}, "stars": {"type": "integer"}}},
+        "notes": {"type": "string"},
+    },
+    ["city", "days"],
+)
+TRIP_ANSWER = [
+    {
+        "plan_trip": {
+            "city": "New York",
+            "days": 3,
+            "budget": 1500.0,
+            "pets": False,
+            "tags": ["food tour", "museums"],
+            "hotel": {"name": "Grand Plaza", "stars": 4},
+        }
+    }
+]
+TRIP_MENTIONED = {"plan_trip": ["budget", "tags", "hotel"]}
+GOLD = dict(TRIP_ANSWER[0]["plan_trip"])
+
+
+def _trip(**changes):
+    args = {**GOLD, **changes}
+    return _calls(("plan_trip", {k: v for k, v in args.items() if v is not _DROP}))
+
+
+_DROP = object()
+
+
+@pytest.mark.parametrize(
+    ("candidate", "expected"),
+    [
+        (_trip(), True),
+        (_trip(city="new york"), True),  # letter case ignored
+        (_trip(city=" New-York. "), True),  # whitespace and ,./-_*^ ignored
+        (_trip(city="New York City"), True),  # ACEBench: the answer's text may be contained
+        (_trip(city="Boston"), False),
+        (_trip(days=4), False),  # ACEBench itself never compares numbers; vouch does
+        (_trip(days="3"), False),  # a string for an integer
+        (_trip(days=3.0), False),  # a float for an integer
+        (_trip(budget=1500), True),  # an integer for a number
+        (_trip(budget=1600.0), False),
+        (_trip(pets=True), False),
+        (_trip(pets="false"), True),  # ACEBench reads "true"/"false" as booleans
+        (_trip(pets=_DROP), True),  # the answer's value is the schema's default
+        (_trip(budget=_DROP), False),  # mentioned by the user: ACEBench's prompt asks for it
+        (_trip(tags=["Food Tour", "museums"]), True),
+        (_trip(tags=["museums", "food tour"]), False),  # lists keep their order
+        (_trip(tags=["food tour"]), False),
+        (_trip(tags=["food tour", "museums and more"]), False),  # strings in lists compare whole
+        (_trip(hotel={"name": "grand plaza", "stars": 4}), True),
+        (_trip(hotel={"name": "Grand Plaza", "stars": 5}), False),
+        (_trip(hotel={"name": "Grand Plaza"}), False),  # a nested key left out
+        (_trip(notes="window seat"), False),  # a parameter the answer does not have
+        (_trip(color="red"), False),  # no such parameter
+        (_trip(city=_DROP), False),  # required
+        (_calls(("plan_trip", GOLD), final_answer="Booked."), True),  # the final answer plays no part
+        (_calls(("plan_tour", GOLD)), False),
+        (_calls(("plan_trip", GOLD), ("plan_trip", GOLD)), False),
+        (_calls(), False),
+    ],
+)
+def test_normal_rules(candidate, expected):
+    assert decide(candidate, "normal", TRIP_ANSWER, [TRIP], TRIP_MENTIONED) is expected
+
+
+def test_an_optional_value_nobody_mentioned_may_be_left_out():
+    candidate = _trip(hotel=_DROP)
+    assert decide(candidate, "normal", TRIP_ANSWER, [TRIP], {"plan_trip": ["budget"]}) is True
+    assert decide(candidate, "normal", TRIP_ANSWER, [TRIP], TRIP_MENTIONED) is False
+
+
+PRICE = _fn("price", {"company": {"type": "string"}}, ["company"])
+PAIR = [{"price_1": {"company": "Apple"}, "price_2": {"company": "Microsoft"}}]
+
+
+@pytest.mark.parametrize(
+    ("calls", "expected"),
+    [
+        ([("price", {"company": "Apple"}), ("price", {"company": "Microsoft"})], True),
+        ([("price", {"company": "Microsoft"}), ("price", {"company": "Apple"})], True),  # any order
+        # ACEBench pairs without a matching: two Apple calls pass its checker; one call is never made.
+        ([("price", {"company": "Apple"}), ("price", {"company": "Apple"})], False),
+        ([("price", {"company": "Apple"})], False),
+    ],
+)
+def test_repeated_calls_are_keyed_name_1_name_2_and_pair_one_to_one(calls, expected):
+    assert decide(_calls(*calls), "normal", PAIR, [PRICE], {}) is expected
+
+
+def test_any_of_several_accepted_answers_passes():
+    answers = [{"price": {"company": "Apple"}}, {"price": {"company": "Apple Inc"}}]
+    assert decide(_calls(("price", {"company": "apple inc"})), "normal", answers, [PRICE], {})
+    assert not decide(_calls(("price", {"company": "Google"})), "normal", answers, [PRICE], {})
+
+
+@pytest.mark.parametrize(
+    ("category", "truth", "text", "expected"),
+    [
+        (
+            "incomplete",
+            {"book": ["date", "seats"]},
+            "Missing necessary parameters (date, seats) for the api (book)",
+            True,
+        ),
+        (
+            "incomplete",
+            {"book": ["date", "seats"]},
+            "missing  necessary parameters (seats, date) for the api (book)",
+            True,
+        ),
+        (
+            "incomplete",
+            {"book": [" date ", " seats"]},
+            "Missing necessary parameters (date, seats) for the api (book)",
+            True,
+        ),
+        ("incomplete", {"book": ["date", "seats"]}, "Missing necessary parameters (date) for the api (book)", False),
+        ("incomplete", {"book": ["date"]}, "Missing necessary parameters (date) for the api (cancel)", False),
+        ("incomplete", {"book": ["date"]}, "Please tell me the date for book.", False),
+        (
+            "incomplete",
+            {"book": ["date"]},
+            "Missing necessary parameters (date) for the api (book). There is incorrect value (x) for y",
+            False,
+        ),
+        (
+            "error_param",
+            {"plan_id": ["12#4"]},
+            "There is incorrect value (12#4) for the parameters (plan_id) ...",
+            True,
+        ),
+        ("error_param", {"plan_id": ["12#4"]}, "There is incorrect value for the parameters (plan_id).", False),
+        (
+            "irrelevant",
+            "Due to ...",
+            "Sorry, due to the limitations of the function, I cannot solve this problem.",
+            True,
+        ),
+        ("irrelevant", "Due to ...", "I cannot help with that.", False),
+        ("irrelevant", "Due to ...", None, False),
+    ],
+)
+def test_special_rules(category, truth, text, expected):
+    assert special_matches({"calls": [], "final_answer": text}, category, truth) is expected
+
+
+def test_a_special_task_fails_any_call_even_with_the_right_text():
+    text = "Due to the limitations of the function, I cannot solve this problem."
+    assert not special_matches(_calls(("price", {"company": "x"}), final_answer=text), "irrelevant", text)
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        None,
+        {},
+        {"calls": "price(company='Apple')"},
+        {"calls": [["price", {}]]},
+        {"calls": [{"function": "price", "args": []}]},
+    ],
+)
+def test_malformed_candidates_fail_without_raising(candidate):
+    assert decide(candidate, "normal", [{"price": {"company": "Apple"}}], [PRICE], {}) is False
+    assert decide(candidate, "irrelevant", "x", [PRICE], {}) is False
+
+
+def test_standardize_is_acebenchs_string_form():
+    assert standardize(" New-York, N.Y. ") == "newyorkny"
+    assert standardize("it's") == 'it"s'
+
+
+# --- built slices of the registered data ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def data_dir() -> Path:
+    """The data directory the tests read ACEBench from ($VOUCH_DATA_DIR, as scripts/test sets it)."""
+    name = corpora.acebench_corpus("special_irrelevant")
+    path = corpora.find(name)
+    assert path is not None, f"set ${corpora.DATA_DIR_ENV} to a directory holding ACEBench (vouch data get {name})"
+    return path.parents[2]
+
+
+@pytest.fixture(scope="module")
+def one_per_category(data_dir) -> _acebench.BuildOutput:
+    return _acebench.build(Path("unused"), seed=0, options={"limit": 2 * len(_acebench.CATEGORIES)})
+
+
+def _verifier(task):
+    """The task's ``verify``, run from its own source text as a standalone file."""
+    namespace: dict = {}
+    exec(compile(task.reference["verifier.py"], "verifier.py", "exec"), namespace)
+    env = SimpleNamespace(tools=json.loads(task.environment["tools.json"]))
+    return lambda candidate: namespace["verify"](candidate, env)
+
+
+def test_a_limited_build_spreads_over_every_category_and_names_the_agent_ones(one_per_category):
+    tasks = one_per_category.tasks
+    assert len(tasks) == 2 * len(_acebench.CATEGORIES)
+    by_category = {c: sum(t.spec.source.subset == c for t in tasks) for c in _acebench.CATEGORIES}
+    assert by_category == dict.fromkeys(_acebench.CATEGORIES, 2)
+    assert len({t.spec.id for t in tasks}) == len(tasks)
+    assert {s for s, _ in one_per_category.skipped} >= set(_acebench.AGENT)
+    inputs = one_per_category.inputs
+    for category in _acebench.CATEGORIES:
+        name = corpora.acebench_corpus(category)
+        assert inputs[name] == "sha256:" + corpora.corpus(name).sha256
+
+
+def test_every_task_has_every_category_and_the_minima(one_per_category):
+    for task in one_per_category.tasks:
+        cases = task.cases
+        assert cases[0].id == "gold"
+        assert {c.category for c in cases} == {"gold", "variant", "error", "attack"}, task.spec.id
+        assert sum(c.label == "positive" for c in cases) >= 5, task.spec.id
+        assert sum(c.label == "negative" for c in cases) >= 6, task.spec.id
+        canon = [canonical_candidate("tool_call", c.candidate) for c in cases]
+        assert len(set(canon)) == len(canon), f"{task.spec.id}: canonical twins"
+        assert all(c.provenance.content_hash == content_hash(c.candidate) for c in cases)
+
+
+def test_the_reference_verifier_agrees_with_every_label(one_per_category):
+    for task in one_per_category.tasks:
+        assert "import vouch" not in task.reference["verifier.py"] and "from vouch" not in task.reference["verifier.py"]
+        verify = _verifier(task)
+        wrong = [c.id for c in task.cases if verify(c.candidate) is not (c.label == "positive")]
+        assert not wrong, f"{task.spec.id}: {wrong}"
+
+
+def test_special_tasks_share_one_instruction_that_gives_every_format(one_per_category):
+    specials = [t for t in one_per_category.tasks if t.spec.source.subset.startswith("special_")]
+    rules = {t.instruction.split("---", 1)[1] for t in specials}
+    assert len(rules) == 1  # nothing tells the three special categories apart
+    (text,) = rules
+    assert "Missing necessary parameters" in text and "There is incorrect value" in text
+    assert "limitations of the function" in text
+
+
+def test_builds_are_deterministic_and_the_seed_changes_the_sample(data_dir):
+    options = {"limit": 4, "categories": ["normal_atom_list", "special_incomplete"]}
+    first = _acebench.build(Path("unused"), seed=3, options=options)
+    again = _acebench.build(Path("unused"), seed=3, options=options)
+    other = _acebench.build(Path("unused"), seed=4, options=options)
+    assert first.tasks == again.tasks and first.skipped == again.skipped
+    assert [t.spec.id for t in first.tasks] != [t.spec.id for t in other.tasks]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"limit": 0}, "positive integer"),
+        ({"limit": True}, "positive integer"),
+        ({"categories": "normal_atom_bool"}, "list of names"),
+        ({"categories": ["normal_atom_boolean"]}, "unknown category"),
+        ({"suite_version": "v1"}, "unknown option"),
+    ],
+)
+def test_bad_options_are_one_line(options, message, data_dir):
+    with pytest.raises(UsageError, match=message) as err:
+        _acebench.build(Path("unused"), seed=0, options=options)
+    assert "\n" not in str(err.value)
+
+
+# --- bad input: the build goes on, the manifest lists it --------------------------------------
+
+FUNCS = [_fn("get_weather", {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["C", "F"]}}, ["city"])]
+
+
+def _row(case_id, question, function=FUNCS):
+    return json.dumps({"id": case_id, "question": question, "function": function, "time": ""})
+
+
+def _answer(case_id, truth):
+    return json.dumps({"id": case_id, "ground_truth": truth})
+
+
+def _register(monkeypatch, root: Path, category: str, data: str | None, answers: str | None) -> None:
+    """Write one category's files under ``root`` and register them with their own sizes."""
+    for content, answer in ((data, False), (answers, True)):
+        name = corpora.acebench_corpus(category, answer=answer)
+        c = corpora.corpus(name)
+        if content is not None:
+            path = root / c.file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content)
+            c = dataclasses.replace(c, size=len(content.encode()))
+        monkeypatch.setitem(corpora.CORPORA, name, c)
+
+
+@pytest.fixture
+def made_data(tmp_path, monkeypatch) -> Path:
+    """A data directory of hand-made ACEBench-shaped files: good cases, a line that is not JSON,
+    answers that do not parse, and a category whose answer file is missing."""
+    root = tmp_path / "data"
+    monkeypatch.setenv(corpora.DATA_DIR_ENV, str(root))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    questions = [
+        _row("normal_similar_api_0", "user: What's the weather in San Francisco, in F?\n"),
+        "{this is not json",
+        _row("normal_similar_api_2", "user: Weather in Paris please.\n"),
+        _row("normal_similar_api_3", "user: Weather in Rome please.\n"),
+        _row("normal_similar_api_4", "user: Weather in Oslo please.\n"),
+    ]
+    answers = [
+        _answer("normal_similar_api_0", {"get_weather": {"city": "San Francisco", "unit": "F"}}),
+        _answer("normal_similar_api_2", {"get_forecast": {"city": "Paris"}}),  # no such function
+        _answer("normal_similar_api_3", {"get_weather": {"city": "Rome", "unit": "K"}}),  # not in its enum
+    ]  # normal_similar_api_4 has no answer
+    _register(monkeypatch, root, "normal_similar_api", "\n".join(questions) + "\n", "\n".join(answers) + "\n")
+    _register(monkeypatch, root, "special_irrelevant", _row("special_irrelevant_0", "user: Sing me a song.\n"), None)
+    return root
+
+
+def test_bad_input_is_one_line_each_and_the_build_goes_on(made_data):
+    lines: list[str] = []
+    out = _acebench.build(
+        Path("unused"),
+        seed=0,
+        options={"categories": ["normal_similar_api", "special_irrelevant"]},
+        line=lines.append,
+    )
+    assert [t.spec.id for t in out.tasks] == ["acebench-normal_similar_api_0"]
+    reasons = dict(out.skipped)
+    assert "missing acebench/data_en/possible_answer/data_special_irrelevant.json" in reasons["special_irrelevant"]
+    assert "not JSON" in reasons["normal_similar_api:2"]
+    assert "names no function" in reasons["normal_similar_api_2"]
+    assert "contradicts its own schema" in reasons["normal_similar_api_3"]
+    assert "no answer" in reasons["normal_similar_api_4"]
+    assert all("\n" not in line for line in lines) and len(lines) == 5
+    listed = {k.removeprefix("skipped/") for k in out.inputs if k.startswith("skipped/")}
+    assert listed == {"special_irrelevant", "normal_similar_api:2", *(f"normal_similar_api_{i}" for i in (2, 3, 4))}
+
+
+def test_the_manifest_lists_the_data_files_and_the_bad_input(made_data, tmp_path):
+    report = build_source(
+        "acebench", tmp_path / "tasks", options={"categories": ["normal_similar_api", "special_irrelevant"]}
+    )
+    manifest = json.loads((tmp_path / "tasks" / "manifest.json").read_text())
+    versions = manifest["source_versions"]
+    assert versions["acebench"].startswith(corpora.ACEBENCH_COMMIT)
+    assert versions["acebench-en-normal_similar_api"].startswith("sha256:")
+    assert "registered" in versions["acebench-en-normal_similar_api"]  # not the registered file
+    assert "skipped/normal_similar_api_3" in versions and "skipped/special_irrelevant" in versions
+    assert report.manifest.tasks == 1 and (tmp_path / "tasks" / "acebench-normal_similar_api_0" / "task.toml").exists()
+
+
+def test_no_acebench_data_anywhere_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv(corpora.DATA_DIR_ENV, str(tmp_path / "empty"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+    def offline(c, directory, **kwargs):
+        raise corpora.CorpusError(f"corpus {c.name} is missing and cannot be fetched (offline)")
+
+    monkeypatch.setattr(corpora, "fetch", offline)
+    with pytest.raises(UsageError, match="no ACEBench data") as err:
+        _acebench.build(Path("unused"), seed=0, options={"categories": ["special_incomplete"]})
+    assert "\n" not in str(err.value)
+
+
+def test_the_answers_are_hidden_from_verifiers(data_dir):
+    from vouch.sources import answer_data_paths
+
+    assert str((data_dir / "acebench" / "data_en" / "possible_answer").resolve()) in answer_data_paths()
