@@ -434,3 +434,33 @@ def test_bad_labels_files(tmp_path: Path, content: str) -> None:
 
 def test_fixture_instances_load() -> None:
     assert {i.repo for i in load_instances(fixture_files()[0])} == set(FIXTURES)
+
+
+def test_case_ids_stay_unique_when_two_files_have_a_mutant_on_the_same_line() -> None:
+    from vouch.sources._swe import SweInstance
+    from vouch.sources._swebench_tasks import Labels, instance_cases
+
+    base = {"pkg/a.py": BASE, "pkg/b.py": BASE, "tests/test_mod.py": TESTS, "conftest.py": None}
+    texts = Texts(base=base, gold={"pkg/a.py": GOLD, "pkg/b.py": GOLD}, tested={"tests/test_mod.py": TESTS})
+    inst = SweInstance(
+        instance_id="o__r-2",
+        repo="o/r",
+        base_commit="abcdef",
+        problem_statement="",
+        patch=make_diff(base, texts.gold),
+        test_patch="",
+        FAIL_TO_PASS=["tests/test_mod.py::test_f"],
+        PASS_TO_PASS=[],
+    )
+    for seed in range(50):
+        raw = build_candidates(
+            texts, test_patch="", fail_to_pass=inst.fail_to_pass, instance_id="o__r-2", rng=random.Random(seed)
+        )
+        mutants = [b.case_id for b in raw if b.construction.startswith("mutant:")]
+        if len(set(mutants)) < len(mutants):
+            break
+    else:
+        pytest.fail("no seed gives two mutants with one id")
+    cases = instance_cases(inst, texts, [], Labels(), random.Random(seed)).cases
+    assert len({c.id for c in cases}) == len(cases)
+    assert sum(1 for c in cases if c.provenance.construction.startswith("mutant:")) == 2

@@ -22,7 +22,7 @@ import hashlib
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -201,13 +201,18 @@ def instance_cases(
     )
     built.extend(_agent_cases(trials, labels))
     seen: set[str] = set()
+    ids: set[str] = set()
     cases = []
     for b in built:
-        case = _case(b, inst.instance_id)
+        case_id, n = b.case_id, 2
+        while case_id in ids:  # two mutants on the same line of two files
+            case_id, n = f"{b.case_id}-{n}", n + 1
+        case = _case(replace(b, case_id=case_id), inst.instance_id)
         key = canonical_candidate("code", case.candidate)
         if key in seen:
             continue
         seen.add(key)
+        ids.add(case.id)
         cases.append(case)
     return InstanceCases(cases, built[0].patch)
 
