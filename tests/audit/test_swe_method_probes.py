@@ -115,6 +115,17 @@ RENAME_WRONG = BASE.replace(  # strips the right end only: T0's trailing spaces 
     "        self.owner = owner\n\n    @property", "        self.owner = owner.rstrip()\n\n    @property"
 )
 
+CLEAR_BASE = BASE.replace(
+    "    def post(self, amount):",
+    "    def clear(self):\n        pass\n\n    def post(self, amount):",
+)
+CLEAR_GOLD = CLEAR_BASE.replace(
+    "    def clear(self):\n        pass\n", "    def clear(self):\n        self.account.reset()\n"
+).replace("    @property", "    def reset(self):\n        self.entries = []\n\n    @property")
+CLEAR_OTHER = CLEAR_BASE.replace(  # sound, without the helper G adds
+    "    def clear(self):\n        pass\n", "    def clear(self):\n        self.account.entries = []\n"
+)
+
 LABEL_TESTS = """\
 from ledger.book import Account, Journal
 
@@ -147,6 +158,18 @@ def test_rename_strips():
     assert account.owner == "bob"
 """
 
+CLEAR_TESTS = """\
+from ledger.book import Account, Journal
+
+
+def test_clear_empties():
+    journal = Journal(Account("ann"))
+    journal.post(5)
+    journal.clear()
+    assert journal.account.balance() == 0
+"""
+
+CLEAR_P = "`Journal.clear()` does nothing: it must empty its account's entries."
 LABEL_P = (
     "`Account.label(width)` cuts the `owner:currency` label to `width` characters, but a shorter "
     "label is not padded: it must be padded on the right with dots to exactly `width` characters."
@@ -255,13 +278,17 @@ def audited(scratch: Path, executor: LocalExecutor) -> AuditResults:
         ["test_label_pads_to_width", "test_label_cuts", "test_label_after_deposits"],
     )
     rename = _instance(repo, commit, "rename", RENAME_P, RENAME_GOLD, RENAME_TESTS, ["test_rename_strips"])
+    clear = _instance(repo, commit, "clear", CLEAR_P, CLEAR_GOLD, CLEAR_TESTS, ["test_clear_empties"])
     trials = [
         _trial(repo, label, 0, LABEL_WRONG),
         _trial(repo, label, 1, LABEL_SOUND),
         _trial(repo, rename, 0, RENAME_WRONG),
+        _trial(repo, clear, 0, CLEAR_OTHER),
     ]
     config = SweAuditConfig(mutants=0, k=2, repeats=2, witness_dir=scratch / "witnesses")
-    return audit_swe([label, rename], trials, executor=executor, cache=WorldCache(scratch / "worlds"), config=config)
+    return audit_swe(
+        [label, rename, clear], trials, executor=executor, cache=WorldCache(scratch / "worlds"), config=config
+    )
 
 
 def _result(results: AuditResults, trial_id: str) -> TrialResult:
@@ -305,6 +332,18 @@ def test_a_receiver_left_otherwise_is_witnessed_on_its_state(audited: AuditResul
     assert "assert _canon(receiver, public=True) == " in witness.source
     assert "assert _canon(got" not in witness.source
     assert "leaves its receiver as" in (witness.defect or "")
+
+
+@pytest.mark.slow
+def test_a_member_only_g_has_never_refutes(audited: AuditResults) -> None:
+    """G adds ``Account.reset`` and calls it; the trial empties the entries itself. The probes of
+    ``reset`` disagree (the trial has no such method), but a witness calling it fails in R[s] on
+    a name P never gives, not by an assertion: it is discarded, and the trial stands."""
+    other = _result(audited, "vouch-tests__ledger-clear#0")
+    assert other.verdict is Verdict.SOUND, (other.reason, other.witnesses)
+    reasons = [w.validation.reason or "" for w in other.evidence.discarded]
+    assert reasons and all(r.startswith("fails in R[s] on a name P never mentions (AttributeError") for r in reasons)
+    assert all(w.input.startswith("Account.reset(") for w in other.evidence.discarded)
 
 
 @pytest.mark.slow
@@ -380,17 +419,20 @@ def test_receivers_are_recorded_as_recipes_and_rebuilt(executor: LocalExecutor, 
 @pytest.mark.slow
 def test_unrebuildable_receivers_are_skipped_and_counted(executor: LocalExecutor, world: Path) -> None:
     (world / "test_lock.py").write_text(
-        "import threading\nfrom ledger.book import Account\n\n"
+        "import io\nimport threading\nfrom ledger.book import Account\n\n"
         "def test_fed():\n    account = Account('ann')\n    account.lock = threading.RLock()\n"
         "    assert account.label(3) == 'ann'\n"
         "    account.feed = (n for n in range(3))\n"
         "    assert account.label(3) == 'ann'\n"
+        "    account.feed = io.StringIO('x')\n"
+        "    assert account.label(3) == 'ann'\n"
     )
     value = _run(executor, "run_tests", ["test_lock.py"], root=str(world), record=["ledger/book.py::Account.label"])
-    # A lock is made anew (it carries no value); a generator cannot be rebuilt: that call is counted.
+    # A lock is made anew (it carries no value); a generator cannot be rebuilt, nor a StringIO
+    # (its text is not in its __dict__): those calls are counted.
     [call] = value["calls"]["ledger/book.py::Account.label"]
     assert "'lock': _ref('threading', 'RLock')()" in call["args"][0]
-    assert value["calls_skipped"]["ledger/book.py::Account.label"] == 1
+    assert value["calls_skipped"]["ledger/book.py::Account.label"] == 2
 
 
 # --- the pure parts -------------------------------------------------------------------------

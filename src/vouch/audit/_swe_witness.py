@@ -554,6 +554,10 @@ def witness_source(candidate: Candidate, *, instance_id: str, clause: str, index
     if any(r.rebuilds for r in everything):
         helpers.append(_REBUILD_SOURCE)
     what = f"{probe.qualname}" if not receives else f"{probe.qualname} on the receiver"
+    if owner:
+        # Looked up outside the try: a member the world lacks (one G adds) is an error of the
+        # test, never a failed assertion, and validation judges it as a name P may not give.
+        body.append(f"    getattr({owner}, {name!r})")
     body += [
         "    try:",
         f"        got = {call}",

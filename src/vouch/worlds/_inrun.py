@@ -270,13 +270,17 @@ def _def_lines(path: str) -> dict[str, list[int]]:
     return found
 
 
-def _slotted(kind: type) -> bool:
-    """Whether instances keep state in slots, which a ``__dict__`` does not hold (the empty
-    ``__slots__`` of the abstract base classes do not count)."""
-    for klass in kind.__mro__:
+def _state_outside_dict(kind: type) -> bool:
+    """Whether instances keep state their ``__dict__`` does not hold: in slots (the empty
+    ``__slots__`` of the abstract base classes do not count), or in a C base class (one with a
+    ``__new__`` of its own that is not Python's: a file, a StringIO, an exception)."""
+    for klass in kind.__mro__[:-1]:
         slots = vars(klass).get("__slots__", ())
         names = [slots] if isinstance(slots, str) else list(slots)
         if any(n not in ("__dict__", "__weakref__") for n in names):
+            return True
+        new = vars(klass).get("__new__")
+        if new is not None and not isinstance(new, staticmethod):
             return True
     return False
 
@@ -496,7 +500,7 @@ class _Recorder:
             return
         if isinstance(value, (list, tuple, set)):
             return
-        if not isinstance(fields, dict) or _slotted(kind):
+        if not isinstance(fields, dict) or _state_outside_dict(kind):
             return
         state = self._dict_display(fields, depth)
         if state is not None:
@@ -772,7 +776,8 @@ def call_functions(
                         raise TypeError(f"property {qualname} takes no arguments")
                     else:
                         value = getattr(receiver, name)
-                else:
+                else:  # a member the world lacks raises AttributeError here, as a call of it would
+                    getattr(owner, name)
                     raise TypeError(f"{qualname} is not a function, method or property of {module}")
             outcome = {"ok": True, "value": canon(value, public=public), "literal": _literal(value), "exception": None}
             if receiver is not _NO_RECEIVER:
