@@ -282,6 +282,11 @@ def test_builds_are_deterministic_and_the_seed_changes_the_sample(data_dir):
     assert [t.spec.id for t in first.tasks] != [t.spec.id for t in other.tasks]
 
 
+def test_the_default_build_is_400_tasks_over_every_category():
+    assert _acebench._parse_options({}) == (_acebench.DEFAULT_LIMIT, list(_acebench.CATEGORIES))
+    assert _acebench.DEFAULT_LIMIT >= 300
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
