@@ -424,12 +424,13 @@ def test_unrebuildable_receivers_are_skipped_and_counted(executor: LocalExecutor
         "    assert account.label(3) == 'ann'\n"
         "    account.feed = (n for n in range(3))\n"
         "    assert account.label(3) == 'ann'\n"
-        "    account.feed = io.StringIO('x')\n"
+        "    account.feed = io.StringIO()\n"
+        "    account.feed.write('x')\n"
         "    assert account.label(3) == 'ann'\n"
     )
     value = _run(executor, "run_tests", ["test_lock.py"], root=str(world), record=["ledger/book.py::Account.label"])
     # A lock is made anew (it carries no value); a generator cannot be rebuilt, nor a StringIO
-    # (its text is not in its __dict__): those calls are counted.
+    # written to (its position is not in its text): those calls are counted.
     [call] = value["calls"]["ledger/book.py::Account.label"]
     assert "'lock': _ref('threading', 'RLock')()" in call["args"][0]
     assert value["calls_skipped"]["ledger/book.py::Account.label"] == 2
@@ -579,3 +580,35 @@ def test_witness_text_runs_as_a_test(tmp_path: Path, monkeypatch: pytest.MonkeyP
         else:
             with pytest.raises(AssertionError, match="the receiver afterwards is"):
                 namespace["test_witness_rename_0"]()
+
+
+def test_recipes_rebuild_what_their_text_shows() -> None:
+    """The recorder's recipes (in this process): each one builds a value with the same canonical
+    text, and values whose state their text cannot show have none."""
+    import collections
+    import http.cookiejar
+    import io
+    import threading
+
+    from vouch.worlds._inrun import _Recorder, build, canon
+
+    recorder = _Recorder([], "/")
+    written = io.StringIO()
+    written.write("x")
+    policy = http.cookiejar.DefaultCookiePolicy(blocked_domains=["a.example"])
+    cases: list[tuple[object, str | None]] = [
+        (io.StringIO("ab"), "_ref('_io', 'StringIO')('ab')"),
+        (written, None),  # its position is not in its text
+        (ValueError("x"), None),  # an exception keeps its args outside __dict__
+        (collections.OrderedDict(a=1), "_ref('collections', 'OrderedDict')({'a': 1})"),
+        ([1, collections.OrderedDict()], "[1, _ref('collections', 'OrderedDict')({})]"),
+        ((n for n in ()), None),
+    ]
+    for value, expected in cases:
+        assert recorder.recipe(value) == expected, value
+    lock = recorder.recipe(threading.Lock())  # made anew: the name of its factory varies by version
+    assert lock is not None and lock.endswith("()") and type(build(lock)) is type(threading.Lock())
+    text = recorder.recipe(policy)
+    assert text is not None and text.startswith("_rebuild(_ref('http.cookiejar', 'DefaultCookiePolicy'), {")
+    assert is_recipe(text) and canon(build(text)) == canon(policy)
+    assert build(text).is_blocked("a.example") and not build(text).is_blocked("b.example")

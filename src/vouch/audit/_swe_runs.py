@@ -621,10 +621,14 @@ def _probe_census(inst: _Instance, world: World, probes: int, disagreeing: int) 
     members = [t for t in targets if "." in t.partition("::")[2]]
     probed = {f"{p.file}::{p.qualname}" for p, _ in inst.probes if p.origin == "t0" and p.file in files}
     probed_members = [t for t in probed if "." in t.partition("::")[2]]
+    # How many T0 calls the recorder could not rebuild, where the instance kept the count.
+    skipped: dict[str, int] = getattr(inst, "calls_skipped", None) or {}
+    unbuilt = sum(n for t, n in skipped.items() if t.partition("::")[0] in files)
     return (
         f"differential: {len(targets)} targets in the changed modules ({len(members)} class members); "
-        f"{len(probed)} probeable (a T0 call rebuilt and answered in R[G]; {len(probed_members)} members); "
-        f"{probes} probes run in R[s], {disagreeing} disagreeing"
+        f"{len(probed)} probeable (a T0 call rebuilt and answered in R[G]; {len(probed_members)} members)"
+        + (f"; {unbuilt} T0 calls not rebuildable" if skipped else "")
+        + f"; {probes} probes run in R[s], {disagreeing} disagreeing"
     )
 
 

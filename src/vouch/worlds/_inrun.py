@@ -15,6 +15,7 @@ import ast
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import io
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -79,7 +80,10 @@ class _OverlayFinder(importlib.abc.MetaPathFinder):
 
 
 _PLAIN = (str, bytes, int, float, complex, bool, type(None))
-_MAX_ATTEMPTS_PER_FUNCTION = 400
+_MAX_SKIPPED_PER_FUNCTION = 400
+"""Calls of one function whose arguments could not be rebuilt, after which it is no longer tried."""
+_MAX_ATTEMPTS_PER_FUNCTION = 5000
+"""Calls of one function looked at (most repeat an input already kept): recording stays cheap."""
 _MAX_RECIPE = 4000
 _MAX_MADE = 20000
 _RECIPE_DEPTH = 4
@@ -367,7 +371,11 @@ class _Recorder:
         return self.kinds[target]
 
     def _record(self, target: str, frame: FrameType) -> None:
-        if len(self.calls[target]) >= _MAX_CALLS_PER_FUNCTION or self.attempts[target] >= _MAX_ATTEMPTS_PER_FUNCTION:
+        if (
+            len(self.calls[target]) >= _MAX_CALLS_PER_FUNCTION
+            or self.skipped[target] >= _MAX_SKIPPED_PER_FUNCTION
+            or self.attempts[target] >= _MAX_ATTEMPTS_PER_FUNCTION
+        ):
             return
         self.attempts[target] += 1
         kind = self._kind(target, frame)
@@ -434,7 +442,7 @@ class _Recorder:
         if made is None or type(made).__qualname__ != owner or type(made).__module__ != frame.f_globals.get("__name__"):
             return  # a subclass's __init__ calling this one: the recipe would make the base class
         tries = self.init_attempts.get(owner, 0)
-        if tries >= _MAX_ATTEMPTS_PER_FUNCTION * 10:
+        if tries >= _MAX_ATTEMPTS_PER_FUNCTION:
             return
         self.init_attempts[owner] = tries + 1
         ref = _ref_of(type(made))
@@ -488,6 +496,12 @@ class _Recorder:
         if fresh is not None:  # a lock carries no value: a new one is as good, when it is not held
             if not getattr(value, "locked", lambda: False)():
                 yield f"{fresh}()"
+            return
+        if kind in (io.StringIO, io.BytesIO):  # its text and position are all its state
+            text = _literal(value.getvalue()) if value.tell() == 0 else None
+            ref = _ref_of(kind)
+            if text is not None and ref is not None:
+                yield f"{ref}({text})"
             return
         ref = _ref_of(kind)
         if ref is None:
