@@ -19,14 +19,18 @@ one function are keyed ``name_1``, ``name_2``):
   a boolean; the answer's own type where the answer departs from the schema), and a value equal
   to the answer's under ACEBench's normalisation.
 * Equality: strings ignore whitespace, letter case and ``,./-_*^``, and treat ``'`` as ``"``; a
-  string parameter passes when the answer's normalised text is contained in the given one (as in
-  ACEBench); strings inside lists compare whole. Numbers compare by value, booleans and ``None``
-  exactly, lists element-wise in order, dicts key by key with the same keys.
+  string passes too when the answer's words appear in it in order and side by side (ACEBench
+  accepts a string that contains the answer's text); strings inside lists compare whole. Numbers
+  compare by value, booleans and ``None`` exactly, lists element-wise in order, dicts key by key
+  with the same keys.
 * A parameter of the answer may be left out when the schema does not require it, unless the
   conversation mentions its value (``MENTIONED``, computed by the builder) and the value is not
   the schema's default: ACEBench's prompt asks for every parameter the user mentioned.
 
-Where this differs from ACEBench's checker it is stricter in three ways and more lenient in one:
+ACEBench's containment is on the normalised text, so ``"Indirect"`` contains ``"Direct"``; here the
+answer's words must appear whole (V4V's C1 found it: a case that repeats the ``Indirect`` call in
+place of the ``Direct`` one passed). Where this differs from ACEBench's checker it is also
+stricter in three ways and more lenient in one:
 ACEBench never compares integers, numbers or booleans with the answer (any value of the right
 type passes), accepts leaving out a mentioned optional parameter, and pairs parallel calls without
 a one-to-one matching (two identical calls can both satisfy two different expected calls). It
@@ -49,6 +53,7 @@ from typing import Any
 
 _IGNORED = re.compile(r"[\s,./\-_*^]")
 _SUFFIX = re.compile(r"_\d+$")
+_WORD = re.compile(r"[^\W_]+")
 PHRASES: dict[str, str] = {
     "incomplete": "missing necessary parameters",
     "error_param": "there is incorrect value",
@@ -72,6 +77,16 @@ _TYPES: dict[str, tuple[str, ...]] = {
 def standardize(text: str) -> str:
     """ACEBench's string form: no whitespace or ``,./-_*^``, lower case, ``'`` as ``"``."""
     return _IGNORED.sub("", text).lower().replace("'", '"')
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _contains_words(value: str, expected: str) -> bool:
+    """Whether the answer's words appear in ``value`` in order and side by side."""
+    got, want = _words(value), _words(expected)
+    return any(got[i : i + len(want)] == want for i in range(len(got) - len(want) + 1))
 
 
 def kind(value: Any) -> str:
@@ -109,8 +124,9 @@ def value_equal(value: Any, expected: Any, *, whole: bool = False) -> bool:
     if expected_kind == "str":
         if value_kind != "str":
             return False
-        got, want = standardize(value), standardize(expected)
-        return got == want if whole else want in got
+        if standardize(value) == standardize(expected):
+            return True
+        return not whole and _contains_words(value, expected)
     if expected_kind == "bool":
         value = _as_bool(value)
         return kind(value) == "bool" and value == expected
