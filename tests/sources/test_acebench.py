@@ -407,3 +407,21 @@ def test_the_answers_are_hidden_from_verifiers(data_dir):
     from vouch.sources import answer_data_paths
 
     assert str((data_dir / "acebench" / "data_en" / "possible_answer").resolve()) in answer_data_paths()
+
+
+@pytest.mark.slow
+def test_vouch_data_build_acebench_checks_every_case_through_the_engine(data_dir, tmp_path):
+    from click.testing import CliRunner
+
+    from vouch.cli._data import data
+
+    out = tmp_path / "tasks"
+    args = ["build", "acebench", "--out", str(out), "--limit", "2", "--progress", "none"]
+    result = CliRunner().invoke(data, [*args, "--category", "normal_atom_list", "--category", "special_irrelevant"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["source"] == "acebench" and manifest["tasks"] == 2 and manifest["flagged"] == []
+    built = sorted(t.name for t in out.iterdir() if t.is_dir())
+    assert [name.split("_")[0] for name in built] == ["acebench-normal", "acebench-special"]
+    wrong = CliRunner().invoke(data, ["build", "bfcl", "--out", str(tmp_path / "b"), "--category", "normal_atom_list"])
+    assert wrong.exit_code == 2 and "only acebench has categories" in wrong.output
