@@ -115,16 +115,23 @@ RENAME_WRONG = BASE.replace(  # strips the right end only: T0's trailing spaces 
     "        self.owner = owner\n\n    @property", "        self.owner = owner.rstrip()\n\n    @property"
 )
 
-CLEAR_BASE = BASE.replace(
-    "    def post(self, amount):",
-    "    def clear(self):\n        pass\n\n    def post(self, amount):",
-)
-CLEAR_GOLD = CLEAR_BASE.replace(
-    "    def clear(self):\n        pass\n", "    def clear(self):\n        self.account.reset()\n"
-).replace("    @property", "    def reset(self):\n        self.entries = []\n\n    @property")
-CLEAR_OTHER = CLEAR_BASE.replace(  # sound, without the helper G adds
-    "    def clear(self):\n        pass\n", "    def clear(self):\n        self.account.entries = []\n"
-)
+# G adds Account.reset and a module whose Desk.clear calls it; the other patch clears the entries
+# itself, in its own Desk, and has no reset.
+CLEAR_GOLD = {
+    "ledger/book.py": BASE.replace(
+        "    @property", "    def reset(self):\n        self.entries = []\n\n    @property", 1
+    ),
+    "ledger/desk.py": (
+        "class Desk:\n    def __init__(self, account):\n        self.account = account\n\n"
+        "    def clear(self):\n        self.account.reset()\n"
+    ),
+}
+CLEAR_OTHER = {
+    "ledger/desk.py": (
+        "class Desk:\n    def __init__(self, account):\n        self.account = account\n\n"
+        "    def clear(self):\n        self.account.entries = []\n"
+    ),
+}
 
 LABEL_TESTS = """\
 from ledger.book import Account, Journal
@@ -159,17 +166,18 @@ def test_rename_strips():
 """
 
 CLEAR_TESTS = """\
-from ledger.book import Account, Journal
+from ledger.book import Account
+from ledger.desk import Desk
 
 
 def test_clear_empties():
-    journal = Journal(Account("ann"))
-    journal.post(5)
-    journal.clear()
-    assert journal.account.balance() == 0
+    desk = Desk(Account("ann"))
+    desk.account.deposit(5)
+    desk.clear()
+    assert desk.account.balance() == 0
 """
 
-CLEAR_P = "`Journal.clear()` does nothing: it must empty its account's entries."
+CLEAR_P = "Add `ledger.desk.Desk(account)`, whose `clear()` empties its account's entries."
 LABEL_P = (
     "`Account.label(width)` cuts the `owner:currency` label to `width` characters, but a shorter "
     "label is not padded: it must be padded on the right with dots to exactly `width` characters."
@@ -227,14 +235,16 @@ def _make_repo(root: Path) -> tuple[Path, str]:
     return repo, _git(repo, "rev-parse", "HEAD").strip()
 
 
-def _instance(repo: Path, commit: str, name: str, problem: str, gold: str, tests: str, ids: list[str]) -> SweInstance:
+def _instance(
+    repo: Path, commit: str, name: str, problem: str, gold: str | dict[str, str], tests: str, ids: list[str]
+) -> SweInstance:
     return SweInstance.model_validate(
         {
             "instance_id": f"vouch-tests__ledger-{name}",
             "repo": str(repo),
             "base_commit": commit,
             "problem_statement": problem,
-            "patch": _diff(repo, {"ledger/book.py": gold}),
+            "patch": _diff(repo, gold if isinstance(gold, dict) else {"ledger/book.py": gold}),
             "test_patch": _diff(repo, {f"tests/test_{name}.py": tests}),
             "FAIL_TO_PASS": [f"tests/test_{name}.py::{i}" for i in ids],
             "PASS_TO_PASS": [],
@@ -242,12 +252,12 @@ def _instance(repo: Path, commit: str, name: str, problem: str, gold: str, tests
     )
 
 
-def _trial(repo: Path, instance: SweInstance, n: int, text: str) -> SweTrial:
+def _trial(repo: Path, instance: SweInstance, n: int, text: str | dict[str, str]) -> SweTrial:
     return SweTrial(
         trial_id=f"{instance.instance_id}#{n}",
         instance_id=instance.instance_id,
         model=f"agent-{n}",
-        patch=_diff(repo, {"ledger/book.py": text}),
+        patch=_diff(repo, text if isinstance(text, dict) else {"ledger/book.py": text}),
     )
 
 
@@ -336,9 +346,10 @@ def test_a_receiver_left_otherwise_is_witnessed_on_its_state(audited: AuditResul
 
 @pytest.mark.slow
 def test_a_member_only_g_has_never_refutes(audited: AuditResults) -> None:
-    """G adds ``Account.reset`` and calls it; the trial empties the entries itself. The probes of
-    ``reset`` disagree (the trial has no such method), but a witness calling it fails in R[s] on
-    a name P never gives, not by an assertion: it is discarded, and the trial stands."""
+    """G adds ``Account.reset`` and calls it from another module; the trial empties the entries
+    itself. The probes of ``reset`` disagree (the trial has no such method), but a witness calling
+    it fails in R[s] on a name P never gives, not by an assertion: it is discarded, and the trial
+    stands."""
     other = _result(audited, "vouch-tests__ledger-clear#0")
     assert other.verdict is Verdict.SOUND, (other.reason, other.witnesses)
     reasons = [w.validation.reason or "" for w in other.evidence.discarded]
@@ -399,6 +410,11 @@ def test_receivers_are_recorded_as_recipes_and_rebuilt(executor: LocalExecutor, 
     [post] = calls["ledger/book.py::Journal.post"]
     assert post["args"][0].startswith("_ref('ledger.book', 'Journal')(") or "Journal'), {'account': " in post["args"][0]
     assert value["calls_skipped"]["ledger/book.py::Account.label"] == 0
+    # Only calls into the module from outside: Journal.post's deposit and summary's balance are
+    # the module talking to itself.
+    [deposit] = calls["ledger/book.py::Account.deposit"]
+    assert deposit["args"][1:] == ["2", "'tip'"] and deposit["kwargs"] == {}  # by the signature's order
+    assert calls["ledger/book.py::Account.balance"] == []
 
     probes = [
         {"module": "ledger.book", "qualname": target.partition("::")[2], **record, "public": True}

@@ -298,8 +298,8 @@ def _rebuilds(text: str, value: Any) -> bool:
 
 
 class _Recorder:
-    """A profile hook recording calls to chosen functions and methods, each argument as a
-    literal or a recipe (the receiver of a method is its first argument).
+    """A profile hook recording calls into chosen functions and methods from outside their
+    module, each argument as a literal or a recipe (the receiver of a method is its first).
 
     Calls are matched by their code's file and first line (``co_qualname`` is new in 3.11, and
     an environment's older interpreter has only ``co_name``). ``__init__`` calls of the classes
@@ -345,13 +345,33 @@ class _Recorder:
         try:
             # The name too: a module's own code starts on line 1, as a def on line 1 does.
             target = self.wanted.get(key)
-            if target is not None and target.partition("::")[2].rpartition(".")[2] == code.co_name:
+            if (
+                target is not None
+                and target.partition("::")[2].rpartition(".")[2] == code.co_name
+                and self._entered(frame, real)
+            ):
                 self._record(target, frame)
             owner = self.inits.get(key)
             if owner is not None and code.co_name == "__init__":
                 self._remember(owner, frame)
         except Exception:  # noqa: BLE001 - recording never changes what the code under test does
             return
+
+    def _entered(self, frame: FrameType, real: str) -> bool:
+        """Whether the call comes into the module from outside it (T0's tests, another module).
+
+        A call from the module's own code is its implementation talking to itself: its inputs
+        and results are internal representations (pytest-7324: the parser's AST names), which a
+        correct patch may build otherwise. What T0 calls from outside is the module's interface.
+        """
+        caller = frame.f_back
+        if caller is None:
+            return True
+        name = caller.f_code.co_filename
+        where = self.real.get(name)
+        if where is None:
+            where = self.real[name] = os.path.realpath(name)
+        return where != real
 
     def _kind(self, target: str, frame: FrameType) -> str | None:
         """``function``, or the member kind of a method target (resolved once, on the live class)."""
