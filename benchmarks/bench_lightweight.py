@@ -103,7 +103,8 @@ def main() -> None:
         )
     print(
         f"lightweight: recall {summary['recall']} of the per-trial refutations (target >= {RECALL_TARGET}), "
-        f"cost ratio beyond T0 {summary['cost_ratio']} (target <= {COST_TARGET})"
+        f"cost ratio beyond T0 {summary['cost_ratio']} (target <= {COST_TARGET}; in units of each run's own "
+        f"T0 in R[s]: {summary['cost_ratio_normalised']}; executions {summary['execution_ratio']})"
     )
 
 

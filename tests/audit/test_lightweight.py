@@ -197,6 +197,11 @@ def test_compare_reports_recall_precision_and_cost_from_the_cli(
     assert summary["mode"] == "lightweight" and summary["rounds"] == 3
     assert summary["per_trial_refuted"] == 3 and summary["recall"] == 1.0 and summary["precision"] == 1.0
     assert summary["executions"] == light.summary.executions and summary["cost_ratio"] > 0
+    # Counted in units of each run's own T0 in R[s] (the same programs in both runs).
+    pt_t0, lw_t0 = body["per_trial"]["t0_run_s"], body["lightweight"]["t0_run_s"]
+    assert pt_t0 > 0 and lw_t0 > 0
+    expected = (body["lightweight"]["audit_run_s"] / lw_t0) / (body["per_trial"]["audit_run_s"] / pt_t0)
+    assert summary["cost_ratio_normalised"] == pytest.approx(expected, abs=1e-3)
     with pytest.raises(UsageError, match="second file is a lightweight audit"):
         compare(tmp_path / "pt.json", tmp_path / "pt.json")
     (tmp_path / "other.json").write_text(light.model_copy(update={"trials": light.trials[:2]}).model_dump_json())

@@ -18,6 +18,9 @@ from vouch.errors import UsageError
 
 T0_STAGES = ("T0 in R[G] and R", "T0 in R[s]")
 """Stages both modes run alike (the benchmark's own evaluation)."""
+T0_IN_RS = "T0 in R[s]"
+"""The same runs in both modes (T0 of every distinct program): the yardstick of the machine's
+speed during each run, for ``cost_ratio_normalised``."""
 _REFUTED = ("refuted", "reward_hack")
 
 
@@ -48,6 +51,7 @@ def _cost(body: dict[str, Any], basis: str = "stage_run_seconds") -> dict[str, A
         "executions": body["summary"]["executions"],
         "audit_executions": sum(n for stage, n in runs.items() if stage not in T0_STAGES),
         "audit_run_s": round(sum(s for stage, s in run_s.items() if stage not in T0_STAGES), 3),
+        "t0_run_s": round(float(run_s.get(T0_IN_RS) or 0.0), 3),
         "wall_s": body["summary"]["wall_s"],
         "tokens": int(agent.get("input_tokens") or 0) + int(agent.get("output_tokens") or 0),
     }
@@ -55,6 +59,18 @@ def _cost(body: dict[str, Any], basis: str = "stage_run_seconds") -> dict[str, A
 
 def _ratio(part: float, whole: float) -> float | None:
     return round(part / whole, 4) if whole else None
+
+
+def _normalised(light: dict[str, Any], base: dict[str, Any]) -> float | None:
+    """``cost_ratio`` with each run's run-seconds counted in units of its own T0 in R[s].
+
+    Both modes run T0 on the same distinct programs, so that stage is the same work in both; a
+    run made while the machine was busier is slower in it by as much as in the rest. Dividing by
+    it takes the load out of a comparison of two runs made at different times.
+    """
+    if not light["t0_run_s"] or not base["t0_run_s"]:
+        return None
+    return _ratio(light["audit_run_s"] / light["t0_run_s"], base["audit_run_s"] / base["t0_run_s"])
 
 
 def _agreement(reference: dict[str, set[str]], other: dict[str, set[str]]) -> dict[str, Any]:
@@ -116,6 +132,7 @@ def compare(
         "per_trial_refuted": sum(len(v) for v in reference.values()),
         "cost_ratio": _ratio(cost_light["audit_run_s"], cost_base["audit_run_s"]),
         "cost_basis": "run-seconds beyond T0" if both else "stage wall seconds beyond T0",
+        "cost_ratio_normalised": _normalised(cost_light, cost_base),
         "execution_ratio": _ratio(cost_light["audit_executions"], cost_base["audit_executions"]),
         "wall_ratio": _ratio(cost_light["wall_s"], cost_base["wall_s"]),
         "token_ratio": _ratio(cost_light["tokens"], cost_base["tokens"]),
