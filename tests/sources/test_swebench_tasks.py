@@ -464,3 +464,48 @@ def test_case_ids_stay_unique_when_two_files_have_a_mutant_on_the_same_line() ->
     cases = instance_cases(inst, texts, [], Labels(), random.Random(seed)).cases
     assert len({c.id for c in cases}) == len(cases)
     assert sum(1 for c in cases if c.provenance.construction.startswith("mutant:")) == 2
+
+
+@pytest.mark.slow
+def test_a_test_run_that_ends_without_a_log_is_fail_and_a_missing_world_invalid(scratch: Path) -> None:
+    """As the harness counts them: a patch after which the test command dies is not resolved
+    (FAIL); only a world that cannot be made is INVALID. Runs in an environment (here the
+    pool's own interpreter as one), where the test command is a child interpreter."""
+    from vouch.audit._swe import SWE_PRELOAD
+    from vouch.audit._swe_env import EnvPlan
+    from vouch.audit._swe_runs import WorldEnv
+    from vouch.exec import LocalExecutor
+    from vouch.sources._swebench_check import T0Job, WorldSetup, run_t0
+    from vouch.worlds import Environment, WorldCache
+
+    inst = next(i for i in load_instances(fixture_files()[0]) if i.repo == "unitconv")
+    own = Environment(
+        key="own-venv",
+        root=Path(sys.prefix),
+        python=Path(sys.executable),
+        library_path=Path(sys.base_prefix) / "lib",
+        python_version=f"{sys.version_info[0]}.{sys.version_info[1]}",
+        built=False,
+        build_s=0.0,
+        installs=0,
+    )
+    files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in inst.t0))
+    env = WorldEnv(env=own, harness=("-rA",), test_files=files, parser="parse_log_pytest")
+    setup = WorldSetup(
+        worlds=WorldCache(scratch / "cache" / "worlds"),
+        sources={inst.instance_id: str(scratch / "repos" / "unitconv")},
+        plan=EnvPlan(envs={inst.instance_id: env}, errors={}, built={}, failed={}, notes={}),
+        timeout_s=120,
+    )
+    dies = make_diff({"conftest.py": None}, {"conftest.py": "import os\n\nos._exit(3)\n"})
+    missing = inst.model_copy(update={"base_commit": "0" * 40})
+    jobs = [
+        T0Job(inst, "gold", inst.patch, tuple(inst.t0)),
+        T0Job(inst, "dies", dies, tuple(inst.t0)),
+        T0Job(missing, "no-world", inst.patch, tuple(inst.t0)),
+    ]
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as executor:
+        gold, died, no_world = run_t0(executor, setup, jobs)
+    assert (gold.decision, gold.graded) == ("PASS", True)
+    assert (died.decision, died.graded) == ("FAIL", False) and "without a result" in (died.reason or "")
+    assert (no_world.decision, no_world.graded) == ("INVALID", False) and "has no commit" in (no_world.reason or "")

@@ -262,11 +262,10 @@ def _build_swebench(
         f"{len(report.skipped)} instances skipped"
     )
     for flag in m.flagged:
-        console.print(
-            f"  flagged {flag.task_id}/{flag.case_id} ({flag.label}): {flag.reference_decision} {flag.reason or ''}"
-        )
+        why = f" {flag.reason}" if flag.reason else ""
+        line(f"  flagged {flag.task_id}/{flag.case_id} ({flag.label}): {flag.reference_decision}{why}")
     for task_id, reason in report.skipped:
-        console.print(f"  skipped {task_id}: {reason}")
+        line(f"  skipped {task_id}: {reason}")
 
 
 @data.command("stats")

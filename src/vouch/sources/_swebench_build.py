@@ -80,8 +80,8 @@ def _load(options: SwebenchOptions) -> tuple[list[SweInstance], list[SweTrial], 
 
 def _calibrate(inst: SweInstance, decision: T0Decision) -> tuple[dict[str, str] | None, str]:
     """From the gold's T0 here: the PASS_TO_PASS ids to leave out, or why the instance is ill-formed."""
-    if decision.decision == "INVALID":
-        return None, f"T0 with the gold patch did not run: {decision.reason}"
+    if not decision.graded:
+        return None, f"T0 with the gold patch did not run to a log: {decision.reason}"
     causes = {t: f"{c}: {d}".rstrip(": ") for t, c, d in decision.causes}
     f2p = [t for t in decision.failed if t in set(inst.fail_to_pass)]
     if f2p:

@@ -5,8 +5,9 @@ as SWE-bench's harness applies it (the files it touches reset first); T0 is the 
 FAIL_TO_PASS and PASS_TO_PASS there, run and graded by the repository form of the audit
 (``vouch.audit._swe_runs.Runner``: the spec's test command in the instance's environment,
 through the engine; the log read with the repository's swebench parser). A patch that does not
-apply is FAIL, as the harness counts it; a run that ends without a log (timeout, crash) is
-INVALID with its reason.
+apply is FAIL, as the harness counts it, and so is a test run that ends without a log (the
+patched package no longer imports, a timeout); only a world that cannot be made (a missing
+commit) is INVALID.
 
 This module joins the task builder (``sources``) to the repository form's runner (``audit``):
 it is imported by the command line only, so the builder itself stays below ``audit``.
@@ -70,6 +71,8 @@ class T0Decision:
     failed: tuple[str, ...] = ()
     causes: tuple[tuple[str, str, str], ...] = ()
     """(test id, cause, detail) of each failed id, as the harness reproduction classifies it."""
+    graded: bool = True
+    """T0's log was read and graded (False: the run ended without one, or there was no world)."""
     stored: bool = False
     """Read from the check store (not run again)."""
 
@@ -112,8 +115,11 @@ def _store(store: Path | None, key: str, decision: T0Decision) -> None:
 
 def _judge(job: T0Job, run: RunResult, env: WorldEnv | None) -> T0Decision:
     if not run.ok or not isinstance(run.value, dict):
+        # The harness counts a test run that ends without a log (the package no longer imports,
+        # a timeout) as not resolved: FAIL, not INVALID. The engine raises when it is the
+        # infrastructure that failed.
         why = run.reason or (run.exception.message if run.exception else "no outcome")
-        return T0Decision("INVALID", f"T0 run {run.status.value}: {why}"[:300])
+        return T0Decision("FAIL", f"T0 run {run.status.value}: {why}"[:300], graded=False)
     result = graded_t0("model", job.t0, run, env, job.instance) if env else t0_result("model", job.t0, run)
     if result.passed:
         return T0Decision("PASS", None)
@@ -163,7 +169,7 @@ def run_t0(
         try:
             world = setup.worlds.materialise(setup.sources[inst.instance_id], inst.base_commit, patches)
         except Exception as exc:  # noqa: BLE001 - a missing commit or clone: this job only
-            out[i] = T0Decision("INVALID", f"no world: {exc}"[:300])
+            out[i] = T0Decision("INVALID", f"no world: {exc}"[:300], graded=False)
             continue
         if isinstance(world, Unappliable):
             out[i] = T0Decision("FAIL", f"unappliable: {world.reason}"[:300])
@@ -189,12 +195,12 @@ def run_t0(
         for (i, _, env, key), run in zip(items, runs, strict=True):
             decision = _judge(jobs[i], run, env)
             out[i] = decision
-            if decision.decision != "INVALID":
+            if decision.graded:  # a run without a log (a timeout under load) is tried again next time
                 _store(store, key, decision)
         done += len(items)
         if progress is not None:
             progress(done, len(jobs))
-    return [d if d is not None else T0Decision("INVALID", "not run") for d in out]
+    return [d if d is not None else T0Decision("INVALID", "not run", graded=False) for d in out]
 
 
 # --- env.run_public of a SWE-bench task --------------------------------------------------------
