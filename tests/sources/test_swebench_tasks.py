@@ -334,7 +334,9 @@ def test_diffs_round_trip_through_git_apply() -> None:
     patch = make_diff(base, {"pkg/mod.py": GOLD, "tests/test_mod.py": TESTS})
     assert patch.startswith("diff --git a/pkg/mod.py b/pkg/mod.py")
     assert apply_to_texts(base, patch, "p") == {"pkg/mod.py": GOLD, "tests/test_mod.py": TESTS}
+    assert "diff --git a/tests/test_mod.py b/tests/test_mod.py\nnew file mode" in patch
     deleted = make_diff({"tests/test_mod.py": TESTS}, {"tests/test_mod.py": None})
+    assert deleted.startswith("diff --git a/tests/test_mod.py b/tests/test_mod.py\ndeleted file mode")
     assert apply_to_texts({"tests/test_mod.py": TESTS}, deleted, "d") == {"tests/test_mod.py": None}
     with pytest.raises(UsageError, match="does not apply"):
         apply_to_texts({"pkg/mod.py": GOLD.replace("return", "yield"), "tests/test_mod.py": None}, patch, "p")

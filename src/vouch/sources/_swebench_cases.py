@@ -56,6 +56,7 @@ MAX_MUTANTS = 2
 MAX_PARTIALS = 1
 _COMMENT = "# Change for this issue (comment added by a cosmetic variant)."
 _SKIP_REASON = "skipped instead of fixed"
+_GIT_HEADER = re.compile(r"^diff --git ([ab])/(\S+) \1/\2$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,9 @@ def make_diff(base: Files, new: Files, context: int = 3) -> str:
         )
     if done.returncode not in (0, 1):
         raise UsageError(f"git diff failed: {done.stderr.strip()[:300]}")
-    return done.stdout
+    # A file on one side only is named from that side twice (``diff --git b/x b/x``); write the
+    # header as git does in a repository, ``a/x b/x``, as an agent's patch has it.
+    return _GIT_HEADER.sub(lambda m: f"diff --git a/{m.group(2)} b/{m.group(2)}", done.stdout)
 
 
 def apply_to_texts(base: Files, patch: str, name: str) -> dict[str, str | None]:
