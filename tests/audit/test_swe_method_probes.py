@@ -66,6 +66,9 @@ class Account:
     def rename(self, owner):
         self.owner = owner
 
+    def history(self):
+        yield from self.entries
+
     @property
     def summary(self):
         return f"{self.owner} {self.balance()}"
@@ -109,10 +112,10 @@ LABEL_SOUND = BASE.replace(
     '        text = f"{self.owner}:{self.currency}"\n        return text[:width] + "." * (width - len(text))',
 )
 RENAME_GOLD = BASE.replace(
-    "        self.owner = owner\n\n    @property", "        self.owner = owner.strip()\n\n    @property"
+    "        self.owner = owner\n\n    def history", "        self.owner = owner.strip()\n\n    def history"
 )
 RENAME_WRONG = BASE.replace(  # strips the right end only: T0's trailing spaces go
-    "        self.owner = owner\n\n    @property", "        self.owner = owner.rstrip()\n\n    @property"
+    "        self.owner = owner\n\n    def history", "        self.owner = owner.rstrip()\n\n    def history"
 )
 
 # G adds Account.reset and a module whose Desk.clear calls it; the other patch clears the entries
@@ -153,6 +156,7 @@ def test_label_after_deposits():
     assert account.summary == "bo 7"
     assert Account.split("a:b") == ["a", "b"]
     assert Account.parse("cy:GBP").label(6) == "cy:GBP"
+    assert list(account.history()) == [(5, "journal"), (2, "tip")]
 """
 
 RENAME_TESTS = """\
@@ -410,6 +414,8 @@ def test_receivers_are_recorded_as_recipes_and_rebuilt(executor: LocalExecutor, 
     [post] = calls["ledger/book.py::Journal.post"]
     assert post["args"][0].startswith("_ref('ledger.book', 'Journal')(") or "Journal'), {'account': " in post["args"][0]
     assert value["calls_skipped"]["ledger/book.py::Account.label"] == 0
+    # A generator's result is compared by nothing: its calls are not kept.
+    assert calls["ledger/book.py::Account.history"] == [] and value["calls_skipped"]["ledger/book.py::Account.history"]
     # Only calls into the module from outside: Journal.post's deposit and summary's balance are
     # the module talking to itself.
     [deposit] = calls["ledger/book.py::Account.deposit"]
@@ -463,6 +469,7 @@ def test_targets_are_functions_and_public_members() -> None:
         "ledger/book.py::Account.balance",
         "ledger/book.py::Account.label",
         "ledger/book.py::Account.rename",
+        "ledger/book.py::Account.history",
         "ledger/book.py::Account.summary",
         "ledger/book.py::Account.split",
         "ledger/book.py::Account.parse",
@@ -480,6 +487,7 @@ def test_targets_are_functions_and_public_members() -> None:
         "Account.balance": "method",
         "Account.label": "method",
         "Account.rename": "method",
+        "Account.history": "method",
         "Account.summary": "property",
         "Account.split": "static",
         "Account.parse": "class",

@@ -1,15 +1,15 @@
 """The repo-level offline witness source: differential testing of changed functions and methods.
 
-Calls that T0 made to public functions, methods, properties, static and class methods of the
-changed modules are recorded in R[G], each argument as a literal or a *recipe* that rebuilds it
-from literals (``vouch.worlds._inrun``): a method's receiver is its first argument, rebuilt by
-the constructor call that made it or from its state. Their literal arguments (and the literal
-arguments of a receiver's constructor call) are mutated type-aware (a value keeps its type;
-strings may also become strings P or T0 mention); every input is run in R[G] and R[s]; one on
-which R[G] returns and R[s] answers differently (the result, or a receiver's public state
-afterwards) becomes a pytest witness whose expected value is R[G]'s. An input on which R[G]
-raises is outside the task's preconditions and is never used. Everything here is pure: the runs
-happen in ``_swe`` through the engine.
+Calls that T0 made into the changed modules from outside them (its tests, other modules) to
+public functions, methods, properties, static and class methods are recorded in R[G], each
+argument as a literal or a *recipe* that rebuilds it from literals (``vouch.worlds._inrun``): a
+method's receiver is its first argument, rebuilt by the constructor call that made it or from its
+state. Their literal arguments (and the literal arguments of a receiver's constructor call) are
+mutated type-aware (a value keeps its type; strings may also become strings P or T0 mention);
+every input is run in R[G] and R[s]; one on which R[G] returns and R[s] answers differently (the
+result, or a receiver's public state afterwards) becomes a pytest witness whose expected value is
+R[G]'s. An input on which R[G] raises is outside the task's preconditions and is never used.
+Everything here is pure: the runs happen in ``_swe`` through the engine.
 """
 
 from __future__ import annotations

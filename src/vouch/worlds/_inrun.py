@@ -80,6 +80,7 @@ class _OverlayFinder(importlib.abc.MetaPathFinder):
 
 
 _PLAIN = (str, bytes, int, float, complex, bool, type(None))
+_CO_GENERATOR, _CO_COROUTINE, _CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200
 _MAX_SKIPPED_PER_FUNCTION = 400
 """Calls of one function whose arguments could not be rebuilt, after which it is no longer tried."""
 _MAX_ATTEMPTS_PER_FUNCTION = 5000
@@ -400,7 +401,10 @@ class _Recorder:
         self.attempts[target] += 1
         kind = self._kind(target, frame)
         code = frame.f_code
-        if kind is None or (kind == "property" and code.co_argcount != 1):
+        # A generator's or coroutine's result is an iterator or awaitable whose values come later:
+        # no canonical text tells two of them apart.
+        lazy = code.co_flags & (_CO_GENERATOR | _CO_COROUTINE | _CO_ASYNC_GENERATOR)
+        if kind is None or lazy or (kind == "property" and code.co_argcount != 1):
             self.skipped[target] += 1
             return
         skip_first = False
