@@ -584,8 +584,7 @@ def differences(inst: _Instance, world: World, evidence: Evidence, runner: Runne
     ``evidence.steps`` how many targets the changed modules have and how many were probeable.
     """
     assert inst.reference is not None
-    reference = inst.reference
-    changed_files = {p.file for p, _ in inst.probes if _file_text(reference, p.file) != _file_text(world, p.file)}
+    changed_files = {p.file for p, _ in inst.probes if _file_text(inst.reference, p.file) != _file_text(world, p.file)}
     probes = [(p, o) for p, o in inst.probes if p.file in changed_files]
     outcomes = runner.call(world, [p for p, _ in probes])
     candidates = []
@@ -612,8 +611,9 @@ def differences(inst: _Instance, world: World, evidence: Evidence, runner: Runne
 
 
 def _probe_census(inst: _Instance, world: World, probes: int, disagreeing: int) -> str:
-    """One line on the differential's reach in the modules G and the trial both touch differently:
-    targets (functions and class members), how many T0 calls with rebuildable inputs, probes run."""
+    """One line on the differential's reach in the modules whose text differs between R[G] and
+    R[s]: targets (functions and class members), how many had a T0 call rebuilt and answered in
+    R[G], probes run, and disagreements."""
     assert inst.reference is not None
     files = {c.path for c in source_files(parse_patch(inst.spec.patch))} | {p.file for p, _ in inst.probes}
     files = {f for f in files if _file_text(inst.reference, f) != _file_text(world, f)}
