@@ -97,6 +97,10 @@ class Journal:
 
 def fmt(amount):
     return f"{amount:.2f}"
+
+
+def kind(value):
+    return type(value).__name__
 '''
 
 LABEL_GOLD = BASE.replace(
@@ -439,6 +443,20 @@ def test_receivers_are_recorded_as_recipes_and_rebuilt(executor: LocalExecutor, 
 
 
 @pytest.mark.slow
+def test_calls_on_plain_values_keep_their_places(executor: LocalExecutor, world: Path) -> None:
+    (world / "test_kinds.py").write_text(
+        "from ledger.book import Account, kind\n\n"
+        "def test_kinds():\n"
+        "    assert [kind(Account(str(n))) for n in range(30)] == ['Account'] * 30\n"
+        "    assert kind(1) == 'int' and kind('x') == 'str'\n"
+    )
+    value = _run(executor, "run_tests", ["test_kinds.py"], root=str(world), record=["ledger/book.py::kind"])
+    calls = value["calls"]["ledger/book.py::kind"]
+    # 30 calls on rebuilt accounts fill their 25 places; the two on literals still have theirs.
+    assert len(calls) == 27 and calls[-2:] == [{"args": ["1"], "kwargs": {}}, {"args": ["'x'"], "kwargs": {}}]
+
+
+@pytest.mark.slow
 def test_unrebuildable_receivers_are_skipped_and_counted(executor: LocalExecutor, world: Path) -> None:
     (world / "test_lock.py").write_text(
         "import io\nimport threading\nfrom ledger.book import Account\n\n"
@@ -465,6 +483,7 @@ def test_targets_are_functions_and_public_members() -> None:
     targets = function_targets(BASE, "ledger/book.py")
     assert targets == [
         "ledger/book.py::fmt",
+        "ledger/book.py::kind",
         "ledger/book.py::Account.deposit",
         "ledger/book.py::Account.balance",
         "ledger/book.py::Account.label",
@@ -478,6 +497,7 @@ def test_targets_are_functions_and_public_members() -> None:
     label_line = BASE.splitlines().index('        return f"{self.owner}:{self.currency}"[:width]') + 1
     assert function_targets(BASE, "ledger/book.py", lines=[label_line]) == [
         "ledger/book.py::fmt",
+        "ledger/book.py::kind",
         "ledger/book.py::Account.label",
     ]
     nested = "class A:\n    class B:\n        def m(self):\n            pass\n    def _p(self):\n        pass\n"

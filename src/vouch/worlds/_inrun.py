@@ -290,6 +290,15 @@ def _state_outside_dict(kind: type) -> bool:
     return False
 
 
+def _is_literal_text(text: str) -> bool:
+    """Whether an argument's text is a literal (not a recipe)."""
+    try:
+        ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
 def _rebuilds(text: str, value: Any) -> bool:
     """Whether building the recipe gives a value with ``value``'s canonical text."""
     try:
@@ -328,6 +337,7 @@ class _Recorder:
         self.attempts: dict[str, int] = {t: 0 for t in targets}
         self.kinds: dict[str, str | None] = {}
         self.owners: dict[str, Any] = {}
+        self.kept: dict[str, list[int]] = {}
         self.made: dict[int, tuple[Any, str]] = {}
         self.init_attempts: dict[str, int] = {}
         self.real: dict[str, str] = {}
@@ -392,8 +402,9 @@ class _Recorder:
         return self.kinds[target]
 
     def _record(self, target: str, frame: FrameType) -> None:
+        kept = self.kept.setdefault(target, [0, 0])  # calls kept with literal arguments only, and with rebuilt ones
         if (
-            len(self.calls[target]) >= _MAX_CALLS_PER_FUNCTION
+            min(kept) >= _MAX_CALLS_PER_FUNCTION
             or self.skipped[target] >= _MAX_SKIPPED_PER_FUNCTION
             or self.attempts[target] >= _MAX_ATTEMPTS_PER_FUNCTION
         ):
@@ -417,11 +428,16 @@ class _Recorder:
         if arguments is None:
             self.skipped[target] += 1
             return
-        record = {"args": arguments[0], "kwargs": arguments[1]}
+        args, kwargs = arguments
+        # Calls on literals alone and calls with rebuilt arguments fill places of their own, so
+        # that the many calls on, say, functions do not crowd out the calls on plain values.
+        rebuilt = int(not all(_is_literal_text(t) for t in [*args, *kwargs.values()]))
+        record = {"args": args, "kwargs": kwargs}
         fingerprint = (target, repr(record))
-        if fingerprint in self.seen:
+        if fingerprint in self.seen or kept[rebuilt] >= _MAX_CALLS_PER_FUNCTION:
             return
         self.seen.add(fingerprint)
+        kept[rebuilt] += 1
         self.calls[target].append(record)
 
     def _arguments(self, frame: FrameType, skip_first: bool) -> tuple[list[str], dict[str, str]] | None:
