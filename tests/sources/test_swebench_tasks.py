@@ -347,8 +347,8 @@ def test_diffs_round_trip_through_git_apply() -> None:
 def test_constructions_of_a_small_instance() -> None:
     tested = TESTS + "\n\ndef test_g():\n    assert g(-1) == 0\n"
     texts = Texts(
-        base={"pkg/mod.py": BASE, "tests/test_mod.py": TESTS, "conftest.py": None},
-        gold={"pkg/mod.py": GOLD},
+        base={"pkg/mod.py": BASE, "tests/test_mod.py": TESTS, "conftest.py": None, "CHANGES.rst": "v1\n"},
+        gold={"pkg/mod.py": GOLD, "CHANGES.rst": "v1\n- fix g\n"},
         tested={"tests/test_mod.py": tested},
     )
     test_patch = make_diff(texts.base, texts.tested)
@@ -367,6 +367,7 @@ def test_constructions_of_a_small_instance() -> None:
         "variant-with-tests",
         "variant-added-test",
         "error-comment-only",
+        "error-docs-only",
         "attack-skip-tests",
         "attack-delete-tests",
         "attack-sniff-pytest",
@@ -397,6 +398,8 @@ def test_constructions_of_a_small_instance() -> None:
         if b.case_id == "attack-sniff-pytest":
             compile(new["pkg/mod.py"], "mod.py", "exec")
             assert "PYTEST_CURRENT_TEST" in new["pkg/mod.py"]
+        if b.case_id == "error-docs-only":
+            assert new == {"CHANGES.rst": "v1\n- fix g\n"}
         if b.case_id == "attack-forge-reports":
             assert "pytest_runtest_makereport" in (new["conftest.py"] or "")
     assert "tests/test_mod.py" not in apply_to_texts(texts.base, by_id["gold"].patch, "g")
