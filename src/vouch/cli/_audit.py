@@ -372,7 +372,7 @@ def compare_command(
     console.print(table)
     console.print(
         f"cost ratio {pct(s['cost_ratio'])} of the per-trial audit's {s['cost_basis']} "
-        f"(in units of each run's own T0 in R[s], which takes the machine's load out: "
+        f"(in units of each run's own T0 in R\\[s], which takes the machine's load out: "
         f"{pct(s['cost_ratio_normalised'])}; executions beyond T0 {pct(s['execution_ratio'])}, "
         f"wall {pct(s['wall_ratio'])})"
     )
