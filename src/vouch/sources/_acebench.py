@@ -33,7 +33,7 @@ from vouch.core import MutationTarget, SourceInfo, TaskFiles, TaskSpec, canonica
 from vouch.errors import UsageError
 from vouch.sources import _acebench_cases as cases
 from vouch.sources._acebench_verifier import expected_calls
-from vouch.sources._bfcl import _Draft, _round_robin, _to_cases
+from vouch.sources._bfcl import _Draft, _round_robin, _to_cases, spread_over
 
 COMMIT = corpora.ACEBENCH_COMMIT
 VERSION = COMMIT[:7]
@@ -335,30 +335,8 @@ def build(
             if line is not None:
                 line(f"{case_id}: skipped: {reason}")
         queues[category] = rng.sample(entries, len(entries))
-    tasks: list[TaskFiles] = []
-
-    def take_one(category: str) -> bool:
-        while queues[category]:
-            entry = queues[category].pop(0)
-            task = build_task(entry, seed=seed)
-            if isinstance(task, str):
-                skipped.append((entry.task_id, task))
-            else:
-                tasks.append(task)
-                return True
-        return False
-
-    for i, category in enumerate(queues):
-        share = limit // len(queues) + (1 if i < limit % len(queues) else 0)
-        for _ in range(share):
-            if not take_one(category):
-                break
-    progressed = True
-    while len(tasks) < limit and progressed:
-        progressed = False
-        for category in queues:
-            if len(tasks) < limit and take_one(category):
-                progressed = True
+    tasks, passed_over = spread_over(queues, limit, lambda entry: build_task(entry, seed=seed))
+    skipped.extend(passed_over)
     return BuildOutput(tasks, skipped, inputs)
 
 

@@ -20,7 +20,7 @@ import importlib.util
 import json
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -181,13 +181,23 @@ def build(out_dir: Path, *, seed: int, options: Mapping[str, Any]) -> BuildOutpu
     limit, subsets = _parse_options(options)
     rng = random.Random(seed)
     queues = {s: rng.sample(load_subset(s), len(load_subset(s))) for s in subsets}
+    tasks, skipped = spread_over(queues, limit, lambda entry: build_task(entry, seed=seed))
+    return BuildOutput(tasks, skipped)
+
+
+def spread_over(
+    queues: Mapping[str, list[Any]], limit: int, build: Callable[[Any], TaskFiles | str]
+) -> tuple[list[TaskFiles], list[tuple[str, str]]]:
+    """Up to ``limit`` tasks spread evenly over the queues (the first ones one more when it does
+    not divide); a queue that runs out of buildable entries leaves its share to the others, taken
+    in turn. ``build`` gives a task or why the entry (its ``task_id``) was skipped."""
     tasks: list[TaskFiles] = []
     skipped: list[tuple[str, str]] = []
 
-    def take_one(subset: str) -> bool:
-        while queues[subset]:
-            entry = queues[subset].pop(0)
-            task = build_task(entry, seed=seed)
+    def take_one(name: str) -> bool:
+        while queues[name]:
+            entry = queues[name].pop(0)
+            task = build(entry)
             if isinstance(task, str):
                 skipped.append((entry.task_id, task))
             else:
@@ -195,18 +205,19 @@ def build(out_dir: Path, *, seed: int, options: Mapping[str, Any]) -> BuildOutpu
                 return True
         return False
 
-    for i, subset in enumerate(subsets):
-        share = limit // len(subsets) + (1 if i < limit % len(subsets) else 0)
+    names = list(queues)
+    for i, name in enumerate(names):
+        share = limit // len(names) + (1 if i < limit % len(names) else 0)
         for _ in range(share):
-            if not take_one(subset):
+            if not take_one(name):
                 break
     progressed = True
     while len(tasks) < limit and progressed:
         progressed = False
-        for subset in subsets:
-            if len(tasks) < limit and take_one(subset):
+        for name in names:
+            if len(tasks) < limit and take_one(name):
                 progressed = True
-    return BuildOutput(tasks, skipped)
+    return tasks, skipped
 
 
 def instruction_text(entry: Entry) -> str:
