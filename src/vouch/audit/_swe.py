@@ -130,6 +130,8 @@ class _Instance:
     t0_excluded: list[str] = field(default_factory=list)
     """PASS_TO_PASS ids failing in both R[G] and R here (network, paths): left out of T0."""
     recorded_literals: list[str] = field(default_factory=list)
+    calls_skipped: dict[str, int] = field(default_factory=dict)
+    """Per target, T0's calls the recorder could not rebuild (so never probed): the reach's limit."""
 
 
 def _resolve_repo(instance: SweInstance, repo_root: Path | None) -> str:
@@ -265,6 +267,8 @@ def _probes_from(inst: _Instance, run: RunResult, runner: Runner, reference: Wor
     spec = inst.spec
     recorded: list[Probe] = []
     calls = (run.value or {}).get("calls") or {} if run.ok and isinstance(run.value, dict) else {}
+    if run.ok and isinstance(run.value, dict):
+        inst.calls_skipped = {str(k): int(v) for k, v in (run.value.get("calls_skipped") or {}).items()}
     for target, records in sorted(calls.items()):
         file, _, qualname = target.partition("::")
         for record in records:

@@ -622,7 +622,7 @@ def _probe_census(inst: _Instance, world: World, probes: int, disagreeing: int) 
     probed = {f"{p.file}::{p.qualname}" for p, _ in inst.probes if p.origin == "t0" and p.file in files}
     probed_members = [t for t in probed if "." in t.partition("::")[2]]
     # How many T0 calls the recorder could not rebuild, where the instance kept the count.
-    skipped: dict[str, int] = getattr(inst, "calls_skipped", None) or {}
+    skipped = inst.calls_skipped
     unbuilt = sum(n for t, n in skipped.items() if t.partition("::")[0] in files)
     return (
         f"differential: {len(targets)} targets in the changed modules ({len(members)} class members); "
