@@ -175,34 +175,35 @@ def test_run_public_and_the_reference_verifier(built: Path) -> None:
 
 
 @pytest.mark.slow
-def test_reference_verifier_in_the_engine_agrees_with_the_build(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reference_verifier_in_the_engine_agrees_with_the_build(built: Path) -> None:
     """verifier.py, run as vouch bench runs a verifier (its own sandbox, env over the service
-    channel), once run_public of a patch candidate is routed to the task's world (the hook
-    ``vouch.bench._decide`` needs; patched in here), decides every case as the build's check did."""
+    channel, run_public answered in the candidate patch's world), decides every case as the
+    build's check did."""
     from vouch.audit._swe import SWE_PRELOAD
-    from vouch.bench import PRELOAD, _decide, check_references
+    from vouch.bench import PRELOAD, check_references
     from vouch.exec import LocalExecutor
-    from vouch.sources._swebench_check import run_public
 
-    original = _decide._service
-
-    def service(executor: object, item: _decide._Item) -> object:
-        handle = original(executor, item)  # type: ignore[arg-type]
-
-        def routed(req: object) -> object:
-            candidate = item.case.candidate
-            if isinstance(req, dict) and req.get("op") == "run_public" and "patch" in candidate:
-                return run_public(executor, item.task.root, candidate["patch"], req.get("tests"), hidden=True)  # type: ignore[arg-type]
-            return handle(req)
-
-        return routed
-
-    monkeypatch.setattr(_decide, "_service", service)
     with LocalExecutor(workers=2, preload=[*PRELOAD, *SWE_PRELOAD]) as executor:
         flagged = check_references(executor, built, [UNITCONV])
     manifest = json.loads((built / "manifest.json").read_text())
     expected = {(f["case_id"], f["reference_decision"]) for f in manifest["flagged"] if f["task_id"] == UNITCONV}
     assert {(f.case_id, f.reference_decision) for f in flagged} == expected
+
+
+def test_a_verifier_under_test_cannot_read_the_worlds_or_the_repository(built: Path) -> None:
+    """The world cache holds worlds with the gold patch applied and the repository's history
+    holds the upstream fix: both are withheld from a verifier under test, not from the reference."""
+    from vouch.bench._decide import _withheld, load_task
+    from vouch.sources._swebench_check import WORLDS_FILE, withheld_paths
+
+    task = load_task(built / UNITCONV)
+    record = json.loads((built / WORLDS_FILE).read_text())
+    paths = withheld_paths(task.root)
+    iid = json.loads((task.root / "reference" / "instance.json").read_text())["instance_id"]
+    assert record["cache"] in paths and record["instances"][iid]["source"] in paths
+    under_test = _withheld(task, ["/data/tasks/withheld"])
+    assert under_test[0] == "/data/tasks/withheld" and set(paths) <= set(under_test)
+    assert _withheld(task, []) == (), "the reference verifier's runs withhold nothing"
 
 
 @pytest.mark.slow

@@ -143,6 +143,18 @@ def _service(executor: Executor, item: _Item) -> Callable[[Any], Any]:
         op = req.get("op")
         if task.spec.kind == "code" and op == "call":
             return candidate_call(executor, task, candidate, req, item.hidden, item)
+        if task.spec.kind == "code" and op == "run_public" and _is_patch_task(task):
+            # A SWE-bench task: the public tests in the candidate patch's world. Only the
+            # reference verifier (run with nothing withheld) learns FAIL_TO_PASS outcomes.
+            from vouch.sources._swebench_check import run_public
+
+            patch = candidate.get("patch") if isinstance(candidate, dict) else None
+            if not isinstance(patch, str):
+                raise ValueError("a SWE-bench candidate is an object with a 'patch' string")
+            tests = req.get("tests")
+            if tests is not None and not (isinstance(tests, list) and all(isinstance(t, str) for t in tests)):
+                raise ValueError("run_public takes a list of test ids (or none for the public tests)")
+            return run_public(executor, task.root, patch, tests, hidden=not item.hidden)
         if task.spec.kind == "code" and op == "run_public":
             return public_tests(executor, task, candidate, item.hidden)
         if task.spec.kind == "state" and op == "states":
@@ -239,6 +251,21 @@ def replay_calls(executor: Executor, task: Task, calls: list[Any], *, nested: bo
     return answer
 
 
+def _is_patch_task(task: Task) -> bool:
+    """A code task whose candidates are patches of a repository (``vouch data build swebench``)."""
+    return task.spec.source.benchmark == "swebench"
+
+
+def _withheld(task: Task, hide: Sequence[str]) -> tuple[str, ...]:
+    """The paths a decision's run must not read: the caller's (the tasks' withheld files), and
+    for a verifier under test of a SWE-bench task also its worlds and repository."""
+    if not hide or not _is_patch_task(task):
+        return tuple(hide)
+    from vouch.sources._swebench_check import withheld_paths
+
+    return (*hide, *withheld_paths(task.root))
+
+
 def _env_data(task: Task, *, sealed: bool) -> dict[str, Any]:
     if task.spec.kind == "code":
         return {"entry_point": task.spec.entry_point}
@@ -272,7 +299,8 @@ def decide_cases(
     """
     sealed = executor.sealed
     work = [
-        _Item(task=t, case=c, verifier=v, hidden=tuple(hide), env_data=_env_data(t, sealed=sealed)) for t, c, v in items
+        _Item(task=t, case=c, verifier=v, hidden=_withheld(t, hide), env_data=_env_data(t, sealed=sealed))
+        for t, c, v in items
     ]
     index_of = {id(w): i for i, w in enumerate(work)}
     if on_result is not None:

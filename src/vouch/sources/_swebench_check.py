@@ -31,7 +31,16 @@ from vouch.sources._swe import SweInstance
 from vouch.sources._swebench_logs import parse_log
 from vouch.worlds import Environment, Patch, Unappliable, World, WorldCache
 
-__all__ = ["WORLDS_FILE", "T0Decision", "T0Job", "WorldSetup", "run_public", "run_t0", "worlds_record"]
+__all__ = [
+    "WORLDS_FILE",
+    "T0Decision",
+    "T0Job",
+    "WorldSetup",
+    "run_public",
+    "run_t0",
+    "withheld_paths",
+    "worlds_record",
+]
 
 _CHECK_VERSION = 1
 """Part of every stored decision's key: a change of how T0 is judged invalidates them."""
@@ -238,6 +247,20 @@ def worlds_record(setup: WorldSetup, instance_ids: Sequence[str]) -> dict[str, A
         "timeout_s": setup.timeout_s,
         "instances": instances,
     }
+
+
+def withheld_paths(task_root: Path) -> list[str]:
+    """What a verifier under test must not read for a SWE-bench task: the world cache (its
+    worlds hold the gold patch and the test patch) and the instance's repository (its history
+    holds the upstream fix). Empty when the task has no worlds file beside it."""
+    try:
+        data = json.loads((task_root.parent / WORLDS_FILE).read_text())
+        iid = json.loads((task_root / "reference" / "instance.json").read_text())["instance_id"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    entry = (data.get("instances") or {}).get(iid) or {}
+    paths = [str(data.get("cache") or ""), str(entry.get("source") or "")]
+    return [p for p in paths if p and "://" not in p and Path(p).exists()]
 
 
 def _setup_for(task_root: Path, instance_id: str) -> WorldSetup:
