@@ -144,8 +144,8 @@ def _service(executor: Executor, item: _Item) -> Callable[[Any], Any]:
         if task.spec.kind == "code" and op == "call":
             return candidate_call(executor, task, candidate, req, item.hidden, item)
         if task.spec.kind == "code" and op == "run_public" and _is_patch_task(task):
-            # A SWE-bench task: the public tests in the candidate patch's world. Only the
-            # reference verifier (run with nothing withheld) learns FAIL_TO_PASS outcomes.
+            # A SWE-bench task: the public tests in the candidate patch's world. Only the task's
+            # own reference verifier learns FAIL_TO_PASS outcomes (the hidden tests are its check).
             from vouch.sources._swebench_check import run_public
 
             patch = candidate.get("patch") if isinstance(candidate, dict) else None
@@ -154,7 +154,7 @@ def _service(executor: Executor, item: _Item) -> Callable[[Any], Any]:
             tests = req.get("tests")
             if tests is not None and not (isinstance(tests, list) and all(isinstance(t, str) for t in tests)):
                 raise ValueError("run_public takes a list of test ids (or none for the public tests)")
-            return run_public(executor, task.root, patch, tests, hidden=not item.hidden)
+            return run_public(executor, task.root, patch, tests, hidden=_is_reference(task, item.verifier))
         if task.spec.kind == "code" and op == "run_public":
             return public_tests(executor, task, candidate, item.hidden)
         if task.spec.kind == "state" and op == "states":
@@ -254,6 +254,15 @@ def replay_calls(executor: Executor, task: Task, calls: list[Any], *, nested: bo
 def _is_patch_task(task: Task) -> bool:
     """A code task whose candidates are patches of a repository (``vouch data build swebench``)."""
     return task.spec.source.benchmark == "swebench"
+
+
+def _is_reference(task: Task, verifier: str | None) -> bool:
+    """The decision's verifier is the task's own reference verifier, to the byte."""
+    path = task.root / "reference" / "verifier.py"
+    try:
+        return verifier is not None and verifier == path.read_text()
+    except OSError:
+        return False
 
 
 def _withheld(task: Task, hide: Sequence[str]) -> tuple[str, ...]:
