@@ -174,7 +174,7 @@ def test_any_of_several_accepted_answers_passes():
         (
             "irrelevant",
             "Due to ...",
-            "Sorry, due to the limitations of the function, I cannot solve this problem.",
+            "Sorry: the limitations of the function rule this request out.",
             True,
         ),
         ("irrelevant", "Due to ...", "I cannot help with that.", False),
@@ -186,7 +186,7 @@ def test_special_rules(category, truth, text, expected):
 
 
 def test_a_special_task_fails_any_call_even_with_the_right_text():
-    text = "Due to the limitations of the function, I cannot solve this problem."
+    text = "The limitations of the function rule this request out."
     assert not special_matches(_calls(("price", {"company": "x"}), final_answer=text), "irrelevant", text)
 
 

@@ -348,8 +348,8 @@ make no call and answer in text, in the format for the first problem that applie
    `There is incorrect value (VALUE) for the parameters (KEY) in the conversation history.`
 2. The conversation lacks details a function requires:
    `Missing necessary parameters (KEY1, KEY2, ...) for the api (API_NAME)`
-3. No function can serve the request:
-   `Due to the limitations of the function, I cannot solve this problem.`
+3. No function can serve the request: a sentence saying so that names
+   `the limitations of the function`.
 """
 
 NORMAL_RULES = """\

@@ -32,9 +32,11 @@ _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 GOLD_TEXT = {
     "incomplete": "Missing necessary parameters ({keys}) for the api ({api})",
     "error_param": "There is incorrect value ({values}) for the parameters ({keys}) in the conversation history.",
-    "irrelevant": "Due to the limitations of the function, I cannot solve this problem.",
+    "irrelevant": PHRASES["irrelevant"].capitalize() + " leave this request unserved.",
 }
-"""The answer formats ACEBench's prompt asks for, with the placeholders filled by the builder."""
+"""The answer formats ACEBench's prompt asks for, with the placeholders filled by the builder. An
+irrelevant task's gold is its own answer from the data (``truth``); the text here only stands for
+that scenario in another category's negatives."""
 
 
 # --- normal tasks: the plan ------------------------------------------------------------------
@@ -564,7 +566,7 @@ def special_drafts(category: str, truth: Any, functions: list[dict[str, Any]], r
         gold = GOLD_TEXT["error_param"].format(values=", ".join(values), keys=", ".join(keys))
         what = f"the incorrect value(s) {', '.join(values)}"
     else:
-        gold = GOLD_TEXT["irrelevant"]
+        gold = " ".join(str(truth).split())  # the answer file's own sentence
         what = "that no function serves the request"
 
     def text(
@@ -609,11 +611,9 @@ def special_drafts(category: str, truth: Any, functions: list[dict[str, Any]], r
         body = GOLD_TEXT["error_param"].format(values=", ".join(f"'{v}'" for v in values), keys=", ".join(keys))
         out.append(text("alt-quoted", "alternative", body, "Quotes the incorrect values."))
     else:
-        body = "Sorry, due to the limitations of the function, I cannot solve this problem."
+        body = "Sorry, " + gold[:1].lower() + gold[1:]
         out.append(text("alt-apology", "alternative", body, "The refusal worded with an apology; the phrase is there."))
-        body = (
-            "I cannot solve this problem: none of the available APIs covers it, due to the limitations of the function."
-        )
+        body = f"None of the available APIs covers this request: {PHRASES['irrelevant']} rule it out."
         out.append(text("alt-reworded", "alternative", body, "The refusal reworded around ACEBench's phrase."))
 
     names = [f["name"] for f in functions]
