@@ -267,3 +267,35 @@ def test_other_commits_of_a_version_are_installed_once(visible_tmp: Path, env_ro
     assert "tinypkg==1.1" in manifest and "oldonly==0.1" in manifest
     again = envs.get(recipe, repo, new, others=[old, new])
     assert isinstance(again, Environment) and not again.built and again.installs == 0
+
+
+@pytest.mark.slow
+def test_a_gold_patch_that_adds_a_dependency_is_installed_once(visible_tmp: Path, env_root: Path) -> None:
+    """A commit's tree with a patch applied (a gold patch adding a dependency, pylint-4661's
+    appdirs) is installed once after the build, so the dependency is in the environment as in
+    the harness's, built after the fix; a patch that does not apply is noted, not raised."""
+    repo = visible_tmp / "repo"
+    repo.mkdir()
+    _wheel(repo / "dist", "tinypkg", "1.0")
+    base = _repo(repo, {"README": "base\n"})
+    git(["checkout", "--quiet", "-b", "fix"], cwd=repo)
+    _wheel(repo / "dist", "tinypkg", "1.0", requires=("fixdep",))
+    _wheel(repo / "dist", "fixdep", "0.2")
+    git(["add", "--all"], cwd=repo)
+    git(["-c", "commit.gpgsign=false", "commit", "--quiet", "-m", "fix"], cwd=repo)
+    patch = git(["diff", "--binary", base, "fix"], cwd=repo).stdout
+    git(["checkout", "--quiet", "main"], cwd=repo)
+    envs = EnvCache(env_root, python={VERSION: str(BASE_PYTHON)})
+    offline = ("--no-index", "--force-reinstall", "--find-links", "dist", "tinypkg")
+    recipe = EnvRecipe(name="o/tiny-fixed 1", python=VERSION, pip=None, install=offline, tools=())
+    first = envs.get(recipe, repo, base, others=[base], patched={base: patch})
+    assert isinstance(first, Environment), first
+    assert first.installs == 3  # the build's install, the patched tree's, the base's again
+    manifest = (first.root / "vouch-env.json").read_text()
+    assert "fixdep==0.2" in manifest and f"{base}+" in manifest
+    again = envs.get(recipe, repo, base, others=[base], patched={base: patch})
+    assert isinstance(again, Environment) and again.installs == 0
+    stale = "--- a/nothing\n+++ b/nothing\n@@ -1 +1 @@\n-x\n+y\n"
+    broken = envs.get(recipe, repo, base, others=[base], patched={base: stale})
+    assert isinstance(broken, Environment)
+    assert "the patch does not apply" in (broken.root / "vouch-env.json").read_text()

@@ -22,7 +22,7 @@ from pathlib import Path
 from vouch.audit._swe_runs import WorldEnv
 from vouch.errors import UsageError
 from vouch.sources._swe import SweInstance
-from vouch.sources._swebench import RepoEnvs, harness_options, spec_recipe, touched_test_files
+from vouch.sources._swebench import RepoEnvs, harness_options, spec_recipe, touched_test_files, touches_packaging
 from vouch.worlds import EnvCache, EnvFailure, Environment, WorldCache, git
 
 __all__ = ["EnvPlan", "RepoLocator", "plan_environments"]
@@ -145,7 +145,10 @@ def plan_environments(
             continue
         notes[recipe.name] = recipe.notes
         others = [inst.base_commit for inst, _ in usable]
-        env = envs.get(recipe, clone, newest.base_commit, progress, others=others)
+        # The harness's environment is built at a commit after the version's fixes: a dependency
+        # a gold patch adds is there (pylint-4661's appdirs), so vouch installs that tree too.
+        patched = {inst.base_commit: inst.patch for inst, _ in usable if inst.patch and touches_packaging(inst.patch)}
+        env = envs.get(recipe, clone, newest.base_commit, progress, others=others, patched=patched)
         if isinstance(env, EnvFailure):
             failed[recipe.name] = env
             for inst, _ in usable:

@@ -38,6 +38,7 @@ __all__ = [
     "load_environments",
     "spec_recipe",
     "touched_test_files",
+    "touches_packaging",
 ]
 
 _NON_TEST_EXTENSIONS = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml", ".toml")
@@ -127,6 +128,15 @@ def touched_test_files(test_patch: str) -> list[str]:
     """The files a test patch touches, less non-test extensions, in patch order."""
     files = [c.path for c in parse_patch(test_patch) if not c.deleted]
     return [f for f in dict.fromkeys(files) if not f.endswith(_NON_TEST_EXTENSIONS)]
+
+
+_PACKAGING = re.compile(r"(^|/)(setup\.py|setup\.cfg|pyproject\.toml|requirements[^/]*\.txt)$")
+
+
+def touches_packaging(patch: str) -> bool:
+    """Whether a patch changes what installing the repository pulls in (setup.py, setup.cfg,
+    pyproject.toml, requirements files)."""
+    return any(_PACKAGING.search(c.path) for c in parse_patch(patch))
 
 
 def harness_options(spec: EnvSpec) -> list[str]:

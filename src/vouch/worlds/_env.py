@@ -342,6 +342,7 @@ class EnvCache:
         commit: str,
         progress: EnvProgress | None = None,
         others: Sequence[str] = (),
+        patched: Mapping[str, str] | None = None,
     ) -> Environment | EnvFailure:
         """The environment of ``recipe``, built from ``repo`` at ``commit`` if not cached.
 
@@ -355,6 +356,10 @@ class EnvCache:
                 may need a dependency the newest no longer declares (pytest 5.4's ``wcwidth``):
                 each is installed once (its dependencies stay), then ``commit`` again, and the
                 manifest remembers them, so a later call with the same commits installs nothing.
+            patched: Commits of ``others`` to install once more with a patch applied (commit ->
+                patch text): SWE-bench builds a version's environment at a commit after its
+                instances' fixes, so a dependency a gold patch adds to the packaging files
+                (pylint-4661's ``appdirs``) is installed there.
 
         Returns:
             The Environment, or an EnvFailure naming the step and the tool's last lines (a
@@ -370,7 +375,7 @@ class EnvCache:
         with _locked(self.root / "locks" / f"env-{key}.lock"):
             manifest = venv / _MANIFEST
             if manifest.exists():
-                covered = self._cover(recipe, venv, library, repo, commit, others, progress)
+                covered = self._cover(recipe, venv, library, repo, commit, others, patched or {}, progress)
                 return Environment(
                     key=key,
                     root=venv,
@@ -403,7 +408,7 @@ class EnvCache:
                     indent=1,
                 )
             )
-            installs += self._cover(recipe, venv, library, repo, commit, others, progress)
+            installs += self._cover(recipe, venv, library, repo, commit, others, patched or {}, progress)
             elapsed = time.monotonic() - started
         return Environment(
             key=key,
@@ -425,9 +430,11 @@ class EnvCache:
         repo: Path,
         commit: str,
         others: Sequence[str],
+        patched: Mapping[str, str],
         progress: EnvProgress | None,
     ) -> int:
-        """Install the repository at each of ``others`` not installed yet, then ``commit`` again.
+        """Install the repository at each of ``others`` not installed yet (and at each commit of
+        ``patched`` with its patch applied), then ``commit`` again.
 
         Returns:
             The pip installs run (0 when every commit was covered before).
@@ -435,7 +442,10 @@ class EnvCache:
         manifest_path = venv / _MANIFEST
         manifest = json.loads(manifest_path.read_text())
         installed = set(manifest.get("installed_commits") or [manifest.get("install_commit")])
-        missing = [c for c in dict.fromkeys(others) if c not in installed and c != commit]
+        trees = {c: None for c in others if c != commit} | {
+            f"{c}+{hashlib.sha256(text.encode()).hexdigest()[:12]}": text for c, text in patched.items()
+        }
+        missing = [label for label in trees if label not in installed]
         if not missing or not recipe.install:
             return 0
         scratch = self.root / "scratch" / f"{venv.name}-cover"
@@ -449,8 +459,13 @@ class EnvCache:
             for index, other in enumerate([*missing, commit], 1):
                 if progress is not None:
                     progress(f"{recipe.name}: install at {other[:10]}", index, len(missing) + 1)
-                git(["checkout", "--quiet", "--force", "--detach", other], cwd=scratch)
+                git(["checkout", "--quiet", "--force", "--detach", other.partition("+")[0]], cwd=scratch)
                 git(["clean", "-fdxq"], cwd=scratch)
+                patch = trees.get(other)
+                if patch is not None and git(["apply", "-"], cwd=scratch, stdin=patch).returncode != 0:
+                    skipped[other] = "the patch does not apply"
+                    installed.add(other)
+                    continue
                 for command in recipe.pre_install:
                     subprocess.run(
                         ["/bin/sh", "-c", command], cwd=scratch, capture_output=True, timeout=600, check=False
