@@ -50,6 +50,13 @@ _CONDA_TO_PIP = {
     "netcdf4": "netCDF4",
     "pytables": "tables",
 }
+# Upper bounds for unpinned packages whose later releases break tests that SWE-bench's images
+# (environment.yml solved when they were built) pass with the gold patch: the image's release
+# line, not the newest. sparse 0.16 (2025) needs the ``shape`` xarray's ``test_from_sparse``
+# does not give (xarray-6938); sparse 0.15 passes it, as the harness's image did.
+_IMAGE_BOUNDS = {
+    "sparse": "<0.16",
+}
 # conda packages with no pip wheel for Linux, C libraries pip wheels bundle, or tools no test
 # needs: left out (the recipe's notes list each one left out).
 _CONDA_ONLY = {
@@ -210,6 +217,9 @@ def _conda_to_pip(specifier: str) -> tuple[str | None, str | None]:
         rest = "==" + rest[1:].rstrip("*").rstrip(".")  # conda's name=1.2 is pip's name==1.2
     pip_name = _CONDA_TO_PIP.get(name, name)
     note = f"{name}: installed as {pip_name}" if pip_name != name else None
+    if not rest and name in _IMAGE_BOUNDS:
+        rest = _IMAGE_BOUNDS[name]
+        note = f"{name}: bounded {rest} (the release line of the harness's image)"
     return pip_name + rest, note
 
 
