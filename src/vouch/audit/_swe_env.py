@@ -98,6 +98,7 @@ def plan_environments(
     worlds: WorldCache,
     envs: EnvCache,
     progress: EnvProgress | None = None,
+    siblings: Sequence[SweInstance] = (),
 ) -> EnvPlan:
     """Build (or find) the environment of every repo/version the instances use.
 
@@ -108,6 +109,10 @@ def plan_environments(
         worlds: Where repositories are cloned.
         envs: Where environments are built.
         progress: Called per build step.
+        siblings: Other instances of the same file (located in ``sources``): a version's
+            environment is installed from the newest base commit of all its instances, and
+            covers each of theirs, so that a run on some instances (``--only``) finds the
+            environment a run on all of them built.
 
     Returns:
         The plan; an instance whose environment cannot be had is in ``errors`` with the reason,
@@ -135,7 +140,15 @@ def plan_environments(
                 errors[inst.instance_id] = str(exc)
         if not usable:
             continue
-        newest, clone = max(usable, key=lambda pair: _commit_time(pair[1], pair[0].base_commit))
+        chosen = {inst.instance_id for inst in members}
+        kin = list(usable)
+        for inst in siblings:
+            if (inst.repo, inst.version) == (repo, version) and inst.instance_id not in chosen:
+                try:
+                    kin.append((inst, worlds.repo(sources[inst.instance_id], inst.base_commit)))
+                except (KeyError, UsageError):
+                    pass  # a sibling that cannot be had does not choose the environment
+        newest, clone = max(kin, key=lambda pair: _commit_time(pair[1], pair[0].base_commit))
         repo_specs = specs[repo]
         try:
             recipe = spec_recipe(repo, version, repo_specs, clone, newest.base_commit)
@@ -144,10 +157,10 @@ def plan_environments(
                 errors[inst.instance_id] = f"environment {repo} {version}: {exc}"
             continue
         notes[recipe.name] = recipe.notes
-        others = [inst.base_commit for inst, _ in usable]
+        others = [inst.base_commit for inst, _ in kin]
         # The harness's environment is built at a commit after the version's fixes: a dependency
         # a gold patch adds is there (pylint-4661's appdirs), so vouch installs that tree too.
-        patched = {inst.base_commit: inst.patch for inst, _ in usable if inst.patch and touches_packaging(inst.patch)}
+        patched = {inst.base_commit: inst.patch for inst, _ in kin if inst.patch and touches_packaging(inst.patch)}
         env = envs.get(recipe, clone, newest.base_commit, progress, others=others, patched=patched)
         if isinstance(env, EnvFailure):
             failed[recipe.name] = env

@@ -185,6 +185,7 @@ def swe(
     if witness_out is None and json_out is not None:
         witness_out = json_out.parent / f"{json_out.stem}-witnesses"
     instances = load_instances(instances_file)
+    every = list(instances)
     run: RunDir | None = None
     if run_dir is not None:
         run = read_run_dir(run_dir, instances)
@@ -226,8 +227,27 @@ def swe(
             except VouchError as exc:
                 missing[inst.instance_id] = str(exc)
                 console.print(f"{inst.instance_id}: error: {exc}")
+        # The other instances of the file choose each version's environment too (its newest base
+        # commit), so a run on some of them finds what a run on all of them built.
+        versions = {(i.repo, i.version) for i in instances}
+        chosen = {i.instance_id for i in instances}
+        siblings = [i for i in every if (i.repo, i.version) in versions and i.instance_id not in chosen]
+        env_sources = dict(sources)
+        for inst in siblings:
+            try:
+                env_sources[inst.instance_id] = locator.locate(inst)
+            except VouchError:
+                pass
         plan = _build_environments(
-            console, instances, sources, specs, cache, env_dir, _pairs("--python", python_paths), progress_mode
+            console,
+            instances,
+            env_sources,
+            specs,
+            cache,
+            env_dir,
+            _pairs("--python", python_paths),
+            progress_mode,
+            siblings=siblings,
         )
         plan.errors.update(missing)  # each said once: here (not found) or as its run's line (no environment)
     else:
@@ -327,6 +347,7 @@ def _build_environments(
     env_dir: Path | None,
     python: dict[str, str],
     progress_mode: str | None = None,
+    siblings: list[SweInstance] | None = None,
 ) -> EnvPlan:
     """Every repo/version's environment, with a progress bar while one is built."""
     envs = EnvCache(env_dir, python=python)
@@ -346,7 +367,7 @@ def _build_environments(
                 tasks[name] = bar.add_task(f"environment {name}", total=total)
             bar.update(tasks[name], completed=done, total=total, description=f"environment {line}")
 
-        plan = plan_environments(located, sources, specs, cache, envs, progress=step)
+        plan = plan_environments(located, sources, specs, cache, envs, progress=step, siblings=siblings or ())
     for name, env in sorted(plan.built.items()):
         how = f"built in {env.build_s:.0f} s ({env.installs} pip installs)" if env.built else "cached"
         console.print(f"environment {name}: Python {env.python_version}, {how}")
