@@ -4,6 +4,7 @@ found by hash, failures as one line, and another interpreter run inside an engin
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -299,3 +300,46 @@ def test_a_gold_patch_that_adds_a_dependency_is_installed_once(visible_tmp: Path
     broken = envs.get(recipe, repo, base, others=[base], patched={base: stale})
     assert isinstance(broken, Environment)
     assert "the patch does not apply" in (broken.root / "vouch-env.json").read_text()
+
+
+@pytest.mark.slow
+def test_a_commit_that_pins_a_dependency_otherwise_gets_a_variant(
+    visible_tmp: Path, env_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The version's environment follows its newest commit (dep 2.0); an older commit that pins
+    dep 1.0 (pylint-7080's astroid) runs in a variant with dep 1.0, asked of pip once; the
+    newest commit runs in the environment itself."""
+    wheels = visible_tmp / "wheels"
+    _wheel(wheels, "dep", "1.0")
+    _wheel(wheels, "dep", "2.0")
+    empty = visible_tmp / "no-index"
+    empty.mkdir()
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
+    monkeypatch.setenv("PIP_INDEX_URL", empty.as_uri())
+    repo = visible_tmp / "repo"
+    repo.mkdir()
+    _wheel(repo / "dist", "tinyproj", "0.1", requires=("dep==1.0",))
+    old = _repo(repo, {"README": "old\n"})
+    git(["rm", "--quiet", "dist/tinyproj-0.1-py3-none-any.whl"], cwd=repo)
+    _wheel(repo / "dist", "tinyproj", "0.2", requires=("dep==2.0",))
+    git(["add", "--all"], cwd=repo)
+    git(["-c", "commit.gpgsign=false", "commit", "--quiet", "-m", "dep 2"], cwd=repo)
+    new = git(["rev-parse", "HEAD"], cwd=repo).stdout.strip()
+    envs = EnvCache(env_root, python={VERSION: str(BASE_PYTHON)})
+    install = ("--force-reinstall", "--find-links", "dist", "tinyproj")
+    recipe = EnvRecipe(name="o/pinned 1", python=VERSION, pip=None, install=install, tools=())
+    env = envs.get(recipe, repo, new, others=[old, new])
+    assert isinstance(env, Environment), env
+
+    def dep_version(e: Environment) -> str:
+        done = subprocess.run([str(e.python), "-c", "import dep; print(dep.VERSION)"], capture_output=True, text=True)
+        return done.stdout.strip()
+
+    assert dep_version(env) == "2.0"
+    assert envs.for_commit(env, recipe, repo, new) == env
+    variant = envs.for_commit(env, recipe, repo, old)
+    assert variant.key == f"{env.key}+{old[:12]}" and variant.root != env.root
+    assert dep_version(variant) == "1.0" and dep_version(env) == "2.0"
+    assert '"dep==1.0"' in (env.root / "vouch-env.json").read_text()
+    again = envs.for_commit(env, recipe, repo, old)
+    assert again.root == variant.root and dep_version(again) == "1.0"

@@ -179,5 +179,6 @@ def plan_environments(
             if not files:
                 errors[inst.instance_id] = "the test patch touches no test file: nothing for the harness to run"
                 continue
-            out[inst.instance_id] = WorldEnv(env=env, harness=options, test_files=files, parser=repo_specs.log_parser)
+            own = envs.for_commit(env, recipe, clone, inst.base_commit)  # a layer where the commit pins otherwise
+            out[inst.instance_id] = WorldEnv(env=own, harness=options, test_files=files, parser=repo_specs.log_parser)
     return EnvPlan(envs=out, errors=errors, built=built, failed=failed, notes=notes)

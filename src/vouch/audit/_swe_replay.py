@@ -75,11 +75,7 @@ def write_witnesses(
     }
     if env is not None:
         plan["environment"] = {
-            "key": env.env.key,
-            "root": str(env.env.root),
-            "python": str(env.env.python),
-            "library_path": str(env.env.library_path),
-            "python_version": env.env.python_version,
+            **env.env.record(),
             "harness": list(env.harness),
             "test_files": list(env.test_files),
             "parser": env.parser,
@@ -132,16 +128,7 @@ def replay_witness(path: Path, *, executor: Executor, cache: WorldCache, repeats
 def _environment(path: Path, data: dict[str, Any]) -> WorldEnv:
     """The environment a witness was validated in, as replay.json names it."""
     try:
-        env = Environment(
-            key=str(data["key"]),
-            root=Path(data["root"]),
-            python=Path(data["python"]),
-            library_path=Path(data["library_path"]),
-            python_version=str(data["python_version"]),
-            built=False,
-            build_s=0.0,
-            installs=0,
-        )
+        env = Environment.from_record(data)
         world_env = WorldEnv(
             env=env,
             harness=tuple(data["harness"]),

@@ -230,11 +230,7 @@ def worlds_record(setup: WorldSetup, instance_ids: Sequence[str]) -> dict[str, A
             "env": None
             if env is None
             else {
-                "key": env.env.key,
-                "root": str(env.env.root),
-                "python": str(env.env.python),
-                "library_path": str(env.env.library_path),
-                "python_version": env.env.python_version,
+                **env.env.record(),
                 "harness": list(env.harness),
                 "test_files": list(env.test_files),
                 "parser": env.parser,
@@ -274,16 +270,7 @@ def _setup_for(task_root: Path, instance_id: str) -> WorldSetup:
     if entry.get("env"):
         e = entry["env"]
         env = WorldEnv(
-            env=Environment(
-                key=e["key"],
-                root=Path(e["root"]),
-                python=Path(e["python"]),
-                library_path=Path(e["library_path"]),
-                python_version=e["python_version"],
-                built=False,
-                build_s=0.0,
-                installs=0,
-            ),
+            env=Environment.from_record(e),
             harness=tuple(e["harness"]),
             test_files=tuple(e["test_files"]),
             parser=e["parser"],

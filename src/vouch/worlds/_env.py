@@ -26,8 +26,9 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from vouch.errors import UsageError
 from vouch.exec import expose_to_runs, visible_in_runs
@@ -49,6 +50,8 @@ _PIP_TIMEOUT_S = 1800
 _TAIL_LINES = 6
 _COPY_IGNORE = shutil.ignore_patterns("test", "tests", "idle_test", "__pycache__", "*.pyc", "tkinter", "turtledemo")
 _MANIFEST = "vouch-env.json"
+_VARIANT = "vouch-variant.json"
+"""Marks a finished variant of an environment (``EnvCache.for_commit``)."""
 _FORMAT = 1
 """Bumped when the layout of a built environment changes: older ones are rebuilt."""
 
@@ -128,6 +131,34 @@ class Environment:
             "MKL_NUM_THREADS": "1",
             "NUMBA_DISABLE_JIT": "0",
         }
+
+    def record(self) -> dict[str, str]:
+        """What a replay file or a task set keeps to run in this environment again."""
+        return {
+            "key": self.key,
+            "root": str(self.root),
+            "python": str(self.python),
+            "library_path": str(self.library_path),
+            "python_version": self.python_version,
+        }
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> Environment:
+        """The environment a ``record`` names (found, not built).
+
+        Raises:
+            KeyError: A field is missing.
+        """
+        return cls(
+            key=str(data["key"]),
+            root=Path(data["root"]),
+            python=Path(data["python"]),
+            library_path=Path(data["library_path"]),
+            python_version=str(data["python_version"]),
+            built=False,
+            build_s=0.0,
+            installs=0,
+        )
 
 
 @dataclass(frozen=True)
@@ -485,6 +516,98 @@ class EnvCache:
         manifest["freeze"] = self._pip(venv, library, ["freeze", "--all"], cwd=venv, step="freeze").splitlines()
         manifest_path.write_text(json.dumps(manifest, indent=1))
         return installs
+
+    def for_commit(self, env: Environment, recipe: EnvRecipe, repo: Path, commit: str) -> Environment:
+        """The environment of worlds at ``commit``: ``env``, or a variant of it with the packages
+        the repository at ``commit`` pins differently.
+
+        SWE-bench installs the repository at each instance's own base commit, so pip moves a
+        dependency the commit pins elsewhere (pylint 2.15's newest commit wants astroid 2.13,
+        7080's ``<=2.12.0-dev0``). A version shares one environment; what one commit needs
+        besides is asked of pip once (a dry run at the commit), and the variant is a copy of the
+        environment (hard links) with just those packages installed over it.
+
+        Returns:
+            ``env`` when nothing differs (or pip cannot tell, or the variant fails to install),
+            else the variant, whose key names the commit.
+        """
+        if not recipe.install:
+            return env
+        manifest_path = env.root / _MANIFEST
+        with _locked(self.root / "locks" / f"env-{env.key}.lock"):
+            manifest = json.loads(manifest_path.read_text())
+            variants: dict[str, list[str]] = manifest.setdefault("variants", {})
+            if commit not in variants:
+                variants[commit] = self._differing(recipe, env, manifest, repo, commit)
+                manifest_path.write_text(json.dumps(manifest, indent=1))
+            pins = variants[commit]
+            if not pins:
+                return env
+            key = f"{env.key}+{commit[:12]}"
+            root = self.root / key
+            done = root / _VARIANT
+            if not done.exists():
+                shutil.rmtree(root, ignore_errors=True)
+                try:
+                    copied = subprocess.run(["cp", "-al", str(env.root), str(root)], capture_output=True, check=False)
+                    if copied.returncode != 0:
+                        shutil.copytree(env.root, root, symlinks=True)
+                    # The copy's files share the environment's inodes: pip replaces the packages
+                    # it installs (new files), and nothing is written in place.
+                    (root / _MANIFEST).unlink()
+                    self._pip(
+                        root,
+                        env.library_path,
+                        ["install", "--no-deps", "--no-compile", *pins],
+                        cwd=root,
+                        step=f"variant at {commit[:10]}",
+                    )
+                except (_StepFailed, OSError):
+                    shutil.rmtree(root, ignore_errors=True)
+                    return env
+                done.write_text(json.dumps({"format": _FORMAT, "of": env.key, "commit": commit, "packages": pins}))
+        note = f"at {commit[:12]}: {', '.join(pins)} (the repository there pins them)"
+        return replace(env, key=key, root=root, python=root / "bin" / "python", notes=(*env.notes, note))
+
+    def _differing(
+        self, recipe: EnvRecipe, env: Environment, manifest: dict[str, Any], repo: Path, commit: str
+    ) -> list[str]:
+        """``name==version`` of what installing the repository at ``commit`` would change,
+        less the repository's own distribution (a pip dry run; empty when pip cannot tell)."""
+        frozen = dict(line.split("==", 1) for line in manifest.get("freeze") or [] if "==" in line)
+        frozen = {name.lower(): version for name, version in frozen.items()}
+        scratch = self.root / "scratch" / f"{env.root.name}-dry"
+        shutil.rmtree(scratch, ignore_errors=True)
+        try:
+            if git(["clone", "--quiet", "--shared", "--no-checkout", str(repo), str(scratch)]).returncode != 0:
+                return []
+            if git(["checkout", "--quiet", "--force", "--detach", commit], cwd=scratch).returncode != 0:
+                return []
+            for command in recipe.pre_install:
+                subprocess.run(["/bin/sh", "-c", command], cwd=scratch, capture_output=True, timeout=600, check=False)
+            report = scratch / ".vouch-dry-run.json"
+            try:
+                self._pip(
+                    env.root,
+                    env.library_path,
+                    ["install", "--dry-run", "--quiet", "--report", str(report), *recipe.install],
+                    cwd=scratch,
+                    step="dry run",
+                )
+                items = json.loads(report.read_text()).get("install") or []
+            except (_StepFailed, OSError, ValueError):
+                return []
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        out = []
+        for item in items:
+            meta = item.get("metadata") or {}
+            name, version = str(meta.get("name", "")), str(meta.get("version", ""))
+            # What was asked for is the repository itself (its tree, with extras); the rest is
+            # what it pulls in.
+            if name and not item.get("requested") and frozen.get(name.lower()) != version:
+                out.append(f"{name}=={version}")
+        return sorted(out)
 
     def _pip(self, venv: Path, library: Path, args: Sequence[str], *, cwd: Path, step: str) -> str:
         env = {
