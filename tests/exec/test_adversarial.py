@@ -964,6 +964,7 @@ if os.fork() == 0:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind("\\0vouch-slot-leak")
     s.listen(1)
+    t = socket.create_server(("127.0.0.1", 47613))
     time.sleep(60)
     os._exit(0)
 time.sleep(0.3)
@@ -978,6 +979,20 @@ try:
     print("CONNECTED")
 except OSError as exc:
     print("refused", exc.errno)
+try:
+    socket.create_connection(("127.0.0.1", 47613), timeout=2)
+    print("TCP CONNECTED")
+except OSError as exc:
+    print("tcp refused", exc.errno)
+"""
+
+_SERVE_ITSELF = """
+import socket, threading
+server = socket.create_server(("127.0.0.1", 0))
+port = server.getsockname()[1]
+threading.Thread(target=lambda: server.accept()[0].sendall(b"hello"), daemon=True).start()
+with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+    print("got", client.recv(5).decode())
 """
 
 
@@ -989,6 +1004,16 @@ def test_the_next_run_of_a_slot_finds_nothing_the_last_one_left_in_its_network_n
         second = run_script(pool, _FIND_LISTENER)
     assert first.ok and "left a listener" in first.stdout_tail
     assert second.ok and "refused" in second.stdout_tail, second.stdout_tail
+    assert "tcp refused" in second.stdout_tail and "TCP CONNECTED" not in second.stdout_tail, second.stdout_tail
+
+
+def test_a_run_may_serve_and_connect_on_its_own_loopback() -> None:
+    """A run's network namespace has its own loopback, up (as a container's): a repository's
+    tests may start a local server and reach it (the host's loopback stays out of reach:
+    ``connects-to-host-loopback-tcp``)."""
+    with LocalExecutor(workers=1, warm_pytest=False) as pool:
+        served = run_script(pool, _SERVE_ITSELF)
+    assert served.ok and "got hello" in served.stdout_tail, (served.reason, served.stdout_tail, served.stderr_tail)
 
 
 # --- what a run may see of vouch and its caller (issue 14) --------------------------------

@@ -103,14 +103,16 @@ class Zygote:
     counter: int = 0
     generations: dict[int, int] = field(default_factory=dict)
     slot_netns: dict[int, int] = field(default_factory=dict)
-    """Slot -> descriptor of a network namespace made for that slot alone (empty, lo down).
+    """Slot -> descriptor of a network namespace made for that slot alone (only its own lo, up).
 
     A fresh network namespace per run costs little to make, but the kernel tears them down
     asynchronously under a global lock, and at thousands of runs that backlog doubled the cost
     of every run. One namespace per slot is never shared by two runs at a time (a slot runs
     one run at once, and a spare only starts its code after the slot's previous run is gone),
-    holds no state a run could leave (no capability over it, loopback down), and keeps the
-    per-run cost flat."""
+    holds no state a run could leave (no capability over it; its loopback is up, but a socket
+    dies with the run's processes), and keeps the per-run cost flat. The loopback is what a
+    container gives its tests: a repository's tests may start a local server (requests' httpbin,
+    werkzeug's dev server) and connect to it; nothing routes beyond it."""
     own_netns: int = -1
     exposed: tuple[str, ...] = ()
     """Paths the caller exposed to runs (``expose_to_runs``), bound back in covered homes."""
@@ -150,6 +152,7 @@ class Zygote:
             self.own_netns = os.open("/proc/self/ns/net", os.O_RDONLY)
             for slot in range(2 * self.config["workers"]):
                 _linux.unshare(_linux.CLONE_NEWNET)
+                _linux.loopback_up()  # a run's own loopback: its tests may serve and connect locally
                 self.slot_netns[slot] = os.open("/proc/self/ns/net", os.O_RDONLY)
                 _linux.setns(self.own_netns, _linux.CLONE_NEWNET)
         preloaded = []
@@ -282,7 +285,7 @@ class Zygote:
         )
         vm = _vm_size()
         if self.full:
-            # The child inherits the slot's network namespace: made once, empty, lo down, owned
+            # The child inherits the slot's network namespace: made once, only lo (up), owned
             # by the host's user namespace (so nothing in a run can configure it).
             _linux.setns(self.slot_netns[slot], _linux.CLONE_NEWNET)
             try:
