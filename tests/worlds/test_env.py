@@ -343,3 +343,35 @@ def test_a_commit_that_pins_a_dependency_otherwise_gets_a_variant(
     assert '"dep==1.0"' in (env.root / "vouch-env.json").read_text()
     again = envs.for_commit(env, recipe, repo, old)
     assert again.root == variant.root and dep_version(again) == "1.0"
+
+
+def test_a_world_with_httpbin_reaches_it_on_the_runs_loopback(visible_tmp: Path) -> None:
+    """requests' tests call the httpbin HTTPBIN_URL names (httpbin.org by default, which the
+    harness reached over the network): a world whose environment lists the service gets a
+    local httpbin on its run's loopback for its tests' lifetime; one without it does not."""
+    world_dir = visible_tmp / "world"
+    world_dir.mkdir()
+    test = (
+        "import json, os, urllib.request\n"
+        "def test_httpbin_echoes():\n"
+        "    url = os.environ['HTTPBIN_URL'] + 'get?probe=1'\n"
+        "    with urllib.request.urlopen(url, timeout=10) as answer:\n"
+        "        assert json.load(answer)['args'] == {'probe': '1'}\n"
+    )
+    _repo(world_dir, {"test_net.py": test})
+    world = World(path=world_dir, key="w-httpbin", commit="x", patches=())
+    offline = World(path=world_dir, key="w-offline", commit="x", patches=())
+    common = {
+        "env": _own_environment(),
+        "harness": ("-rA",),
+        "test_files": ("test_net.py",),
+        "parser": "parse_log_pytest",
+    }
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as executor:
+        runner = Runner(executor, timeout_s=60)
+        runner.attach(world, WorldEnv(**common, services=("httpbin",)))
+        runner.attach(offline, WorldEnv(**common))
+        served, unserved = runner.t0_batch([(world, None, None), (offline, None, None)], [])
+    assert served.ok, served.reason
+    assert parse_log(served.value["log"], "parse_log_pytest") == {"test_net.py::test_httpbin_echoes": "PASSED"}
+    assert parse_log(unserved.value["log"], "parse_log_pytest") == {"test_net.py::test_httpbin_echoes": "FAILED"}

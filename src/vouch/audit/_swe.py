@@ -521,6 +521,8 @@ def _config_key(config: SweAuditConfig, instance: SweInstance, env: WorldEnv | N
     text = repr(sorted(parts.items())) + vouch.__version__ + instance.model_dump_json(exclude_none=True)
     if env is not None:  # the judgement depends on the environment it ran in
         text += f"env:{env.env.key}"
+        if env.services:  # and on the local services its runs had
+            text += "services:" + ",".join(env.services)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

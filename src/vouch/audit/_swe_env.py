@@ -22,8 +22,16 @@ from pathlib import Path
 from vouch.audit._swe_runs import WorldEnv
 from vouch.errors import UsageError
 from vouch.sources._swe import SweInstance
-from vouch.sources._swebench import RepoEnvs, harness_options, spec_recipe, touched_test_files, touches_packaging
+from vouch.sources._swebench import (
+    REPO_SERVICES,
+    RepoEnvs,
+    harness_options,
+    spec_recipe,
+    touched_test_files,
+    touches_packaging,
+)
 from vouch.worlds import EnvCache, EnvFailure, Environment, WorldCache, git
+from vouch.worlds._services import SERVICES, available
 
 __all__ = ["EnvPlan", "RepoLocator", "plan_environments"]
 
@@ -169,6 +177,15 @@ def plan_environments(
             continue
         built[recipe.name] = env
         spec = repo_specs.versions[version]
+        services = tuple(name for name in REPO_SERVICES.get(repo, ()) if available(name))
+        for name in REPO_SERVICES.get(repo, ()):
+            if name not in services:
+                notes[recipe.name] = (
+                    *notes[recipe.name],
+                    f"{name} is not installed (pip install 'vouch[swebench]'): tests that call it fail as offline",
+                )
+            else:
+                notes[recipe.name] = (*notes[recipe.name], f"a local {name} on each run's loopback ({SERVICES[name]})")
         for inst, _ in usable:
             try:
                 options = tuple(harness_options(spec))
@@ -180,5 +197,7 @@ def plan_environments(
                 errors[inst.instance_id] = "the test patch touches no test file: nothing for the harness to run"
                 continue
             own = envs.for_commit(env, recipe, clone, inst.base_commit)  # a layer where the commit pins otherwise
-            out[inst.instance_id] = WorldEnv(env=own, harness=options, test_files=files, parser=repo_specs.log_parser)
+            out[inst.instance_id] = WorldEnv(
+                env=own, harness=options, test_files=files, parser=repo_specs.log_parser, services=services
+            )
     return EnvPlan(envs=out, errors=errors, built=built, failed=failed, notes=notes)

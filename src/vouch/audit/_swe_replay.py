@@ -79,6 +79,7 @@ def write_witnesses(
             "harness": list(env.harness),
             "test_files": list(env.test_files),
             "parser": env.parser,
+            "services": list(env.services),
         }
     (folder / REPLAY_FILE).write_text(json.dumps(plan, indent=1) + "\n")
     out = []
@@ -134,6 +135,7 @@ def _environment(path: Path, data: dict[str, Any]) -> WorldEnv:
             harness=tuple(data["harness"]),
             test_files=tuple(data["test_files"]),
             parser=data.get("parser"),
+            services=tuple(data.get("services") or ()),
         )
     except (KeyError, TypeError) as exc:
         raise UsageError(f"witness {path}: its environment entry is malformed ({exc}); re-run the audit") from None

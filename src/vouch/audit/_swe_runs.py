@@ -77,6 +77,8 @@ class WorldEnv:
     """The files the test patch touches: what the harness runs."""
     parser: str | None
     """swebench's log parser name for the repository."""
+    services: tuple[str, ...] = ()
+    """Local services each run starts on its loopback (``vouch.worlds._services``)."""
 
 
 def trial_ids(trial: SweTrial) -> dict[str, Any]:
@@ -145,7 +147,11 @@ class Runner:
             Call(
                 _FOREIGN,
                 args=(str(env.env.python), function, {named: first, **kwargs}, env.env.run_env(world.path)),
-                kwargs={"timeout_s": self.timeout_s, "writable": function == "run_tests"},
+                kwargs={
+                    "timeout_s": self.timeout_s,
+                    "writable": function == "run_tests",
+                    "services": list(env.services),
+                },
             ),
             files=files or {},
             limits=self.foreign_limits,

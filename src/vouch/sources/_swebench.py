@@ -31,6 +31,7 @@ from vouch.errors import UsageError
 from vouch.worlds import EnvRecipe, git, parse_patch
 
 __all__ = [
+    "REPO_SERVICES",
     "EnvSpec",
     "RepoEnvs",
     "harness_arguments",
@@ -56,6 +57,12 @@ _CONDA_TO_PIP = {
 # does not give (xarray-6938); sparse 0.15 passes it, as the harness's image did.
 _IMAGE_BOUNDS = {
     "sparse": "<0.16",
+}
+# Local services a repository's tests can be pointed at (vouch.worlds._services): requests'
+# test_requests.py reads HTTPBIN_URL (httpbin.org by default), as its later suite used
+# pytest-httpbin. The harness reached httpbin.org over the network; vouch's runs have none.
+REPO_SERVICES = {
+    "psf/requests": ("httpbin",),
 }
 # conda packages with no pip wheel for Linux, C libraries pip wheels bundle, or tools no test
 # needs: left out (the recipe's notes list each one left out).

@@ -88,6 +88,8 @@ class T0Decision:
 
 def _store_key(world: World, job: T0Job, env: WorldEnv | None) -> str:
     parts = [str(_CHECK_VERSION), world.key, env.env.key if env else "own", "\n".join(job.t0)]
+    if env is not None and env.services:  # the runs had local services (requests: httpbin)
+        parts.append(",".join(env.services))
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
@@ -234,6 +236,7 @@ def worlds_record(setup: WorldSetup, instance_ids: Sequence[str]) -> dict[str, A
                 "harness": list(env.harness),
                 "test_files": list(env.test_files),
                 "parser": env.parser,
+                "services": list(env.services),
             },
         }
     return {
@@ -274,6 +277,7 @@ def _setup_for(task_root: Path, instance_id: str) -> WorldSetup:
             harness=tuple(e["harness"]),
             test_files=tuple(e["test_files"]),
             parser=e["parser"],
+            services=tuple(e.get("services") or ()),
         )
     plan = EnvPlan(envs={instance_id: env}, errors={}, built={}, failed={}, notes={}) if env is not None else None
     return WorldSetup(

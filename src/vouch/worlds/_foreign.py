@@ -22,6 +22,8 @@ import subprocess
 import time
 from typing import Any
 
+from vouch.worlds._services import running
+
 _BOOT = """
 import importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("vouch_inrun", sys.argv[1])
@@ -45,6 +47,7 @@ def run_inrun(
     env: dict[str, str],
     timeout_s: float,
     writable: bool = False,
+    services: list[str] | None = None,
 ) -> dict[str, Any]:
     """Call ``_inrun.<function>(**kwargs)`` under ``python``; return its result and output.
 
@@ -59,6 +62,8 @@ def run_inrun(
             working directory, as the harness's container gives its tests a writable checkout
             (pylint's tests write modules and ``.dot`` files into the repository). Paths in the
             result and the log name the world, not the copy.
+        services: Local services started on the run's loopback for the child's lifetime, the
+            child pointed at them (``vouch.worlds._services``: ``httpbin``).
 
     Returns:
         ``{"exit_code", "log", "duration_s", "result" (the function's value or None),
@@ -84,7 +89,8 @@ def run_inrun(
     started = time.monotonic()
     timed_out = False
     log_path = os.path.join(workdir, ".vouch-foreign-log.txt")
-    with open(log_path, "wb") as log:
+    with open(log_path, "wb") as log, running(services or []) as served:
+        child_env.update(served)
         child = subprocess.Popen(
             [python, "-c", _BOOT, _INRUN, function, args_file, result_file],
             stdin=subprocess.DEVNULL,
