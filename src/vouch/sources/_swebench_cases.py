@@ -12,6 +12,9 @@ Constructions (label from the category):
 - gold: G.
 - variant/cosmetic: G with a comment line above each changed block (``commented``); G's change
   written as a diff with more context lines (``recontext``, another text of the same change).
+- variant/alternative, refactors: G with an if/else of its added lines inverted, or a local variable of a
+  function it changes renamed (``vouch.sources._swebench_refactor``: only where libcst's scope
+  analysis shows the behaviour cannot change).
 - variant/alternative: G plus the official test patch (``with-tests``: the fix and its regression
   tests); G plus a new test module (``added-test``); an agent's patch the harness resolved.
 - error: G with one changed block left out (``partial``); mutants of G's added lines (libcst,
@@ -40,6 +43,7 @@ from pathlib import Path
 
 from vouch.errors import UsageError
 from vouch.mutation import Mutant, mutate
+from vouch.sources._swebench_refactor import refactors
 from vouch.worlds import git, parse_patch
 
 __all__ = [
@@ -358,6 +362,25 @@ def build_candidates(
             "The gold change written as a diff with 8 lines of context: another text of the same change.",
         )
     )
+    # refactors: the same behaviour in another text (one of each kind, in the first file that has one)
+    made: set[str] = set()
+    for path in code_files:
+        added = next((c.added_lines for c in parse_patch(gold_patch) if c.path == path), frozenset())
+        for refactor in refactors(gold[path] or "", added):
+            if refactor.construction in made:
+                continue
+            made.add(refactor.construction)
+            out.append(
+                Built(
+                    f"variant-refactor-{refactor.construction.replace('_', '-')}",
+                    "variant",
+                    "alternative",
+                    make_diff(base, {**gold, path: refactor.source}),
+                    f"refactor:{refactor.construction}",
+                    f"The gold patch with {refactor.description} in {path}: the same behaviour.",
+                    {"file": path},
+                )
+            )
     # alternatives
     if test_patch.strip():
         out.append(
