@@ -103,6 +103,24 @@ def test_records_literal_calls(executor: LocalExecutor, world: Path) -> None:
     assert len(recorded) == 4
 
 
+def test_a_recording_budget_records_the_chosen_tests_first_and_stops(executor: LocalExecutor, world: Path) -> None:
+    """With a budget spent at once, only the first test's calls are recorded, and that test is
+    the chosen one (the issue's own), not the file's first; every test still runs."""
+    value = _run(
+        executor,
+        world,
+        record=["lib.py::clip"],
+        record_first=["test_lib.py::test_crash"],
+        record_budget_s=0.0,
+    )
+    calls = value["calls"]
+    assert isinstance(calls, dict)
+    assert calls["lib.py::clip"] == [{"args": ["None", "0", "5"], "kwargs": {}}]
+    outcomes = value["outcomes"]
+    assert isinstance(outcomes, dict) and len(outcomes) == 4
+    assert list(outcomes)[0] == "test_lib.py::test_crash"
+
+
 def test_overlay_replaces_a_module(executor: LocalExecutor, world: Path) -> None:
     value = _run(executor, world, overlay={"lib.py": "def clip(value, low, high):\n    return value\n"})
     outcomes = value["outcomes"]

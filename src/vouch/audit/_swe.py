@@ -207,6 +207,12 @@ def _prepare(
     _probes_from(inst, ref_run, runner, reference, config.seed)
 
 
+RECORD_BUDGET_S = 120.0
+"""Seconds of T0 run with calls recorded in an environment's world: the FAIL_TO_PASS tests
+first, then the rest until the budget is spent (a profile hook slows every call: xarray's T0,
+30 s plain, ran for many minutes hooked)."""
+
+
 def _prepare_t0_in_env(
     inst: _Instance, runner: Runner, reference: World, null: World, trials: Sequence[SweTrial], seed: int
 ) -> None:
@@ -253,7 +259,13 @@ def _prepare_t0_in_env(
                 reference,
                 "run_tests",
                 list(inst.env.test_files),
-                {"root": str(reference.path), "record": targets, "harness": list(inst.env.harness)},
+                {
+                    "root": str(reference.path),
+                    "record": targets,
+                    "harness": list(inst.env.harness),
+                    "record_first": list(spec.fail_to_pass),
+                    "record_budget_s": RECORD_BUDGET_S,
+                },
                 name=f"record {reference.key}",
             )
         ],

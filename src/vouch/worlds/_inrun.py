@@ -18,6 +18,7 @@ import importlib.util
 import io
 import os
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from types import FrameType, FunctionType
 from typing import Any
@@ -305,6 +306,23 @@ def _rebuilds(text: str, value: Any) -> bool:
         return canon(build(text)) == canon(value)
     except Exception:  # noqa: BLE001 - a constructor that fails again, a __new__ that refuses
         return False
+
+
+class _RecordingOrder:
+    """A pytest plugin for a recording run: the chosen tests first, and the profile hook taken
+    off once the budget is spent (outcomes are the tests' own either way)."""
+
+    def __init__(self, first: Sequence[str], budget_s: float | None) -> None:
+        self.first = set(first)
+        self.deadline = None if budget_s is None else time.monotonic() + budget_s
+
+    def pytest_collection_modifyitems(self, items: list[Any]) -> None:
+        items.sort(key=lambda item: item.nodeid not in self.first)  # stable: the rest keep their order
+
+    def pytest_runtest_teardown(self, item: Any) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            sys.setprofile(None)
+            self.deadline = None
 
 
 class _Recorder:
@@ -653,6 +671,8 @@ def run_tests(
     noconftest: bool = False,
     workdir_tests: list[str] | None = None,
     harness: list[str] | None = None,
+    record_first: list[str] | None = None,
+    record_budget_s: float | None = None,
 ) -> dict[str, Any]:
     """Run pytest on ``argv`` and return per-test outcomes, optionally with branch coverage.
 
@@ -669,6 +689,10 @@ def run_tests(
         harness: Run as a benchmark harness would: these options (the spec's ``test_cmd``,
             e.g. ``-rA``) instead of vouch's own, pytest's own rootdir and config discovery,
             and ``root`` not put on sys.path (the environment's PYTHONPATH decides imports).
+        record_first: With ``record``: these node ids run first (the issue's own tests), so
+            their calls are recorded within the budget.
+        record_budget_s: With ``record``: recording stops after the test during which this many
+            seconds have passed (a profile hook slows every call; the tests run on unhooked).
 
     Returns:
         ``{"exit_code", "outcomes": {nodeid: passed|failed|skipped|error}, "failures":
@@ -703,6 +727,9 @@ def run_tests(
     args.extend(argv)
     args.extend(extra)
     collector = _make_collector()
+    plugins: list[Any] = [collector]
+    if record and (record_first or record_budget_s is not None):
+        plugins.append(_RecordingOrder(record_first or [], record_budget_s))
     files = [os.path.realpath(os.path.join(where, f)) for f in cover or []]
     cov = None
     if files:
@@ -714,7 +741,7 @@ def run_tests(
     if recorder is not None:
         sys.setprofile(recorder)
     try:
-        exit_code = pytest.main(args, plugins=[collector])
+        exit_code = pytest.main(args, plugins=plugins)
     finally:
         if recorder is not None:
             sys.setprofile(None)
