@@ -118,7 +118,7 @@ def test_a_recording_budget_records_the_chosen_tests_first_and_stops(executor: L
     assert calls["lib.py::clip"] == [{"args": ["None", "0", "5"], "kwargs": {}}]
     outcomes = value["outcomes"]
     assert isinstance(outcomes, dict) and len(outcomes) == 4
-    assert list(outcomes)[0] == "test_lib.py::test_crash"
+    assert next(iter(outcomes)) == "test_lib.py::test_crash"
 
 
 def test_overlay_replaces_a_module(executor: LocalExecutor, world: Path) -> None:
