@@ -110,3 +110,37 @@ def test_repo_locator_layouts(tmp_path: Path) -> None:
     assert url.locate(inst("pydata/xarray")) == "https://example.invalid/pydata/xarray.git"
     with pytest.raises(UsageError, match=r"not found .*--repo-map"):
         RepoLocator(root=tmp_path).locate(inst("pydata/xarray"))
+
+
+def test_siblings_are_the_files_other_instances_of_the_same_versions(tmp_path: Path) -> None:
+    """A run on some instances (--only) chooses each version's environment over all of the
+    file's instances of that version: those are its siblings, each located."""
+    from vouch.audit._swe_env import siblings_of
+    from vouch.sources._swe import SweInstance
+
+    (tmp_path / "psf+requests" / "repo").mkdir(parents=True)
+
+    def inst(iid: str, repo: str, version: str) -> SweInstance:
+        return SweInstance.model_validate(
+            {
+                "instance_id": iid,
+                "repo": repo,
+                "base_commit": "abcd",
+                "problem_statement": "",
+                "patch": "x",
+                "test_patch": "",
+                "FAIL_TO_PASS": ["t"],
+                "PASS_TO_PASS": [],
+                "version": version,
+            }
+        )
+
+    chosen = inst("r-1", "psf/requests", "2.0")
+    every = [chosen, inst("r-2", "psf/requests", "2.0"), inst("r-3", "psf/requests", "2.9"), inst("x-1", "o/x", "2.0")]
+    siblings, where = siblings_of([chosen], every, RepoLocator(root=tmp_path))
+    assert [s.instance_id for s in siblings] == ["r-2"]
+    assert where == {"r-2": str(tmp_path / "psf+requests" / "repo")}
+    lost, nowhere = siblings_of(
+        [chosen], [*every, inst("r-4", "psf/requests", "2.0")], RepoLocator(root=tmp_path / "none")
+    )
+    assert [s.instance_id for s in lost] == ["r-2", "r-4"] and nowhere == {}

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vouch.audit._swe_runs import WorldEnv
-from vouch.errors import UsageError
+from vouch.errors import UsageError, VouchError
 from vouch.sources._swe import SweInstance
 from vouch.sources._swebench import (
     REPO_SERVICES,
@@ -33,7 +33,7 @@ from vouch.sources._swebench import (
 from vouch.worlds import EnvCache, EnvFailure, Environment, WorldCache, git
 from vouch.worlds._services import SERVICES, available
 
-__all__ = ["EnvPlan", "RepoLocator", "plan_environments"]
+__all__ = ["EnvPlan", "RepoLocator", "plan_environments", "siblings_of"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,23 @@ EnvProgress = Callable[[str, int, int], None]
 def _commit_time(clone: Path, commit: str) -> int:
     done = git(["log", "-1", "--format=%ct", commit], cwd=clone)
     return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
+
+
+def siblings_of(
+    instances: Sequence[SweInstance], every: Sequence[SweInstance], locator: RepoLocator
+) -> tuple[list[SweInstance], dict[str, str]]:
+    """The other instances of the file that share a repo/version with ``instances`` (what
+    ``plan_environments`` chooses each version's environment over), and where each one is."""
+    versions = {(i.repo, i.version) for i in instances}
+    chosen = {i.instance_id for i in instances}
+    siblings = [i for i in every if (i.repo, i.version) in versions and i.instance_id not in chosen]
+    where: dict[str, str] = {}
+    for inst in siblings:
+        try:
+            where[inst.instance_id] = locator.locate(inst)
+        except VouchError:
+            pass  # a sibling that cannot be found does not choose the environment
+    return siblings, where
 
 
 def plan_environments(

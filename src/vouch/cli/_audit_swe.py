@@ -11,7 +11,7 @@ from rich.table import Table
 
 from vouch.audit._sources import SOURCES
 from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
-from vouch.audit._swe_env import EnvPlan, RepoLocator, plan_environments
+from vouch.audit._swe_env import EnvPlan, RepoLocator, plan_environments, siblings_of
 from vouch.audit._swe_harness import (
     HarnessReproduction,
     InstanceReproduction,
@@ -229,15 +229,8 @@ def swe(
                 console.print(f"{inst.instance_id}: error: {exc}")
         # The other instances of the file choose each version's environment too (its newest base
         # commit), so a run on some of them finds what a run on all of them built.
-        versions = {(i.repo, i.version) for i in instances}
-        chosen = {i.instance_id for i in instances}
-        siblings = [i for i in every if (i.repo, i.version) in versions and i.instance_id not in chosen]
-        env_sources = dict(sources)
-        for inst in siblings:
-            try:
-                env_sources[inst.instance_id] = locator.locate(inst)
-            except VouchError:
-                pass
+        siblings, where = siblings_of(instances, every, locator)
+        env_sources = sources | where
         plan = _build_environments(
             console,
             instances,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import vouch
-from vouch.audit._swe_env import RepoLocator, plan_environments
+from vouch.audit._swe_env import RepoLocator, plan_environments, siblings_of
 from vouch.core import FlaggedCase, Manifest, write_task
 from vouch.errors import UsageError, VouchError
 from vouch.exec import Executor
@@ -65,8 +65,9 @@ def _cache_root(options: SwebenchOptions) -> Path:
     return (options.cache or Path.cwd() / ".vouch").resolve()
 
 
-def _load(options: SwebenchOptions) -> tuple[list[SweInstance], list[SweTrial], Labels]:
-    instances = load_instances(options.instances)
+def _load(options: SwebenchOptions) -> tuple[list[SweInstance], list[SweInstance], list[SweTrial], Labels]:
+    """(the instances to build, every instance of the file, the trials, the labels)."""
+    instances = every = load_instances(options.instances)
     trials = load_predictions(options.predictions, instances) if options.predictions is not None else []
     labels = load_labels(options.labels) if options.labels is not None else Labels()
     if options.only:
@@ -75,7 +76,7 @@ def _load(options: SwebenchOptions) -> tuple[list[SweInstance], list[SweTrial], 
         if unknown:
             raise UsageError(f"--only {unknown[0]}: not in {options.instances}")
         instances = [i for i in instances if i.instance_id in set(options.only)]
-    return instances, trials, labels
+    return instances, every, trials, labels
 
 
 def _calibrate(inst: SweInstance, decision: T0Decision) -> tuple[dict[str, str] | None, str]:
@@ -118,7 +119,7 @@ def build_swebench(
     """
     say = line or (lambda _: None)
     started = time.monotonic()
-    instances, trials, labels = _load(options)
+    instances, every, trials, labels = _load(options)
     record = build_options(options)
     cache = _cache_root(options)
     worlds = WorldCache(cache / "worlds")
@@ -140,8 +141,16 @@ def build_swebench(
         specs = load_environments(options.environments)
         envs = EnvCache(options.env_dir or cache / "envs", python=dict(options.python))
         located = [i for i in instances if i.instance_id in sources]
+        # The file's other instances choose each version's environment too, as in vouch audit swe.
+        siblings, where = siblings_of(located, every, locator)
         plan = plan_environments(
-            located, sources, specs, worlds, envs, progress=lambda text, *_: say(f"environment {text}")
+            located,
+            sources | where,
+            specs,
+            worlds,
+            envs,
+            progress=lambda text, *_: say(f"environment {text}"),
+            siblings=siblings,
         )
         for inst in located:
             if inst.instance_id in plan.errors:
