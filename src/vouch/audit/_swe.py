@@ -209,8 +209,8 @@ def _prepare(
 
 RECORD_BUDGET_S = 120.0
 """Seconds of T0 run with calls recorded in an environment's world: the FAIL_TO_PASS tests
-first, then the rest until the budget is spent (a profile hook slows every call: xarray's T0,
-30 s plain, ran for many minutes hooked)."""
+first, then the rest until the budget is spent (a profile hook slows every call of the process,
+and xarray's T0 files hold thousands of tests)."""
 
 
 def _prepare_t0_in_env(
