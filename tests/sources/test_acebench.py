@@ -69,7 +69,7 @@ _DROP = object()
         (_trip(), True),
         (_trip(city="new york"), True),  # letter case ignored
         (_trip(city=" New-York. "), True),  # whitespace and ,./-_*^ ignored
-        (_trip(city="New York City"), True),  # ACEBench: the answer's text may be contained
+        (_trip(city="New York Harbor"), True),  # ACEBench: the answer's text may be contained
         (_trip(city="Old New-York"), True),  # ... word by word
         (_trip(city="NewYorker"), False),  # ... not inside a word (ACEBench's raw containment accepts it)
         (_trip(hotel={"name": "Grand Plaza Hotel", "stars": 4}), True),
@@ -166,11 +166,11 @@ def test_any_of_several_accepted_answers_passes():
         ),
         (
             "error_param",
-            {"plan_id": ["12#4"]},
-            "There is incorrect value (12#4) for the parameters (plan_id) ...",
+            {"seat_code": ["7-B"]},
+            "There is incorrect value (7-B) for the parameters (seat_code) ...",
             True,
         ),
-        ("error_param", {"plan_id": ["12#4"]}, "There is incorrect value for the parameters (plan_id).", False),
+        ("error_param", {"seat_code": ["7-B"]}, "There is incorrect value for the parameters (seat_code).", False),
         (
             "irrelevant",
             "Due to ...",
@@ -341,19 +341,19 @@ def made_data(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv(corpora.DATA_DIR_ENV, str(root))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     questions = [
-        _row("normal_similar_api_0", "user: What's the weather in San Francisco, in F?\n"),
+        _row("weather-q0", "user: What's the weather in Lisbon, in F?\n"),
         "{this is not json",
-        _row("normal_similar_api_2", "user: Weather in Paris please.\n"),
-        _row("normal_similar_api_3", "user: Weather in Rome please.\n"),
-        _row("normal_similar_api_4", "user: Weather in Oslo please.\n"),
+        _row("weather-q2", "user: Weather in Paris please.\n"),
+        _row("weather-q3", "user: Weather in Rome please.\n"),
+        _row("weather-q4", "user: Weather in Oslo please.\n"),
     ]
     answers = [
-        _answer("normal_similar_api_0", {"get_weather": {"city": "San Francisco", "unit": "F"}}),
-        _answer("normal_similar_api_2", {"get_forecast": {"city": "Paris"}}),  # no such function
-        _answer("normal_similar_api_3", {"get_weather": {"city": "Rome", "unit": "K"}}),  # not in its enum
-    ]  # normal_similar_api_4 has no answer
+        _answer("weather-q0", {"get_weather": {"city": "Lisbon", "unit": "F"}}),
+        _answer("weather-q2", {"get_outlook": {"city": "Paris"}}),  # no such function
+        _answer("weather-q3", {"get_weather": {"city": "Rome", "unit": "K"}}),  # not in its enum
+    ]  # weather-q4 has no answer
     _register(monkeypatch, root, "normal_similar_api", "\n".join(questions) + "\n", "\n".join(answers) + "\n")
-    _register(monkeypatch, root, "special_irrelevant", _row("special_irrelevant_0", "user: Sing me a song.\n"), None)
+    _register(monkeypatch, root, "special_irrelevant", _row("song-q0", "user: Sing me a song.\n"), None)
     return root
 
 
@@ -365,16 +365,16 @@ def test_bad_input_is_one_line_each_and_the_build_goes_on(made_data):
         options={"categories": ["normal_similar_api", "special_irrelevant"]},
         line=lines.append,
     )
-    assert [t.spec.id for t in out.tasks] == ["acebench-normal_similar_api_0"]
+    assert [t.spec.id for t in out.tasks] == ["acebench-weather-q0"]
     reasons = dict(out.skipped)
     assert "missing acebench/data_en/possible_answer/data_special_irrelevant.json" in reasons["special_irrelevant"]
     assert "not JSON" in reasons["normal_similar_api:2"]
-    assert "names no function" in reasons["normal_similar_api_2"]
-    assert "contradicts its own schema" in reasons["normal_similar_api_3"]
-    assert "no answer" in reasons["normal_similar_api_4"]
+    assert "names no function" in reasons["weather-q2"]
+    assert "contradicts its own schema" in reasons["weather-q3"]
+    assert "no answer" in reasons["weather-q4"]
     assert all("\n" not in line for line in lines) and len(lines) == 5
     listed = {k.removeprefix("skipped/") for k in out.inputs if k.startswith("skipped/")}
-    assert listed == {"special_irrelevant", "normal_similar_api:2", *(f"normal_similar_api_{i}" for i in (2, 3, 4))}
+    assert listed == {"special_irrelevant", "normal_similar_api:2", *(f"weather-q{i}" for i in (2, 3, 4))}
 
 
 def test_the_manifest_lists_the_data_files_and_the_bad_input(made_data, tmp_path):
@@ -386,8 +386,8 @@ def test_the_manifest_lists_the_data_files_and_the_bad_input(made_data, tmp_path
     assert versions["acebench"].startswith(corpora.ACEBENCH_COMMIT)
     assert versions["acebench-en-normal_similar_api"].startswith("sha256:")
     assert "registered" in versions["acebench-en-normal_similar_api"]  # not the registered file
-    assert "skipped/normal_similar_api_3" in versions and "skipped/special_irrelevant" in versions
-    assert report.manifest.tasks == 1 and (tmp_path / "tasks" / "acebench-normal_similar_api_0" / "task.toml").exists()
+    assert "skipped/weather-q3" in versions and "skipped/special_irrelevant" in versions
+    assert report.manifest.tasks == 1 and (tmp_path / "tasks" / "acebench-weather-q0" / "task.toml").exists()
 
 
 def test_no_acebench_data_anywhere_is_one_line(tmp_path, monkeypatch):
