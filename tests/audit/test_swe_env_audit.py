@@ -12,12 +12,12 @@ import pytest
 
 from vouch.audit import Verdict
 from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
-from vouch.audit._swe_env import EnvPlan, RepoLocator
+from vouch.audit._swe_env import EnvPlan, RepoLocator, siblings_of
 from vouch.audit._swe_replay import replay_witness
 from vouch.audit._swe_runs import WorldEnv
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
-from vouch.sources._swe import fixture_files, load_instances, load_predictions, materialise_fixture_repo
+from vouch.sources._swe import SweInstance, fixture_files, load_instances, load_predictions, materialise_fixture_repo
 from vouch.worlds import Environment, WorldCache
 
 pytestmark = pytest.mark.slow
@@ -32,6 +32,22 @@ OWN = Environment(
     build_s=0.0,
     installs=0,
 )
+
+
+def _instance(iid: str, repo: str, version: str | None = None) -> SweInstance:
+    return SweInstance.model_validate(
+        {
+            "instance_id": iid,
+            "repo": repo,
+            "base_commit": "abcd",
+            "problem_statement": "",
+            "patch": "x",
+            "test_patch": "",
+            "FAIL_TO_PASS": ["t"],
+            "PASS_TO_PASS": [],
+            "version": version,
+        }
+    )
 
 
 def test_audit_in_environments(visible_tmp: Path) -> None:
@@ -83,21 +99,9 @@ def test_audit_in_environments(visible_tmp: Path) -> None:
 def test_repo_locator_layouts(tmp_path: Path) -> None:
     for layout in ("psf+requests/repo", "pallets__flask", "pytest-dev/pytest", "seaborn"):
         (tmp_path / layout).mkdir(parents=True)
-    from vouch.sources._swe import SweInstance
 
     def inst(repo: str) -> SweInstance:
-        return SweInstance.model_validate(
-            {
-                "instance_id": "x",
-                "repo": repo,
-                "base_commit": "abcd",
-                "problem_statement": "",
-                "patch": "x",
-                "test_patch": "",
-                "FAIL_TO_PASS": ["t"],
-                "PASS_TO_PASS": [],
-            }
-        )
+        return _instance("x", repo)
 
     locator = RepoLocator(root=tmp_path)
     assert locator.locate(inst("psf/requests")) == str(tmp_path / "psf+requests/repo")
@@ -115,26 +119,8 @@ def test_repo_locator_layouts(tmp_path: Path) -> None:
 def test_siblings_are_the_files_other_instances_of_the_same_versions(tmp_path: Path) -> None:
     """A run on some instances (--only) chooses each version's environment over all of the
     file's instances of that version: those are its siblings, each located."""
-    from vouch.audit._swe_env import siblings_of
-    from vouch.sources._swe import SweInstance
-
     (tmp_path / "psf+requests" / "repo").mkdir(parents=True)
-
-    def inst(iid: str, repo: str, version: str) -> SweInstance:
-        return SweInstance.model_validate(
-            {
-                "instance_id": iid,
-                "repo": repo,
-                "base_commit": "abcd",
-                "problem_statement": "",
-                "patch": "x",
-                "test_patch": "",
-                "FAIL_TO_PASS": ["t"],
-                "PASS_TO_PASS": [],
-                "version": version,
-            }
-        )
-
+    inst = _instance
     chosen = inst("r-1", "psf/requests", "2.0")
     every = [chosen, inst("r-2", "psf/requests", "2.0"), inst("r-3", "psf/requests", "2.9"), inst("x-1", "o/x", "2.0")]
     siblings, where = siblings_of([chosen], every, RepoLocator(root=tmp_path))

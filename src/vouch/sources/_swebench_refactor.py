@@ -60,51 +60,31 @@ def _invert_if(wrapper: MetadataWrapper, lines: Collection[int]) -> Iterator[Ref
         return  # one rewrite a case
 
 
+_SCOPES = (
+    cst.FunctionDef,
+    cst.Lambda,
+    cst.ClassDef,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+    cst.Global,
+    cst.Nonlocal,
+)
+"""Nodes inside a function that make renaming its locals unsafe: a nested scope, or a name
+declared to live elsewhere."""
+
+
 class _Nested(cst.CSTVisitor):
     """Finds what makes renaming a function's locals unsafe."""
 
     def __init__(self) -> None:
         self.unsafe = False
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.unsafe = True
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        self.unsafe = True
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.unsafe = True
-        return False
-
-    def visit_ListComp(self, node: cst.ListComp) -> bool:
-        self.unsafe = True
-        return False
-
-    def visit_SetComp(self, node: cst.SetComp) -> bool:
-        self.unsafe = True
-        return False
-
-    def visit_DictComp(self, node: cst.DictComp) -> bool:
-        self.unsafe = True
-        return False
-
-    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
-        self.unsafe = True
-        return False
-
-    def visit_Global(self, node: cst.Global) -> bool:
-        self.unsafe = True
-        return False
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> bool:
-        self.unsafe = True
-        return False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value in _INTROSPECTION:
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _SCOPES) or (isinstance(node, cst.Name) and node.value in _INTROSPECTION):
             self.unsafe = True
+        return not self.unsafe
 
 
 class _Rename(cst.CSTTransformer):
