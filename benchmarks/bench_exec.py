@@ -3,7 +3,12 @@
 (a) the engine, full isolation, calling a trivial function;
 (b) a ``python -c`` subprocess doing the same;
 (c) one plain pytest test run through the engine;
-(d) the same test as a ``python -m pytest`` subprocess with the same pytest options.
+(d) the same test as a ``python -m pytest`` subprocess with the same pytest options (those the
+    engine's ``run_pytest`` uses, installed plugins not autoloaded, as in the engine).
+
+For (a) and (c) the JSON also holds the median of every phase the engine reports per run
+(``RunResult.phases``: the pool's steps, the child's ``enter``/``code``/``exit`` split and the
+caller's ``round_trip``), so that a regression shows where it comes from.
 
 Every run is its own process: the pids are recorded and checked to be distinct. Runs are
 sequential (one at a time) so that each median is a per-run latency, not a throughput.
@@ -30,7 +35,8 @@ import tempfile
 import time
 from typing import Any
 
-from vouch.exec import Call, LocalExecutor, RunSpec, Status
+from vouch.exec import Call, LocalExecutor, RunResult, RunSpec, Status
+from vouch.exec._pytest import POOL_ARGS
 
 TRIVIAL = "def f(x):\n    return x + 1\n"
 TEST = "def test_one():\n    assert 1 + 1 == 2\n"
@@ -41,17 +47,25 @@ def _median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-def bench_engine(executor: LocalExecutor, runs: int) -> tuple[list[float], list[int]]:
+def _phases(results: list[RunResult]) -> dict[str, float]:
+    names = sorted({name for result in results for name in result.phases})
+    return {
+        name.removesuffix("_ms"): round(statistics.median(r.phases[name] for r in results if name in r.phases), 3)
+        for name in names
+    }
+
+
+def bench_engine(executor: LocalExecutor, runs: int) -> tuple[list[float], list[RunResult]]:
     spec = RunSpec(entry=Call("trivial.py:f", args=(41,)), files={"trivial.py": TRIVIAL})
-    times, pids = [], []
+    times, results = [], []
     for _ in range(runs):
         start = time.perf_counter()
         result = executor.run(spec)
         times.append(time.perf_counter() - start)
         if result.status is not Status.OK or result.value != 42:
             raise SystemExit(f"engine run failed: {result.status} {result.reason}")
-        pids.append(result.pid)
-    return times, pids
+        results.append(result)
+    return times, results
 
 
 def bench_subprocess(runs: int) -> tuple[list[float], list[int]]:
@@ -65,20 +79,20 @@ def bench_subprocess(runs: int) -> tuple[list[float], list[int]]:
     return times, pids
 
 
-def bench_engine_pytest(executor: LocalExecutor, runs: int) -> tuple[list[float], list[int]]:
+def bench_engine_pytest(executor: LocalExecutor, runs: int) -> tuple[list[float], list[RunResult]]:
     spec = RunSpec(
         entry=Call("vouch.exec._pytest:run_pytest", args=([*PYTEST_OPTIONS, "test_one.py"],)),
         files={"test_one.py": TEST},
     )
-    times, pids = [], []
+    times, results = [], []
     for _ in range(runs):
         start = time.perf_counter()
         result = executor.run(spec)
         times.append(time.perf_counter() - start)
         if result.status is not Status.OK or result.value["counts"] != {"passed": 1}:
             raise SystemExit(f"engine pytest run failed: {result.status} {result.reason} {result.value}")
-        pids.append(result.pid)
-    return times, pids
+        results.append(result)
+    return times, results
 
 
 def bench_pytest_subprocess(runs: int) -> tuple[list[float], list[int]]:
@@ -89,7 +103,7 @@ def bench_pytest_subprocess(runs: int) -> tuple[list[float], list[int]]:
         for _ in range(runs):
             start = time.perf_counter()
             proc = subprocess.Popen(
-                [sys.executable, "-m", "pytest", *PYTEST_OPTIONS, "test_one.py"],
+                [sys.executable, "-m", "pytest", *POOL_ARGS, *PYTEST_OPTIONS, "test_one.py"],
                 cwd=tmp,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -159,9 +173,11 @@ def measure(runs: int, pytest_runs: int) -> dict[str, Any]:
     with LocalExecutor(workers=1) as executor:
         info = executor.start()
         bench_engine(executor, 10)  # warm the socket path and the first spares
-        engine, engine_pids = bench_engine(executor, runs)
+        engine, engine_results = bench_engine(executor, runs)
         bench_engine_pytest(executor, 3)
-        engine_pytest, engine_pytest_pids = bench_engine_pytest(executor, pytest_runs)
+        engine_pytest, engine_pytest_results = bench_engine_pytest(executor, pytest_runs)
+    engine_pids = [r.pid for r in engine_results]
+    engine_pytest_pids = [r.pid for r in engine_pytest_results]
     sub, sub_pids = bench_subprocess(max(10, runs // 4))
     pytest_sub, pytest_sub_pids = bench_pytest_subprocess(pytest_runs)
 
@@ -192,6 +208,8 @@ def measure(runs: int, pytest_runs: int) -> dict[str, Any]:
             "isolation": info.isolation_level,
             "pool_rss_mb": info.baseline_rss_mb,
             "cpus": os.cpu_count(),
+            "engine_phases_ms": _phases(engine_results),
+            "engine_pytest_phases_ms": _phases(engine_pytest_results),
         }
     )
     return results
@@ -206,6 +224,9 @@ def _print(mode: str, results: dict[str, Any]) -> None:
     print(f"(d) python -m pytest subprocess, same test  median {results['pytest_subprocess_median_ms']:8.2f} ms")
     print(f"    ratio (d)/(c)                                  {results['pytest_subprocess_over_engine_pytest']:8.1f}x")
     print(f"    {results['distinct_pids']} engine runs, each its own process")
+    for key, label in (("engine_phases_ms", "(a)"), ("engine_pytest_phases_ms", "(c)")):
+        phases = ", ".join(f"{name} {ms:.2f}" for name, ms in results[key].items())
+        print(f"    {label} phases, median ms: {phases}")
 
 
 if __name__ == "__main__":

@@ -97,6 +97,39 @@ def test_results_record_their_isolation(executor: LocalExecutor) -> None:
     assert iso.processes == FAST.processes
 
 
+def test_results_say_where_the_time_went(executor: LocalExecutor) -> None:
+    result = run_call(executor, "import time\ndef f():\n    time.sleep(0.05)\n")
+    assert result.ok, result
+    phases = result.phases
+    for name in ("queued", "spare", "clone", "workdir", "handoff", "child", "finish", "enter", "code", "exit"):
+        assert phases[f"{name}_ms"] >= 0, name
+    assert phases["code_ms"] >= 50  # the sleep is the run's own code
+    # The child's split adds up to what the pool saw of it, and the caller waited for all of it.
+    assert phases["enter_ms"] + phases["code_ms"] + phases["exit_ms"] == pytest.approx(phases["child_ms"], abs=0.01)
+    assert phases["round_trip_ms"] >= phases["child_ms"] + phases["finish_ms"]
+
+
+def test_a_run_that_forges_its_clock_loses_only_its_split(executor: LocalExecutor) -> None:
+    # The harness's clock readings come from the run's process: a run that rewrites the
+    # frame with readings out of order gets no enter/code/exit split, and its status stands.
+    code = (
+        "import os, json, struct\n"
+        "from vouch.exec import _frame\n"
+        "def f():\n"
+        "    real = _frame.encode\n"
+        "    def forged(nonce, payload):\n"
+        "        payload['clock'] = [1e12, 0.0]\n"
+        "        return real(nonce, payload)\n"
+        "    import vouch.exec._harness as h\n"
+        "    h._encode = forged\n"
+        "    return 7\n"
+    )
+    result = run_call(executor, code)
+    assert result.ok and result.value == 7, result
+    assert "code_ms" not in result.phases
+    assert result.phases["child_ms"] > 0
+
+
 def test_the_run_is_not_root_on_the_host(executor: LocalExecutor) -> None:
     """The run's host uid is what the kernel says, and it is not 0."""
     result = run_script(executor, "import os\nprint(open('/proc/self/uid_map').read())\n")

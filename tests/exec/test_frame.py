@@ -160,3 +160,10 @@ def test_malformed_exception(exception: object) -> None:
 def test_frame_error_is_a_value_error() -> None:
     assert issubclass(FrameError, ValueError)
     assert _frame.MAX_FRAME_BYTES > 0
+
+
+def test_clock_readings_round_trip_and_bad_ones_are_dropped() -> None:
+    frame = decode(encode(NONCE, {**payload(value=1), "clock": [1.5, 2.5]}), NONCE)
+    assert frame.clock == (1.5, 2.5)
+    for bad in ([1, 2], [1.5], "now", [1.5, "x"], None):
+        assert decode(encode(NONCE, {**payload(value=1), "clock": bad}), NONCE).clock is None

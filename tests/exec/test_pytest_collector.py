@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import vouch
+from vouch.exec import Call, LocalExecutor, RunSpec
 from vouch.exec._pytest import make_collector
 
 TESTS = """
@@ -89,3 +90,22 @@ def test_every_in_run_test_execution_uses_the_one_collector() -> None:
             if isinstance(node, ast.FunctionDef) and node.name in hooks:
                 found.append(str(path.relative_to(root)))
     assert sorted(set(found)) == ["exec/_pytest.py"]
+
+
+PLUGIN_PROBE = """
+def test_probe(request):
+    assert request.config.pluginmanager.has_plugin("hypothesispytest") is {expected}
+"""
+
+
+def test_runs_load_installed_plugins_only_when_named(executor: LocalExecutor) -> None:
+    # hypothesis (a test dependency) installs a pytest plugin by entry point; vouch's own pytest
+    # runs leave such plugins out (their weight is in every run's fork) unless a run names one.
+    for extra, expected in (([], False), (["-p", "hypothesispytest"], True)):
+        spec = RunSpec(
+            entry=Call("vouch.exec._pytest:run_pytest", args=([*extra, "-q", "test_probe.py"],)),
+            files={"test_probe.py": PLUGIN_PROBE.format(expected=expected)},
+        )
+        result = executor.run(spec)
+        assert result.ok, result
+        assert result.value["counts"] == {"passed": 1}, (extra, result.value)

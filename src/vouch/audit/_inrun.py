@@ -411,14 +411,16 @@ def run_witness(test_file: str) -> dict[str, Any]:
     import pytest
 
     from vouch.exec._apart import Program
-    from vouch.exec._pytest import make_collector
+    from vouch.exec._pytest import POOL_ARGS, make_collector
 
     program = Program(SOLUTION, "solution", hide=[test_file])
     sys.modules["solution"] = program.module()
     collector = make_collector()
     try:
         with _quiet():
-            code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", test_file], plugins=[collector])
+            code = pytest.main(
+                [*POOL_ARGS, "-q", "-p", "no:cacheprovider", "-p", "no:randomly", test_file], plugins=[collector]
+            )
     finally:
         program.close()
         sys.modules.pop("solution", None)

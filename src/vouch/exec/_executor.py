@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -185,7 +186,7 @@ def _scrubbed_environment(hash_seed: str) -> dict[str, str]:
     return env
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Attempt:
     """A submitted run as the pool got it: sent again, once, if the pool dies under it."""
 
@@ -193,6 +194,7 @@ class _Attempt:
     service: Service | None
     future: Future[RunResult]
     retried: bool
+    sent: float = 0.0
 
 
 def _lost(spec: RunSpec, info: PoolInfo | None, reason: str) -> RunResult:
@@ -449,6 +451,7 @@ class LocalExecutor(Executor):
                 raise EngineCrashed("the engine's pool is closed")
             run_id = self._next_id
             self._next_id += 1
+            attempt.sent = time.monotonic()
             self._futures[run_id] = attempt.future
             self._inflight[run_id] = attempt
             if attempt.service is not None and attempt.spec.service:
@@ -555,12 +558,15 @@ class LocalExecutor(Executor):
         with self._lock:
             future = self._futures.pop(run_id, None)
             self._services.pop(run_id, None)
-            self._inflight.pop(run_id, None)
+            attempt = self._inflight.pop(run_id, None)
         if future is None:
             return
         if kind == "done":
             try:
-                future.set_result(build_result(message[2]))
+                result = build_result(message[2])
+                if attempt is not None:
+                    result.phases["round_trip_ms"] = round((time.monotonic() - attempt.sent) * 1000, 3)
+                future.set_result(result)
             except Exception as exc:  # noqa: BLE001 - a malformed report must not kill the reader
                 future.set_exception(InfrastructureError(f"unreadable report for run {run_id}: {exc}"))
         else:

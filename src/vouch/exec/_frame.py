@@ -28,6 +28,9 @@ class Frame:
     """``completed`` (script ran to its end), ``returned`` (call returned) or ``raised``."""
     value: Any
     exception: dict[str, str] | None
+    clock: tuple[float, float] | None = None
+    """When the harness took over and when the entry ended (``CLOCK_MONOTONIC``, shared with the
+    pool): profiling figures only, written by the run's process like the rest of the frame."""
 
 
 class FrameError(ValueError):
@@ -62,4 +65,12 @@ def decode(data: bytes, nonce: bytes) -> Frame:
         isinstance(exception, dict) and all(isinstance(v, str) for v in exception.values())
     ):
         raise FrameError("result record has a malformed exception")
-    return Frame(outcome=payload["outcome"], value=payload.get("value"), exception=exception)
+    clock = payload.get("clock")
+    if not (isinstance(clock, list) and len(clock) == 2 and all(type(t) is float for t in clock)):
+        clock = None
+    return Frame(
+        outcome=payload["outcome"],
+        value=payload.get("value"),
+        exception=exception,
+        clock=(clock[0], clock[1]) if clock else None,
+    )

@@ -15,6 +15,7 @@ import importlib.util
 import os
 import runpy
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from types import ModuleType
@@ -29,6 +30,7 @@ _TRACEBACK_TAIL = 4000
 # Bound before the code under test runs, so that rebinding ``os._exit`` or ``os.pwrite``
 # from that code does not reach the harness's last steps.
 _exit = os._exit
+_monotonic = time.monotonic
 _pwrite = os.pwrite
 _ftruncate = os.ftruncate
 _encode = _frame.encode
@@ -91,6 +93,7 @@ def run_entry(entry: Script | Call, nonce: bytes) -> NoReturn:
     """Run ``entry``, record how it ended, and leave the process."""
     payload: dict[str, Any]
     status = 0
+    entered = _monotonic()
     try:
         if isinstance(entry, Script):
             path = os.path.abspath(entry.path)
@@ -107,10 +110,12 @@ def run_entry(entry: Script | Call, nonce: bytes) -> NoReturn:
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are outcomes here
         payload = {"outcome": "raised", "value": None, "exception": _describe(exc)}
         status = _exit_status(exc)
+    ended = _monotonic()
     builtins.__dict__.clear()
     builtins.__dict__.update(_BUILTINS)
     try:
         payload["value"] = _to_data(payload["value"])
+        payload["clock"] = [entered, ended]
         frame = _encode(nonce, payload)
     except (TypeError, ValueError, RecursionError) as exc:
         kind = type(payload.get("value")).__name__

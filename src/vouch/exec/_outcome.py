@@ -66,7 +66,19 @@ def build_result(observed: dict[str, Any]) -> RunResult:
         value=value,
         exception=exception,
         workdir=observed.get("workdir"),
+        phases=_phases(observed, frame),
     )
+
+
+def _phases(observed: dict[str, Any], frame: _frame.Frame | None) -> dict[str, float]:
+    phases = dict(observed.get("phases") or {})
+    if frame is not None and frame.clock is not None and "started" in observed:
+        entered, ended = frame.clock
+        if observed["started"] <= entered <= ended <= observed["exited"]:
+            phases["enter_ms"] = round((entered - observed["started"]) * 1000, 3)
+            phases["code_ms"] = round((ended - entered) * 1000, 3)
+            phases["exit_ms"] = round((observed["exited"] - ended) * 1000, 3)
+    return phases
 
 
 def _classify(

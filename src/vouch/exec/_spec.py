@@ -191,6 +191,11 @@ class RunResult:
     exception: ExceptionInfo | None = None
     workdir: str | None = None
     """The kept working directory, when the spec asked to keep it."""
+    phases: dict[str, float] = field(default_factory=dict, compare=False)
+    """Where the run's time went, in ms: the pool's steps (``queued``, ``spare``, ``workdir``,
+    ``handoff``, ``child``, ``finish``), the child's split of ``child`` (``enter``: its sandbox
+    and the entry's hand-off, ``code``, ``exit``: the frame and the process's end; from the
+    run's own clock readings), and the caller's ``round_trip``. For profiling only."""
 
     @property
     def ok(self) -> bool:

@@ -30,7 +30,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from vouch.exec import _harness, _linux, _sandbox, _service
+from vouch.exec import _harness, _linux, _pytest, _sandbox, _service
 from vouch.exec._protocol import MessageReader, pack_message, send_message
 from vouch.exec._spec import RunSpec
 
@@ -66,6 +66,8 @@ class _Spare:
     service: socket.socket
     vm: int = 0
     """The zygote's address-space size when it cloned this spare: what the child starts with."""
+    clone_s: float = 0.0
+    """How long cloning this spare took the zygote (off a run's path when made ahead)."""
 
 
 @dataclass
@@ -78,6 +80,8 @@ class _Running:
     started: float
     deadline: float
     isolation: dict[str, Any]
+    phases: dict[str, float] = field(default_factory=dict)
+    """Where the zygote's share of the run's time went, in ms (``RunResult.phases``)."""
     timed_out: bool = False
     service_open: bool = False
     service_in: _service.Splitter = field(default_factory=_service.Splitter)
@@ -92,8 +96,10 @@ class Zygote:
     baseline_vm: int = 0
     exposures: tuple[_sandbox.Exposure, ...] = ()
     under_private_tmp: tuple[str, ...] = ()
-    queues: dict[bool, deque[tuple[int, RunSpec]]] = field(default_factory=lambda: {False: deque(), True: deque()})
-    """Waiting runs by lane: ``True`` for nested runs, ``False`` for the others."""
+    queues: dict[bool, deque[tuple[int, RunSpec, float]]] = field(
+        default_factory=lambda: {False: deque(), True: deque()}
+    )
+    """Waiting runs by lane (``True`` for nested runs), each with the time it arrived."""
     running: dict[int, _Running] = field(default_factory=dict)
     spares: dict[int, _Spare] = field(default_factory=dict)
     spare_errors: dict[int, str] = field(default_factory=dict)
@@ -284,6 +290,7 @@ class Zygote:
             under_private_tmp=self.under_private_tmp,
         )
         vm = _vm_size()
+        begun = time.monotonic()
         if self.full:
             # The child inherits the slot's network namespace: made once, only lo (up), owned
             # by the host's user namespace (so nothing in a run can configure it).
@@ -321,14 +328,18 @@ class Zygote:
             ready_r=ready_r,
             service=service,
             vm=vm,
+            clone_s=time.monotonic() - begun,
         )
 
-    def start(self, run_id: int, spec: RunSpec) -> None:
+    def start(self, run_id: int, spec: RunSpec, received: float) -> None:
+        begun = time.monotonic()
         slot = self.free_slots[spec.nested].pop()
-        if slot not in self.spares:
+        made_now = slot not in self.spares
+        if made_now:
             self.make_spare(slot)
         child = self.spares.pop(slot)
         uid = child.uid
+        spared = time.monotonic()
         try:
             workdir, files = self._prepare_workdir(spec, uid)
         except (OSError, ValueError) as exc:
@@ -352,12 +363,13 @@ class Zygote:
             disk_mb=spec.limits.disk_mb if self.full else None,
             exposed=self.exposed,
         )
-        started = time.monotonic()
+        prepared = time.monotonic()
         try:
             os.write(child.job_w, pack_message((job, spec.entry, nonce)))
         except OSError:
             pass  # the spare died before its run; its exit is reported as a setup failure
         os.close(child.job_w)
+        started = time.monotonic()
         self.running[run_id] = _Running(
             run_id=run_id,
             spec=spec,
@@ -368,6 +380,13 @@ class Zygote:
             deadline=started + spec.limits.timeout_s,
             isolation=self._isolation(spec, uid, address_space),
             service_open=spec.service,
+            phases={
+                "queued_ms": _ms(begun - received),
+                "spare_ms": _ms(spared - begun) if made_now else 0.0,
+                "clone_ms": _ms(child.clone_s),
+                "workdir_ms": _ms(prepared - spared),
+                "handoff_ms": _ms(started - prepared),
+            },
         )
         if spec.service:
             child.service.setblocking(False)
@@ -377,7 +396,8 @@ class Zygote:
     def finish(self, run: _Running) -> None:
         child = run.child
         _, status, usage = os.wait4(child.pid, 0)
-        duration = time.monotonic() - run.started
+        exited = time.monotonic()
+        duration = exited - run.started
         setup_error = _close_child(child)
         if run.spec.service:
             child.service.close()
@@ -396,6 +416,8 @@ class Zygote:
             shutil.rmtree(run.workdir, ignore_errors=True)
             workdir = None
         self.free_slots[run.spec.nested].append(child.slot)
+        run.phases["child_ms"] = _ms(duration)
+        run.phases["finish_ms"] = _ms(time.monotonic() - exited)
         if setup_error:
             self._reply(("failed", run.run_id, f"sandbox setup failed: {setup_error}"))
             return
@@ -419,6 +441,9 @@ class Zygote:
                     "nonce": run.nonce,
                     "isolation": run.isolation,
                     "workdir": workdir,
+                    "started": run.started,
+                    "exited": exited,
+                    "phases": run.phases,
                 },
             )
         )
@@ -445,7 +470,7 @@ class Zygote:
             while queue and free:
                 slot = free[-1]
                 if slot in self.spare_errors:
-                    run_id, _ = queue.popleft()
+                    run_id, _, _ = queue.popleft()
                     self._reply(("failed", run_id, f"sandbox setup failed: {self.spare_errors.pop(slot)}"))
                     continue
                 self.start(*queue.popleft())
@@ -459,7 +484,7 @@ class Zygote:
         """Handle one message of the pool; False when it asks the zygote to stop."""
         if message[0] == "run":
             spec: RunSpec = message[2]
-            self.queues[spec.nested].append((message[1], spec))
+            self.queues[spec.nested].append((message[1], spec, time.monotonic()))
         elif message[0] == "expose":
             self.exposed = tuple(message[1])
         elif message[0] == "response":
@@ -802,6 +827,10 @@ def _vm_size() -> int:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
+
 def _rss() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -827,7 +856,7 @@ def _warm_pytest() -> None:
         os.chdir(tmp)
         try:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                pytest.main(["-q", "-p", "no:cacheprovider", "test_warm.py"])
+                pytest.main([*_pytest.POOL_ARGS, "-q", "-p", "no:cacheprovider", "test_warm.py"])
         finally:
             os.chdir(cwd)
     sys.modules.pop("test_warm", None)
