@@ -36,3 +36,7 @@ class IsolationUnavailable(InfrastructureError):
 
 class EngineCrashed(InfrastructureError):
     """The engine's pool process died; the runs it had in hand have no result."""
+
+
+class ClusterUnavailable(InfrastructureError):
+    """The cluster an executor was pointed at does not answer, or offers nowhere to run."""

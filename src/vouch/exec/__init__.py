@@ -8,7 +8,15 @@ comes from what the parent observed; a call's return value comes back as JSON da
 
 from __future__ import annotations
 
-from vouch.exec._executor import Executor, LocalExecutor, PoolInfo, Progress, get_executor
+from vouch.exec._executor import (
+    Executor,
+    LocalExecutor,
+    PoolInfo,
+    Progress,
+    check_executor,
+    get_executor,
+    make_executor,
+)
 from vouch.exec._hidden import expose_to_runs, hidden_in_every_run, hide_in_runs
 from vouch.exec._sandbox import PRIVATE_IN_RUNS, visible_in_runs
 from vouch.exec._spec import Call, Entry, ExceptionInfo, Isolation, Limits, RunResult, RunSpec, Script, Status
@@ -28,9 +36,11 @@ __all__ = [
     "RunSpec",
     "Script",
     "Status",
+    "check_executor",
     "expose_to_runs",
     "get_executor",
     "hidden_in_every_run",
     "hide_in_runs",
+    "make_executor",
     "visible_in_runs",
 ]
