@@ -2,11 +2,14 @@
 
 Builds AgentDojo state tasks (all of them: ~1,700 cases) and BFCL tool-call tasks for the rest
 of ``--cases`` (default 5,000), then decides every case with its reference verifier through the
-engine (each decision its own sandboxed run), and, in the same run, a sample of the same cases
-with one plain ``python`` subprocess per case (no sandbox: a lower bound on the naive way),
-extrapolated to all cases per kind.
+engine (the cases of one task in one sandboxed run, each its own decision), and, in the same
+run, every case again with one sandboxed run per decision (the engine's way before multi-case
+runs; the decisions must be the same), and a sample of the same cases with one plain ``python``
+subprocess per case (no sandbox: a lower bound on the naive way), extrapolated to all cases per
+kind.
 
-    python benchmarks/bench_scoring.py [--cases 5000] [--baseline-sample 200] [--no-state] [--json]
+    python benchmarks/bench_scoring.py [--cases 5000] [--baseline-sample 200] [--no-state]
+                                       [--no-single] [--json]
 
 Prints the wall time, decisions per second, the engine's share of the wall time (the time
 the runs themselves took, summed over the workers) and the ratio to the subprocess baseline.
@@ -50,6 +53,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=5000)
     parser.add_argument("--baseline-sample", type=int, default=200)
     parser.add_argument("--no-state", action="store_true", help="tool-call cases only (no AgentDojo)")
+    parser.add_argument("--no-single", action="store_true", help="skip the one-run-per-decision baseline")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -80,6 +84,12 @@ def main() -> None:
             started = time.perf_counter()
             results = decide_cases(executor, items)
             wall = time.perf_counter() - started
+            single_wall, same = None, None
+            if not args.no_single:
+                started = time.perf_counter()
+                singles = decide_cases(executor, items, multi_case=False)
+                single_wall = time.perf_counter() - started
+                same = sum(a.decision == b.decision for a, b in zip(results, singles, strict=True))
         in_runs = sum(r.duration_s for r in results)
 
         sub_total = 0.0
@@ -120,6 +130,10 @@ def main() -> None:
         "subprocess_over_engine": round(sub_total / wall, 1),
         "sample_agreement": round(agree / sampled, 3),
         "cpus": os.cpu_count(),
+        "single_run_wall_s": round(single_wall, 2) if single_wall is not None else None,
+        "single_over_multi_case": round(single_wall / wall, 1) if single_wall is not None else None,
+        "same_decisions_as_single_runs": same,
+        "redecided_alone": sum(r.note is not None for r in results),
     }
     if args.json:
         print(json.dumps(figures))
@@ -132,6 +146,11 @@ def main() -> None:
         f"engine:     {figures['engine_wall_s']:8.2f} s   ({figures['decisions_per_s']} decisions/s; runs take "
         f"{100 * figures['engine_share']:.0f}% of the workers' time)"
     )
+    if single_wall is not None:
+        print(
+            f"one run per decision: {single_wall:8.2f} s   ({figures['single_over_multi_case']}x the multi-case "
+            f"runs; same decision on {same} of {len(items)} cases; {figures['redecided_alone']} re-decided alone)"
+        )
     print(
         f"subprocess: {figures['subprocess_extrapolated_s']:8.1f} s   (one `python -c` per case, serial, no sandbox: "
         f"{figures['subprocess_mean_ms']} ms each over a sample of {sampled}, extrapolated per kind)"

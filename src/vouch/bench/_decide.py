@@ -54,6 +54,9 @@ class DecisionResult:
     decision: Decision
     reason: str | None
     duration_s: float
+    note: str | None = None
+    """Why the case was decided in a run of its own although its task's other cases shared one
+    (``decide_cases``'s multi-case runs): its run crashed, or an earlier case changed state."""
 
 
 @dataclass(frozen=True)
@@ -114,24 +117,39 @@ class _Item:
 def classify(result: RunResult) -> tuple[Decision, str | None]:
     """A decision run's result -> PASS, FAIL or INVALID with a one-line reason."""
     if result.status is Status.OK:
-        value = result.value
-        if isinstance(value, dict) and isinstance(value.get("bool"), bool):
-            return (Decision.PASS if value["bool"] else Decision.FAIL), None
-        kind = value.get("type", "?") if isinstance(value, dict) else type(value).__name__
-        shown = value.get("repr", "") if isinstance(value, dict) else ""
-        return Decision.INVALID, f"verify returned {kind}, not bool: {shown}"[:300]
+        return _classify_value(result.value)
     exc = result.exception
     if result.status is Status.ERROR and exc is not None:
-        if exc.type in ("SyntaxError", "IndentationError", "TabError"):
-            return Decision.INVALID, f"syntax error in the verifier: {exc.message}"[:300]
-        if exc.type == "NoVerifyFunction":
-            return Decision.INVALID, "the verifier defines no verify(candidate, env)"
-        if exc.type == "ReplayFailed":
-            return Decision.INVALID, f"the harness could not replay the candidate: {exc.message}"[:300]
-        return Decision.INVALID, f"verify raised {exc.type}: {exc.message}"[:300]
+        return _classify_raised(exc.type, exc.message)
     if result.status is Status.ERROR:
         return Decision.INVALID, f"exited before returning ({result.reason})"[:300]
     return Decision.INVALID, f"{result.status.value}: {result.reason}"[:300]
+
+
+def _classify_value(value: Any) -> tuple[Decision, str | None]:
+    if isinstance(value, dict) and isinstance(value.get("bool"), bool):
+        return (Decision.PASS if value["bool"] else Decision.FAIL), None
+    kind = value.get("type", "?") if isinstance(value, dict) else type(value).__name__
+    shown = value.get("repr", "") if isinstance(value, dict) else ""
+    return Decision.INVALID, f"verify returned {kind}, not bool: {shown}"[:300]
+
+
+def _classify_raised(kind: str, message: str) -> tuple[Decision, str | None]:
+    if kind in ("SyntaxError", "IndentationError", "TabError"):
+        return Decision.INVALID, f"syntax error in the verifier: {message}"[:300]
+    if kind == "NoVerifyFunction":
+        return Decision.INVALID, "the verifier defines no verify(candidate, env)"
+    if kind == "ReplayFailed":
+        return Decision.INVALID, f"the harness could not replay the candidate: {message}"[:300]
+    return Decision.INVALID, f"verify raised {kind}: {message}"[:300]
+
+
+def _classify_case(outcome: Any) -> tuple[Decision, str | None]:
+    """One case's entry of a multi-case run, classified as a lone run's result would be."""
+    raised = outcome.get("raised") if isinstance(outcome, dict) else None
+    if isinstance(raised, dict):
+        return _classify_raised(str(raised.get("type", "?")), str(raised.get("message", "")))
+    return _classify_value(outcome)
 
 
 def _service(executor: Executor, item: _Item) -> Callable[[Any], Any]:
@@ -290,6 +308,56 @@ def _env_data(task: Task, *, sealed: bool) -> dict[str, Any]:
     return {"tools": task.tools}
 
 
+MULTI_CASE_MAX_S = 300.0
+"""The most a multi-case run may take: past it, the cases without a decision run alone."""
+
+
+def _multi_case_limits(cases: int) -> Limits:
+    """A multi-case run's limits: each case keeps the lone run's time in the run (an alarm),
+    and the run as a whole gets a lone run's time plus some for each further case."""
+    timeout = min(VERIFIER_LIMITS.timeout_s + 10.0 * (cases - 1), MULTI_CASE_MAX_S)
+    return Limits(timeout_s=timeout, memory_mb=VERIFIER_LIMITS.memory_mb)
+
+
+def _group_service(executor: Executor, items: Sequence[_Item]) -> Callable[[Any], Any]:
+    """The service of a multi-case run: each request names its case and goes to that case's
+    handler. Cases run in order, so a request for a later case ends the candidate sessions of
+    the earlier ones (each holds a nested lane)."""
+    handlers = [_service(executor, item) for item in items]
+    lock = threading.Lock()
+    current = 0
+
+    def handle(req: Any) -> Any:
+        nonlocal current
+        case = req.get("case") if isinstance(req, dict) else None
+        if type(case) is not int or not 0 <= case < len(items):
+            raise ValueError("a request of a multi-case run names its case")
+        with lock:
+            for earlier in items[current:case]:
+                if earlier.session is not None:
+                    earlier.session.close()
+            current = max(current, case)
+        return handlers[case]({k: v for k, v in req.items() if k != "case"})
+
+    return handle
+
+
+def _case_results(result: RunResult, cases: int) -> tuple[list[dict[str, Any]], str | None]:
+    """A multi-case run's per-case entries (the first cases, in order) and, when some cases
+    have none, why: the caller decides those in runs of their own."""
+    if not result.ok:
+        return [], f"its task's multi-case run ended: {result.status.value} ({result.reason})"[:300]
+    value = result.value
+    entries = value.get("results") if isinstance(value, dict) else None
+    if not isinstance(entries, list) or len(entries) > cases or not all(isinstance(e, dict) for e in entries):
+        return [], "its task's multi-case run returned no per-case results"
+    if len(entries) == cases:
+        return entries, None
+    stopped = value.get("stopped")
+    why = stopped.get("why") if isinstance(stopped, dict) else None
+    return entries, f"in its task's multi-case run, {why if isinstance(why, str) else 'cases went undecided'}"[:300]
+
+
 def decide_cases(
     executor: Executor,
     items: Sequence[tuple[Task, Case, str | None]],
@@ -297,6 +365,7 @@ def decide_cases(
     hide: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
     on_result: Callable[[int, DecisionResult], None] | None = None,
+    multi_case: bool = True,
 ) -> list[DecisionResult]:
     """Decide every (task, case, verifier source) through the executor; results in input order.
 
@@ -305,20 +374,49 @@ def decide_cases(
     go through a sealed executor (``sealed_executor``): their state tasks' states are replayed
     outside their runs and sent over the service channel. ``on_result(index,
     result)`` is called as each decision comes (from a worker thread), to store it at once.
+
+    With ``multi_case`` (the default), the cases of one task for one verifier are decided in
+    one run, in the order given, each still its own decision (``_runenv.decide_many``: a fresh
+    verifier module per case). A case that crashes, hangs or runs out of memory there, and
+    every case after one that changed shared state, is decided again in a run of its own, and
+    its result's ``note`` says why.
     """
     sealed = executor.sealed
     work = [
         _Item(task=t, case=c, verifier=v, hidden=_withheld(t, hide), env_data=_env_data(t, sealed=sealed))
         for t, c, v in items
     ]
-    index_of = {id(w): i for i, w in enumerate(work)}
-    if on_result is not None:
-        for i, w in enumerate(work):
-            if w.verifier is None:
-                on_result(i, DecisionResult(Decision.INVALID, "missing verifier", 0.0))
-    runnable = [w for w in work if w.verifier is not None]
-    specs = [
-        RunSpec(
+    out: list[DecisionResult | None] = [None] * len(work)
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    all_done = threading.Event()
+    remaining = sum(w.verifier is not None for w in work)
+    done = 0
+    for i, w in enumerate(work):
+        if w.verifier is None:
+            out[i] = DecisionResult(Decision.INVALID, "missing verifier", 0.0)
+            if on_result is not None:
+                on_result(i, out[i])  # type: ignore[arg-type]
+
+    def settle(i: int, result: DecisionResult | None, error: BaseException | None = None) -> None:
+        nonlocal remaining, done
+        with lock:
+            out[i] = result
+            if error is not None:
+                errors.append(error)
+            remaining -= 1
+            done += 1
+            count, finished = done, remaining == 0
+        if on_result is not None and result is not None:
+            on_result(i, result)
+        if progress is not None:
+            progress(count, len(work))
+        if finished:
+            all_done.set()
+
+    def alone(i: int, note: str | None = None) -> None:
+        w = work[i]
+        spec = RunSpec(
             entry=Call("vouch.bench._runenv:decide", args=(w.task.spec.kind, w.case.candidate, w.env_data)),
             files={"verifier.py": w.verifier or ""},
             limits=VERIFIER_LIMITS,
@@ -326,43 +424,81 @@ def decide_cases(
             service=True,
             name=f"{w.task.id}/{w.case.id}",
         )
-        for w in runnable
-    ]
-    done = 0
-    lock = threading.Lock()
 
-    def finished(w: _Item) -> Callable[[Future[RunResult]], None]:
-        def callback(future: Future[RunResult]) -> None:
-            nonlocal done
+        def finished(future: Future[RunResult]) -> None:
             # The verifier is done: its candidate session (and the lane it holds) goes now.
             if w.session is not None:
                 w.session.close()
-            if on_result is not None and future.exception() is None:
-                result = future.result()
-                decision, reason = classify(result)
-                on_result(index_of[id(w)], DecisionResult(decision, reason, result.duration_s))
-            with lock:
-                done += 1
-                if progress is not None:
-                    progress(done, len(work))
-
-        return callback
-
-    futures = []
-    for w, spec in zip(runnable, specs, strict=True):
-        future = executor.submit(spec, _service(executor, w))
-        future.add_done_callback(finished(w))
-        futures.append(future)
-    results = [f.result() for f in futures]
-    by_item = {id(w): r for w, r in zip(runnable, results, strict=True)}
-    out = []
-    for w in work:
-        if w.verifier is None:
-            out.append(DecisionResult(Decision.INVALID, "missing verifier", 0.0))
-        else:
-            result = by_item[id(w)]
+            error = future.exception()
+            if error is not None:
+                settle(i, None, error)
+                return
+            result = future.result()
             decision, reason = classify(result)
-            out.append(DecisionResult(decision, reason, result.duration_s))
+            settle(i, DecisionResult(decision, reason, result.duration_s, note))
+
+        try:
+            future = executor.submit(spec, _service(executor, w))
+        except Exception as exc:  # noqa: BLE001 - raised to the caller once every decision has settled
+            settle(i, None, exc)
+            return
+        future.add_done_callback(finished)
+
+    def together(indices: list[int]) -> None:
+        members = [work[i] for i in indices]
+        first = members[0]
+        candidates = [w.case.candidate for w in members]
+        spec = RunSpec(
+            entry=Call(
+                "vouch.bench._runenv:decide_many",
+                args=(first.task.spec.kind, candidates, first.env_data, VERIFIER_LIMITS.timeout_s),
+            ),
+            files={"verifier.py": first.verifier or ""},
+            limits=_multi_case_limits(len(members)),
+            hidden=first.hidden,
+            service=True,
+            name=f"{first.task.id}/{len(members)} cases",
+        )
+
+        def finished(future: Future[RunResult]) -> None:
+            for w in members:
+                if w.session is not None:
+                    w.session.close()
+            error = future.exception()
+            if error is not None:
+                for i in indices:
+                    settle(i, None, error)
+                return
+            entries, why = _case_results(future.result(), len(indices))
+            for i, entry in zip(indices, entries, strict=False):
+                decision, reason = _classify_case(entry)
+                duration = entry.get("duration_s")
+                settle(i, DecisionResult(decision, reason, duration if type(duration) is float else 0.0))
+            for i in indices[len(entries) :]:
+                alone(i, f"decided in a run of its own: {why}")
+
+        try:
+            future = executor.submit(spec, _group_service(executor, members))
+        except Exception as exc:  # noqa: BLE001 - raised to the caller once every decision has settled
+            for i in indices:
+                settle(i, None, exc)
+            return
+        future.add_done_callback(finished)
+
+    groups: dict[tuple[int, str, tuple[str, ...]], list[int]] = {}
+    for i, w in enumerate(work):
+        if w.verifier is not None:
+            key = (id(w.task), w.verifier, w.hidden) if multi_case else (i, "", ())
+            groups.setdefault(key, []).append(i)
+    for indices in groups.values():
+        if len(indices) == 1:
+            alone(indices[0])
+        else:
+            together(indices)
+    if remaining:
+        all_done.wait()
+    if errors:
+        raise errors[0]
     if progress is not None:
         progress(len(work), len(work))
-    return out
+    return [r for r in out if r is not None]

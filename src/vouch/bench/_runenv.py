@@ -1,19 +1,26 @@
 """The run side of a decision: load a verifier, give it its ``env``, report what it returned.
 
-Runs inside a sandbox as ``Call("vouch.bench._runenv:decide", ...)``. The verifier file is
-``verifier.py`` in the run's working directory. Everything the env executes (the candidate for
-a code task, a replay for a state task) is a request over the service channel, answered by
-the caller with a separate sandboxed run: the verifier never shares a process with what it
-judges.
+Runs inside a sandbox as ``Call("vouch.bench._runenv:decide", ...)`` (one case) or
+``Call("vouch.bench._runenv:decide_many", ...)`` (every case of one task for one verifier, in
+the order given). The verifier file is ``verifier.py`` in the run's working directory.
+Everything the env executes (the candidate for a code task, a replay for a state task) is a
+request over the service channel, answered by the caller with a separate sandboxed run: the
+verifier never shares a process with what it judges.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import random
+import signal
+import sys
+import time
+from types import CodeType
 from typing import Any
 
-from vouch.exec._harness import load_module_file
+from vouch.exec._harness import _describe, load_module_file
 from vouch.exec._service import request
 
 VERIFIER_FILE = "verifier.py"
@@ -49,6 +56,11 @@ class ToolCallRunEnv:
 
     def __init__(self, tools: list[dict[str, Any]]) -> None:
         self.tools = tools
+        self._case: int | None = None
+
+    def _ask(self, payload: dict[str, Any]) -> Any:
+        """A request for the caller, naming the case when the run decides several."""
+        return request(payload if self._case is None else {**payload, "case": self._case})
 
 
 class StateRunEnv(ToolCallRunEnv):
@@ -81,7 +93,7 @@ class StateRunEnv(ToolCallRunEnv):
             else:
                 # A sealed run cannot import the benchmark: the caller replays and sends the states.
                 try:
-                    self._states = request({"op": "states"})
+                    self._states = self._ask({"op": "states"})
                 except Exception as exc:  # noqa: BLE001 - the caller's replay failed; say so as the in-run path does
                     raise ReplayFailed(f"{type(exc).__name__}: {exc}") from None
         value: dict[str, Any] = self._states.get(key, {})
@@ -96,7 +108,7 @@ class StateRunEnv(ToolCallRunEnv):
         return self._state("post_state")
 
     def run_public(self, calls: list[dict[str, Any]]) -> dict[str, Any]:
-        answer: dict[str, Any] = request({"op": "run_public", "calls": calls})
+        answer: dict[str, Any] = self._ask({"op": "run_public", "calls": calls})
         return answer
 
     def reset(self) -> dict[str, Any]:
@@ -109,35 +121,46 @@ class CodeRunEnv:
 
     def __init__(self, entry_point: str | None) -> None:
         self.entry_point = entry_point
+        self._case: int | None = None
+
+    def _ask(self, payload: dict[str, Any]) -> Any:
+        return request(payload if self._case is None else {**payload, "case": self._case})
 
     def call(self, function: str, args: list[Any], timeout: float = 3.0) -> dict[str, Any]:
-        answer: dict[str, Any] = request({"op": "call", "function": function, "args": list(args), "timeout": timeout})
+        answer: dict[str, Any] = self._ask({"op": "call", "function": function, "args": list(args), "timeout": timeout})
         return answer
 
     def run_public(self, tests: list[str] | None = None) -> dict[str, Any]:
-        answer: dict[str, Any] = request({"op": "run_public", "tests": tests})
+        answer: dict[str, Any] = self._ask({"op": "run_public", "tests": tests})
         return answer
 
 
-def make_env(kind: str, env_data: dict[str, Any], candidate: Any = None) -> Any:
+def make_env(kind: str, env_data: dict[str, Any], candidate: Any = None, case: int | None = None) -> Any:
+    env: Any
     if kind == "code":
-        return CodeRunEnv(env_data.get("entry_point"))
-    tools = env_data.get("tools", [])
-    if kind == "state":
-        return StateRunEnv(
-            tools,
+        env = CodeRunEnv(env_data.get("entry_point"))
+    elif kind == "state":
+        env = StateRunEnv(
+            env_data.get("tools", []),
             env_data.get("pre_state"),
             env_data.get("post_state"),
             replay=env_data.get("replay"),
             candidate=candidate,
         )
-    return ToolCallRunEnv(tools)
+    else:
+        env = ToolCallRunEnv(env_data.get("tools", []))
+    env._case = case
+    return env
 
 
 def decide(kind: str, candidate: Any, env_data: dict[str, Any]) -> dict[str, Any]:
     """Import ``verifier.py``, call ``verify(candidate, env)``, describe what it returned."""
     env = make_env(kind, env_data, candidate)
     module = load_module_file(VERIFIER_FILE, "verifier")
+    return _verdict(module, candidate, env)
+
+
+def _verdict(module: Any, candidate: Any, env: Any) -> dict[str, Any]:
     verify = getattr(module, "verify", None)
     if not callable(verify):
         raise NoVerifyFunction(f"{VERIFIER_FILE} defines no callable verify(candidate, env)")
@@ -145,3 +168,131 @@ def decide(kind: str, candidate: Any, env_data: dict[str, Any]) -> dict[str, Any
     if type(result) is bool:
         return {"bool": result}
     return {"bool": None, "type": type(result).__name__, "repr": repr(result)[:200]}
+
+
+# --- several cases in one run -------------------------------------------------------------
+
+
+class _CaseTimeout(BaseException):
+    """A case of a multi-case run went past its time (a BaseException: ``except Exception``
+    in a verifier does not swallow it)."""
+
+
+def _alarm(_signum: int, _frame: Any) -> None:
+    raise _CaseTimeout
+
+
+_WATCHED_MODULES = ("json", "copy", "math", "re", "vouch.bench._runenv", "vouch.exec._service", "vouch.exec._harness")
+"""Modules whose attributes a verifier could rebind to change how later cases are decided."""
+
+
+def _listing(path: str) -> tuple[tuple[str, int, int], ...]:
+    try:
+        stats = [(entry.name, entry.stat(follow_symlinks=False)) for entry in os.scandir(path)]
+    except OSError:
+        return ()
+    return tuple(sorted((name, st.st_size, st.st_mtime_ns) for name, st in stats))
+
+
+def _shared_state() -> dict[str, Any]:
+    """What one case of a multi-case run could change for the next, beyond the verifier's own
+    module (made anew for each case) and ``random``'s state (reset for each case)."""
+    import builtins
+
+    modules = {name: sys.modules.get(name) for name in _WATCHED_MODULES}
+    return {
+        "builtins": {k: id(v) for k, v in vars(builtins).items()},
+        "modules": {n: (id(m), {k: id(v) for k, v in vars(m).items()}) for n, m in modules.items() if m is not None},
+        "sys": (
+            list(sys.path),
+            [id(f) for f in sys.meta_path],
+            [id(h) for h in sys.path_hooks],
+            sys.getrecursionlimit(),
+            id(sys.gettrace()),
+            id(sys.getprofile()),
+            id(sys.stdout),
+            id(sys.stderr),
+        ),
+        "environment": dict(os.environ),
+        "cwd": os.getcwd(),
+        "files": (_listing("."), _listing("/tmp")),  # noqa: S108 - the run's private /tmp
+        "alarm": signal.getsignal(signal.SIGALRM) is _alarm,
+    }
+
+
+def _changed(before: dict[str, Any], after: dict[str, Any]) -> str | None:
+    names = {
+        "builtins": "the builtins",
+        "modules": "a module the harness uses",
+        "sys": "the interpreter's settings (sys)",
+        "environment": "the environment variables",
+        "cwd": "the working directory",
+        "files": "the files of the working directory or /tmp",
+        "alarm": "the SIGALRM handler",
+    }
+    for key, name in names.items():
+        if before[key] != after[key]:
+            return name
+    return None
+
+
+def _fresh_module(code: CodeType) -> Any:
+    """``verifier.py`` as a new module (as ``load_module_file`` makes it), from code compiled once."""
+    path = os.path.abspath(VERIFIER_FILE)
+    spec = importlib.util.spec_from_file_location("verifier", path)
+    if spec is None:
+        raise ImportError(f"cannot load {path!r}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["verifier"] = module
+    exec(code, module.__dict__)  # noqa: S102 - the verifier's own module body, as an import runs it
+    return module
+
+
+def decide_many(kind: str, candidates: list[Any], env_data: dict[str, Any], case_timeout_s: float) -> dict[str, Any]:
+    """Decide every candidate with ``verifier.py``, in order, each as ``decide`` would alone.
+
+    Each case gets a fresh verifier module, ``random`` as the run started and its own time limit
+    (``case_timeout_s``). Returns ``{"results": [...], "stopped": None}``, one entry per case
+    (``decide``'s dict, or ``{"raised": {"type", "message"}}``, each with ``duration_s``), or stops
+    early with ``"stopped": {"case": i, "why": ...}``: from case ``i`` on, the caller decides the
+    cases in fresh runs. It stops when a case runs out of time or memory (case ``i`` is that
+    case) and when a case changed state a later case would see (``i`` is the next case): the
+    builtins, a module the harness uses, sys settings, the environment, the working directory or
+    its files. A verifier may still keep state where this does not look; running the cases in
+    other orders (V4V's C2) is what shows that."""
+    path = os.path.abspath(VERIFIER_FILE)
+    try:
+        with open(path, "rb") as handle:
+            code: CodeType | None = compile(handle.read(), path, "exec")
+        compile_error: BaseException | None = None
+    except (SyntaxError, ValueError) as exc:
+        code, compile_error = None, exc
+    signal.signal(signal.SIGALRM, _alarm)
+    seeded = random.getstate()
+    before = _shared_state()
+    results: list[dict[str, Any]] = []
+    for index, candidate in enumerate(candidates):
+        random.setstate(seeded)
+        started = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, case_timeout_s)
+        try:
+            env = make_env(kind, env_data, candidate, case=index)
+            if code is None:
+                assert compile_error is not None
+                raise compile_error
+            outcome = _verdict(_fresh_module(code), candidate, env)
+        except _CaseTimeout:
+            return {"results": results, "stopped": {"case": index, "why": f"the case took over {case_timeout_s:g} s"}}
+        except MemoryError:
+            return {"results": results, "stopped": {"case": index, "why": "the case ran out of memory"}}
+        except BaseException as exc:  # noqa: BLE001 - SystemExit too: what a lone run would record
+            described = _describe(exc)
+            outcome = {"raised": {"type": described["type"], "message": described["message"]}}
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        outcome["duration_s"] = time.perf_counter() - started
+        results.append(outcome)
+        what = _changed(before, _shared_state())
+        if what is not None and index + 1 < len(candidates):
+            return {"results": results, "stopped": {"case": index + 1, "why": f"the verifier changed {what}"}}
+    return {"results": results, "stopped": None}

@@ -1,0 +1,196 @@
+"""Multi-case runs: the cases of one task for one verifier decided in one sandboxed run, each
+still its own decision, with the same decisions as one run per case.
+
+On real tasks (HumanEval code tasks, whose verifiers call the candidate through env.call;
+BFCL tool-call tasks; AgentDojo state tasks, whose states are replayed in the run) the two ways
+give the same decision and reason on every case. Verifiers that crash, hang, exhaust memory or
+change shared state on one case cost that case (and, for shared state, the cases after it) a
+run of its own, and the result says so; state a verifier keeps where the run does not look
+shows up as an order effect, which V4V's C2 checks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vouch.bench import PRELOAD, Decision, decide_cases, load_task, load_tasks
+from vouch.bench import _decide as decide_module
+from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash, write_task
+from vouch.exec import Limits, LocalExecutor
+from vouch.sources import build_source
+from vouch.v4v import _checks
+
+AGENTDOJO_TASKS = ["banking/user_task_3", "slack/user_task_5", "workspace/user_task_0"]
+
+
+@pytest.fixture(scope="module")
+def executor():
+    preload = [*PRELOAD, "vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"]
+    with LocalExecutor(preload=preload) as pool:
+        yield pool
+
+
+def _reference_items(tasks_dir: Path) -> list:
+    tasks = load_tasks(tasks_dir)
+    return [(t, c, (t.root / "reference" / "verifier.py").read_text()) for t in tasks for c in t.cases]
+
+
+@pytest.mark.slow
+def test_real_tasks_decide_the_same_in_one_run_per_task(tmp_path, executor):
+    build_source("humaneval", tmp_path / "he", options={"limit": 3}, executor=executor)
+    build_source("bfcl", tmp_path / "bf", options={"limit": 4})
+    build_source("agentdojo", tmp_path / "ad", options={"user_tasks": AGENTDOJO_TASKS})
+    items = _reference_items(tmp_path)
+    kinds = {t.spec.kind for t, _, _ in items}
+    assert kinds == {"code", "tool_call", "state"}
+    together = decide_cases(executor, items)
+    alone = decide_cases(executor, items, multi_case=False)
+    assert [(r.decision, r.reason) for r in together] == [(r.decision, r.reason) for r in alone]
+    assert all(r.note is None for r in together)
+    # Reference verifiers accept the gold and reject some negative of every task.
+    assert {r.decision for r in together} >= {Decision.PASS, Decision.FAIL}
+
+
+def _case(case_id: str, value: int) -> Case:
+    candidate = {"calls": [{"function": "f", "args": {"x": value}}]}
+    return Case(
+        id=case_id,
+        label="positive" if value >= 0 else "negative",
+        category="gold" if case_id == "c0" else ("variant" if value >= 0 else "error"),
+        subcategory="gold" if case_id == "c0" else ("cosmetic" if value >= 0 else "wrong_value"),
+        candidate=candidate,
+        provenance=Provenance(construction="test", content_hash=content_hash(candidate)),
+        rationale="test case",
+    )
+
+
+VALUES = [1, 2, -3, 4, -5, 6]
+CHECK = "    return candidate['calls'][0]['args']['x'] >= 0\n"
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    root = tmp_path_factory.mktemp("multi")
+    files = TaskFiles(
+        spec=TaskSpec(id="tool-x", kind="tool_call", source=SourceInfo(benchmark="test", version="0", original_id="x")),
+        instruction="Call f with a non-negative x.",
+        environment={"tools.json": '[{"name": "f", "parameters": {"type": "object"}}]'},
+        reference={"verifier.py": "def verify(candidate, env):\n" + CHECK},
+        cases=[_case(f"c{i}", v) for i, v in enumerate(VALUES)],
+    )
+    write_task(root, files)
+    return load_task(root / "tool-x")
+
+
+def _decide_all(executor, task, verifier: str, multi_case: bool = True):
+    return decide_cases(executor, [(task, c, verifier) for c in task.cases], multi_case=multi_case)
+
+
+def _expected():
+    return [Decision.PASS if v >= 0 else Decision.FAIL for v in VALUES]
+
+
+def test_each_case_is_its_own_decision(executor, task):
+    results = _decide_all(executor, task, "def verify(candidate, env):\n" + CHECK)
+    assert [r.decision for r in results] == _expected()
+    assert all(r.note is None for r in results)
+
+
+def test_a_case_that_crashes_the_run_costs_only_itself(executor, task):
+    # os._exit takes the whole multi-case run down: every case is decided again alone, and only
+    # the one that crashes is INVALID.
+    verifier = (
+        "import os\n"
+        "def verify(candidate, env):\n"
+        "    if candidate['calls'][0]['args']['x'] == 4:\n"
+        "        os._exit(3)\n" + CHECK
+    )
+    results = _decide_all(executor, task, verifier)
+    decisions = [r.decision for r in results]
+    assert decisions[3] is Decision.INVALID
+    assert "exit code 3" in (results[3].reason or "")
+    assert decisions[:3] + decisions[4:] == _expected()[:3] + _expected()[4:]
+    assert all(r.note and "multi-case run ended" in r.note for r in results)
+
+
+def test_a_case_that_hangs_is_invalid_alone_and_the_rest_run_again(executor, task, monkeypatch):
+    monkeypatch.setattr(decide_module, "VERIFIER_LIMITS", Limits(timeout_s=1.5, memory_mb=1024))
+    verifier = (
+        "import time\n"
+        "def verify(candidate, env):\n"
+        "    if candidate['calls'][0]['args']['x'] == 2:\n"
+        "        while True:\n"
+        "            try:\n"
+        "                time.sleep(0.05)\n"
+        "            except Exception:\n"
+        "                pass\n" + CHECK
+    )
+    results = _decide_all(executor, task, verifier)
+    assert results[0].decision is Decision.PASS and results[0].note is None
+    assert results[1].decision is Decision.INVALID
+    assert "timeout" in (results[1].reason or "")
+    assert [r.decision for r in results[2:]] == _expected()[2:]
+    for r in results[1:]:
+        assert r.note is not None and "took over 1.5 s" in r.note
+
+
+def test_a_case_that_exhausts_memory_is_invalid_alone(executor, task):
+    verifier = (
+        "def verify(candidate, env):\n"
+        "    if candidate['calls'][0]['args']['x'] == -3:\n"
+        "        hog = [bytearray(2**20) for _ in range(100000)]\n" + CHECK
+    )
+    results = _decide_all(executor, task, verifier)
+    assert results[2].decision is Decision.INVALID
+    assert "memory" in (results[2].reason or "")
+    assert [r.decision for i, r in enumerate(results) if i != 2] == [d for i, d in enumerate(_expected()) if i != 2]
+    assert results[2].note is not None and "ran out of memory" in results[2].note
+
+
+def test_a_verifier_that_corrupts_shared_state_gets_fresh_runs_for_later_cases(executor, task):
+    # Case 1 rebinds a builtin that later cases use: from case 2 on, every case is decided in a
+    # fresh run, and the decisions are those of lone runs (where the rebinding dies with its run).
+    verifier = (
+        "import builtins\n"
+        "def verify(candidate, env):\n"
+        "    x = candidate['calls'][0]['args']['x']\n"
+        "    ok = abs(x) == x\n"
+        "    if x == 2:\n"
+        "        builtins.abs = lambda v: 0\n"
+        "    return ok\n"
+    )
+    together = _decide_all(executor, task, verifier)
+    alone = _decide_all(executor, task, verifier, multi_case=False)
+    assert [r.decision for r in together] == [r.decision for r in alone] == _expected()
+    assert [r.note is None for r in together] == [True, True, False, False, False, False]
+    assert "the builtins" in (together[2].note or "")
+
+
+def test_module_globals_start_fresh_for_each_case(executor, task):
+    # A verifier's own module is made anew for each case: a module-level counter cannot carry.
+    verifier = "SEEN = []\ndef verify(candidate, env):\n    SEEN.append(1)\n    return len(SEEN) == 1\n"
+    results = _decide_all(executor, task, verifier)
+    assert [r.decision for r in results] == [Decision.PASS] * len(VALUES)
+
+
+def test_state_kept_where_the_run_does_not_look_shows_in_c2(executor, task):
+    # A verifier that hides a flag in a module the run does not watch decides by the order of
+    # the cases in its run. C2 (repeatability) runs the cases in other orders and sees it.
+    verifier = (
+        "import collections\n"
+        "def verify(candidate, env):\n"
+        "    first = not hasattr(collections, '_vouch_seen')\n"
+        "    collections._vouch_seen = True\n"
+        "    return first\n"
+    )
+    forward = _decide_all(executor, task, verifier)
+    items = [(task, c, verifier) for c in reversed(task.cases)]
+    backward = list(reversed(decide_cases(executor, items)))
+    runs = [
+        {c.id: (r.decision.value, r.reason) for c, r in zip(task.cases, decided, strict=True)}
+        for decided in (forward, backward)
+    ]
+    assert runs[0] != runs[1]
+    assert not _checks.repeatability(task, runs).passed
