@@ -19,7 +19,15 @@ from vouch.bench._decide import (
 )
 from vouch.bench._metrics import CaseOutcome, paired_difference, score
 from vouch.bench._references import check_references
-from vouch.bench._score import BASELINES, decide_stored, load_verifiers, results_object, run_verifiers, trivial_rows
+from vouch.bench._score import (
+    BASELINES,
+    decide_stored,
+    decide_stored_until_differs,
+    load_verifiers,
+    results_object,
+    run_verifiers,
+    trivial_rows,
+)
 from vouch.bench._sealed import SEALED_PACKAGES, SealedExecutor, sealed_executor, sealed_paths
 
 __all__ = [
@@ -39,6 +47,7 @@ __all__ = [
     "classify",
     "decide_cases",
     "decide_stored",
+    "decide_stored_until_differs",
     "load_public_task",
     "load_task",
     "load_tasks",

@@ -381,6 +381,36 @@ def decide_cases(
     every case after one that changed shared state, is decided again in a run of its own, and
     its result's ``note`` says why.
     """
+    decided = _decide(executor, items, hide, progress, on_result, multi_case, None)
+    return [r for r in decided if r is not None]
+
+
+def decide_until_differs(
+    executor: Executor,
+    items: Sequence[tuple[Task, Case, str | None]],
+    expect: Sequence[str | None],
+    *,
+    hide: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
+    on_result: Callable[[int, DecisionResult], None] | None = None,
+) -> list[DecisionResult | None]:
+    """``decide_cases`` for V4V's C6: ``expect`` holds, per item, the decision the reference
+    made there. Each verifier's cases of a task run in the order given until one gets a PASS or
+    FAIL other than the one expected; the cases after it are not decided (None)."""
+    if len(expect) != len(items):
+        raise UsageError(f"decide_until_differs got {len(items)} items but {len(expect)} expected decisions")
+    return _decide(executor, items, hide, progress, on_result, True, list(expect))
+
+
+def _decide(
+    executor: Executor,
+    items: Sequence[tuple[Task, Case, str | None]],
+    hide: Sequence[str],
+    progress: Callable[[int, int], None] | None,
+    on_result: Callable[[int, DecisionResult], None] | None,
+    multi_case: bool,
+    expect: list[str | None] | None,
+) -> list[DecisionResult | None]:
     sealed = executor.sealed
     work = [
         _Item(task=t, case=c, verifier=v, hidden=_withheld(t, hide), env_data=_env_data(t, sealed=sealed))
@@ -448,10 +478,11 @@ def decide_cases(
         members = [work[i] for i in indices]
         first = members[0]
         candidates = [w.case.candidate for w in members]
+        expected = [expect[i] for i in indices] if expect is not None else None
         spec = RunSpec(
             entry=Call(
                 "vouch.bench._runenv:decide_many",
-                args=(first.task.spec.kind, candidates, first.env_data, VERIFIER_LIMITS.timeout_s),
+                args=(first.task.spec.kind, candidates, first.env_data, VERIFIER_LIMITS.timeout_s, expected),
             ),
             files={"verifier.py": first.verifier or ""},
             limits=_multi_case_limits(len(members)),
@@ -470,12 +501,17 @@ def decide_cases(
                     settle(i, None, error)
                 return
             entries, why = _case_results(future.result(), len(indices))
+            differs = False
             for i, entry in zip(indices, entries, strict=False):
                 decision, reason = _classify_case(entry)
                 duration = entry.get("duration_s")
                 settle(i, DecisionResult(decision, reason, duration if type(duration) is float else 0.0))
+                differs = expect is not None and _differs(decision, expect[i])
             for i in indices[len(entries) :]:
-                alone(i, f"decided in a run of its own: {why}")
+                if differs:
+                    settle(i, None)  # the last decided case differs from the expected one: done
+                else:
+                    alone(i, f"decided in a run of its own: {why}")
 
         try:
             future = executor.submit(spec, _group_service(executor, members))
@@ -501,4 +537,16 @@ def decide_cases(
         raise errors[0]
     if progress is not None:
         progress(len(work), len(work))
-    return [r for r in out if r is not None]
+    return out
+
+
+def _differs(decision: Decision, expected: str | None) -> bool:
+    return (
+        expected in (Decision.PASS.value, Decision.FAIL.value)
+        and decision.value
+        in (
+            Decision.PASS.value,
+            Decision.FAIL.value,
+        )
+        and decision.value != expected
+    )

@@ -236,6 +236,11 @@ def _changed(before: dict[str, Any], after: dict[str, Any]) -> str | None:
     return None
 
 
+def _differs(outcome: dict[str, Any], expected: str | None) -> bool:
+    decided = outcome.get("bool")
+    return expected in ("PASS", "FAIL") and type(decided) is bool and ("PASS" if decided else "FAIL") != expected
+
+
 def _fresh_module(code: CodeType) -> Any:
     """``verifier.py`` as a new module (as ``load_module_file`` makes it), from code compiled once."""
     path = os.path.abspath(VERIFIER_FILE)
@@ -248,7 +253,13 @@ def _fresh_module(code: CodeType) -> Any:
     return module
 
 
-def decide_many(kind: str, candidates: list[Any], env_data: dict[str, Any], case_timeout_s: float) -> dict[str, Any]:
+def decide_many(
+    kind: str,
+    candidates: list[Any],
+    env_data: dict[str, Any],
+    case_timeout_s: float,
+    expect: list[str | None] | None = None,
+) -> dict[str, Any]:
     """Decide every candidate with ``verifier.py``, in order, each as ``decide`` would alone.
 
     Each case gets a fresh verifier module, ``random`` as the run started and its own time limit
@@ -259,7 +270,11 @@ def decide_many(kind: str, candidates: list[Any], env_data: dict[str, Any], case
     case) and when a case changed state a later case would see (``i`` is the next case): the
     builtins, a module the harness uses, sys settings, the environment, the working directory or
     its files. A verifier may still keep state where this does not look; running the cases in
-    other orders (V4V's C2) is what shows that."""
+    other orders (V4V's C2) is what shows that.
+
+    ``expect`` (V4V's C6: a mutant against the reference's decisions) stops the run after the
+    first case whose PASS or FAIL is not the one expected there; the caller checks that itself
+    before it leaves the later cases undecided."""
     path = os.path.abspath(VERIFIER_FILE)
     try:
         with open(path, "rb") as handle:
@@ -292,6 +307,8 @@ def decide_many(kind: str, candidates: list[Any], env_data: dict[str, Any], case
             signal.setitimer(signal.ITIMER_REAL, 0)
         outcome["duration_s"] = time.perf_counter() - started
         results.append(outcome)
+        if index + 1 < len(candidates) and _differs(outcome, expect[index] if expect and index < len(expect) else None):
+            return {"results": results, "stopped": {"case": index + 1, "why": "a decision other than the one expected"}}
         what = _changed(before, _shared_state())
         if what is not None and index + 1 < len(candidates):
             return {"results": results, "stopped": {"case": index + 1, "why": f"the verifier changed {what}"}}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vouch.bench._decide import Decision, DecisionResult, Task, decide_cases
+from vouch.bench._decide import Decision, DecisionResult, Task, decide_cases, decide_until_differs
 from vouch.bench._metrics import CaseOutcome, score
 from vouch.core import Case, canonical_candidate, canonical_json
 from vouch.errors import UsageError
@@ -114,6 +114,56 @@ def decide_stored(
         for local, result in enumerate(results):
             decided[todo[local]] = StoredDecision(result.decision.value, result.reason, result.duration_s)
     return [decided[i] for i in range(len(items))], len(todo)
+
+
+_VALID = (Decision.PASS.value, Decision.FAIL.value)
+
+
+def decide_stored_until_differs(
+    executor: Executor,
+    store: Store,
+    runs: Sequence[tuple[Task, Sequence[Case], str, Sequence[str | None]]],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[list[StoredDecision | None]], int]:
+    """For each (task, cases in order, verifier, the decision expected on each case): the
+    verifier's decisions in that order up to the first PASS or FAIL other than the expected
+    one (V4V's C6: a mutant against the reference). What the store holds is read first; the
+    other cases of a run are decided in one multi-case run that stops there, and stored.
+    Returns one row per run (None where a case was not decided) and how many decisions ran."""
+    rows: list[list[StoredDecision | None]] = []
+    items: list[tuple[Task, Case, str | None]] = []
+    expect: list[str | None] = []
+    owners: list[tuple[int, int, tuple[str, str]]] = []
+    for r, (task, cases, verifier, expected) in enumerate(runs):
+        keys = [(verifier_hash(verifier), case_key(task, c.candidate)) for c in cases]
+        stored = store.get_many(keys)
+        row: list[StoredDecision | None] = [stored.get(key) for key in keys]
+        rows.append(row)
+        if any(d is not None and _differs(d.decision, e) for d, e in zip(row, expected, strict=True)):
+            continue
+        for k, key in enumerate(keys):
+            if row[k] is None:
+                items.append((task, cases[k], verifier))
+                expect.append(expected[k])
+                owners.append((r, k, key))
+
+    def save(index: int, result: DecisionResult) -> None:
+        vh, ck = owners[index][2]
+        task, case, _ = items[index]
+        store.put(vh, ck, task.id, case.id, result.decision.value, result.reason, result.duration_s)
+
+    decided = decide_until_differs(executor, items, expect, progress=progress, on_result=save) if items else []
+    ran = 0
+    for (r, k, _), result in zip(owners, decided, strict=True):
+        if result is not None:
+            rows[r][k] = StoredDecision(result.decision.value, result.reason, result.duration_s)
+            ran += 1
+    return rows, ran
+
+
+def _differs(decision: str, expected: str | None) -> bool:
+    return decision in _VALID and expected in _VALID and decision != expected
 
 
 def trivial_rows(name: str, tasks: Sequence[Task], seed: int) -> list[DecisionRow]:

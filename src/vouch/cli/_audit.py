@@ -23,8 +23,9 @@ from vouch.cli._agent_options import (
     mode_option,
     rounds_option,
 )
+from vouch.cli._executor_options import executor_options
 from vouch.cli._progress import Bar, progress_bar, progress_option
-from vouch.exec import LocalExecutor
+from vouch.exec import LocalExecutor, check_executor, make_executor
 from vouch.store import AuditStore, default_store_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -147,6 +148,7 @@ def print_summary(results: AuditResults, console: Console) -> None:
     help="CodeT format: JSON list of task ids by row (default: *_task_ids.json beside the samples).",
 )
 @run_options
+@executor_options
 def humaneval(
     samples_paths: tuple[Path, ...],
     evalplus_results: Path | None,
@@ -168,8 +170,11 @@ def humaneval(
     seed: int,
     allow_weak_isolation: bool,
     progress_mode: str | None,
+    executor_kind: str,
+    address: str | None,
 ) -> None:
     """Audit HumanEval trials (a samples file), per trial or lightweight; resumable from the store."""
+    check_executor(executor_kind, address)
     console = Console(stderr=True)
     config = audit_config(mode, rounds, seed, k, witness_source, witness_files, agent_model, agent_config)
     agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
@@ -200,6 +205,8 @@ def humaneval(
         witness_dir=witness_dir,
         json_out=json_out,
         limit_tasks=limit_tasks,
+        executor_kind=executor_kind,
+        address=address,
         # EvalPlus's results hold every sample's solution and label: judged code never reads them.
         hidden=[evalplus_results] if evalplus_results is not None else (),
     )
@@ -251,10 +258,13 @@ def run_audit(
     json_out: Path | None,
     limit_tasks: int | None = None,
     hidden: Sequence[Path] = (),
+    executor_kind: str = "local",
+    address: str | None = None,
 ) -> AuditResults:
     """The function-level audit of loaded samples as the commands run it: judged code never reads
     the store, the outputs, the answers, the corpora's data or ``hidden``; a progress bar per
-    stage; the store closed whatever happens."""
+    stage; the store closed whatever happens. Runs happen where ``executor_kind`` and
+    ``address`` say (``vouch.exec.make_executor``)."""
     from vouch.corpora import data_dirs
     from vouch.exec import hide_in_runs
     from vouch.sources._registry import answer_data_paths
@@ -276,7 +286,9 @@ def run_audit(
     try:
         with (
             _bar(console, progress_mode) as bar,
-            LocalExecutor(workers=workers, preload=PRELOAD, allow_weak=allow_weak_isolation) as ex,
+            make_executor(
+                executor_kind, address, workers=workers, preload=PRELOAD, allow_weak=allow_weak_isolation
+            ) as ex,
         ):
             stages: dict[str, TaskID] = {}
 

@@ -11,8 +11,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, Tim
 from rich.table import Table
 
 import vouch
+from vouch.cli._executor_options import executor_options
 from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope
+from vouch.exec import check_executor
 from vouch.store import Store, default_store_path
 from vouch.v4v import CHECKS, run_v4v
 from vouch.v4v._mutation import MAX_MUTANTS
@@ -31,6 +33,7 @@ from vouch.v4v._run import load_for_v4v
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--allow-weak-isolation", is_flag=True)
+@executor_options
 @progress_option
 def v4v(
     tasks_dir: Path,
@@ -42,9 +45,12 @@ def v4v(
     max_mutants: int,
     seed: int,
     allow_weak_isolation: bool,
+    executor_kind: str,
+    address: str | None,
     progress_mode: str | None,
 ) -> None:
     """Run V4V's checks on every task; a task failing any is excluded, with its reason."""
+    check_executor(executor_kind, address)
     console = Console(stderr=True)
     tasks, broken = load_for_v4v(tasks_dir)
     chosen = [c.strip() for c in checks.split(",") if c.strip()]
@@ -69,6 +75,8 @@ def v4v(
             progress=progress,
             max_mutants=max_mutants,
             broken=broken,
+            executor_kind=executor_kind,
+            address=address,
         )
     store.close()
     envelope = Envelope(

@@ -14,6 +14,7 @@ the reason. Each future is resolved once.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -23,7 +24,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -40,6 +41,8 @@ INSTALL_HINT = "pip install 'vouch[ray]'"
 CONNECT_TIMEOUT_S = 5.0
 """How long the head's port may take to accept a connection before the address counts as dead:
 Ray itself retries an address that does not answer for minutes, deaf to SIGTERM meanwhile."""
+_GCS_WAIT = "RAY_gcs_server_port_wait_time_s"
+"""Ray's own count of one-second tries to reach a cluster's GCS."""
 _START_TIMEOUT_S = 180.0
 _POLL_S = 0.5
 """How long an actor holds a poll open when it has nothing to report."""
@@ -90,10 +93,31 @@ def connect(address: str | None = None, *, timeout_s: float = CONNECT_TIMEOUT_S)
                 ) from None
         options["address"] = address
     try:
-        ray.init(**options)
+        with _joining():
+            ray.init(**options)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ClusterUnavailable(f"cannot join the Ray cluster at {address}: {first}") from None
+        raise ClusterUnavailable(
+            f"cannot join a Ray cluster at {address} ({_first_line(exc)}): is it a Ray head's GCS port, "
+            "with the same Ray version as here?"
+        ) from None
+
+
+@contextlib.contextmanager
+def _joining() -> Iterator[None]:
+    """While Ray joins a cluster: a few tries rather than Ray's 20 s of them, and its C++ log lines
+    (one per try, on the process's stderr) kept off the terminal: the caller says what failed."""
+    saved_wait = os.environ.get(_GCS_WAIT)
+    os.environ[_GCS_WAIT] = saved_wait or str(math.ceil(CONNECT_TIMEOUT_S))
+    saved_fd = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved_fd, 2)
+        os.close(saved_fd)
+        if saved_wait is None:
+            os.environ.pop(_GCS_WAIT, None)
 
 
 class _Answer:
@@ -250,6 +274,7 @@ class _Node:
     inflight: dict[int, _Attempt] = field(default_factory=dict)
     poll: Any = None
     alive: bool = True
+    sent: int = 0
 
 
 class RayExecutor(Executor):
@@ -313,6 +338,16 @@ class RayExecutor(Executor):
         self.start()
         with self._lock:
             return [node.info for node in self._nodes if node.alive]
+
+    def sent_per_node(self) -> dict[str, int]:
+        """How many runs went to each node's pool so far (node id -> runs, retries included)."""
+        with self._lock:
+            return {node.info.node_id: node.sent for node in self._nodes}
+
+    def in_flight_per_node(self) -> dict[str, int]:
+        """Runs each live node's pool holds now (node id -> runs)."""
+        with self._lock:
+            return {node.info.node_id: len(node.inflight) for node in self._nodes if node.alive}
 
     def start(self) -> list[NodeInfo]:
         """Place a pool on every alive node with CPUs and wait until each is up (submit does this on first use).
@@ -473,6 +508,7 @@ class RayExecutor(Executor):
             self._next_key += 1
             attempt.sent = time.monotonic()
             node.inflight[key] = attempt
+            node.sent += 1
             out.setdefault(id(node), (node, []))[1].append((key, attempt.spec))
 
         while self._nested:

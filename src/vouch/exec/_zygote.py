@@ -364,12 +364,15 @@ class Zygote:
             exposed=self.exposed,
         )
         prepared = time.monotonic()
+        message = pack_message((job, spec.entry, nonce))
+        # The run's clock starts before the child can: its own readings (``RunResult.phases``)
+        # fall between this and its exit even when the zygote is descheduled after the write.
+        started = time.monotonic()
         try:
-            os.write(child.job_w, pack_message((job, spec.entry, nonce)))
+            os.write(child.job_w, message)
         except OSError:
             pass  # the spare died before its run; its exit is reported as a setup failure
         os.close(child.job_w)
-        started = time.monotonic()
         self.running[run_id] = _Running(
             run_id=run_id,
             spec=spec,
@@ -385,7 +388,7 @@ class Zygote:
                 "spare_ms": _ms(spared - begun) if made_now else 0.0,
                 "clone_ms": _ms(child.clone_s),
                 "workdir_ms": _ms(prepared - spared),
-                "handoff_ms": _ms(started - prepared),
+                "handoff_ms": _ms(started - prepared),  # packing the job; its write counts as the child's
             },
         )
         if spec.service:

@@ -6,9 +6,11 @@ mutants come from is the task's operator set (``task.toml``'s ``mutation`` targe
 embedded check or answer key holding the task's checks); a task without one gets every code
 operator on ``verify``.
 
-Cases run in rounds, gold first: a mutant is dropped from later rounds once a case detects it,
-so most mutants cost one decision. Every decision is stored like any other (keyed by the
-mutant's source), so a re-run decides nothing twice.
+Each mutant is one multi-case run over its task's cases that stops at the first case that
+detects it: the gold first, then the cases that detected most of the task's earlier mutants
+(learned as the check goes: mutants run in waves of 1, 1, 2, 4, ... per task), then negatives
+before positives. Most mutants cost one run and one or two decisions. Every decision is stored
+like any other (keyed by the mutant's source), so a re-run decides nothing twice.
 
 An undetected mutant is shown equivalent, with its evidence, when
 * its code compiles to the same bytecode as the original's (trivial compiler equivalence), or
@@ -29,11 +31,12 @@ import ast
 import json
 import random
 import types
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.bench import Decision, Task, decide_stored
+from vouch.bench import Decision, Task, decide_stored, decide_stored_until_differs
 from vouch.core import Case, MutationTarget, Provenance, content_hash
 from vouch.errors import UsageError
 from vouch.exec import Executor
@@ -195,38 +198,43 @@ def mutation_check(
         source = references.get(task.id)
         if source is not None:
             plans[task.id] = mutants_of(task, source, rng, limit=max_mutants)
-    total = sum(len(p.mutants) * len(p.task.cases) for p in plans.values())
-    done = 0
+    total = sum(len(p.mutants) for p in plans.values())
+    kills: dict[str, Counter[str]] = {task_id: Counter() for task_id in plans}
 
-    def tick(n: int, _total: int) -> None:
-        if progress is not None:
-            progress(min(done + n, total), total)
+    def ordered(task: Task) -> list[Case]:
+        learned = kills[task.id]
+        return sorted(task.cases, key=lambda c: (c.category != "gold", -learned[c.id], c.label != "negative", c.id))
 
-    # Rounds over the cases, gold first, then negatives (a broken check usually shows there).
-    order = {t.id: sorted(t.cases, key=lambda c: (c.category != "gold", c.label != "negative", c.id)) for t in tasks}
-    for round_ in range(max((len(c) for c in order.values()), default=0)):
-        items: list[tuple[Task, Case, str | None]] = []
-        owners: list[tuple[_Plan, Mutant, Case]] = []
-        for plan in plans.values():
-            cases = order[plan.task.id]
-            if round_ >= len(cases):
-                continue
-            case = cases[round_]
-            for mutant in plan.mutants:
-                if mutant.id not in plan.detected:
-                    items.append((plan.task, case, mutant.source))
-                    owners.append((plan, mutant, case))
-        decided, ran = decide_stored(executor, store, items, progress=tick)
-        counts["mutant_decisions"] += len(items)
+    waiting = {task_id: list(plan.mutants) for task_id, plan in plans.items()}
+    waves, done = 0, 0
+    while any(waiting.values()):
+        wave = 2 ** max(0, waves - 1)  # 1, 1, 2, 4, ... mutants of each task
+        waves += 1
+        runs: list[tuple[Task, Sequence[Case], str, Sequence[str | None]]] = []
+        owners: list[tuple[_Plan, Mutant, list[Case], list[str | None]]] = []
+        for task_id, plan in plans.items():
+            taken, waiting[task_id] = waiting[task_id][:wave], waiting[task_id][wave:]
+            cases = ordered(plan.task)
+            expected: list[str | None] = [reference_decisions[task_id][c.id][0] for c in cases]
+            for mutant in taken:
+                runs.append((plan.task, cases, mutant.source, expected))
+                owners.append((plan, mutant, cases, expected))
+        rows, ran = decide_stored_until_differs(executor, store, runs)
         counts["mutant_decisions_run"] += ran
-        for (plan, mutant, case), got in zip(owners, decided, strict=True):
-            before = reference_decisions[plan.task.id][case.id][0]
-            if got.decision in _VALID:
-                plan.valid_seen.add(mutant.id)
-            if got.decision in _VALID and before in _VALID and got.decision != before:
-                plan.detected[mutant.id] = case.id
-                done += len(order[plan.task.id]) - round_ - 1  # the cases it no longer needs
-        done += len(items)
+        for (plan, mutant, cases, expected), row in zip(owners, rows, strict=True):
+            for case, got, before in zip(cases, row, expected, strict=True):
+                if got is None:
+                    continue
+                counts["mutant_decisions"] += 1
+                if got.decision in _VALID:
+                    plan.valid_seen.add(mutant.id)
+                if got.decision in _VALID and before in _VALID and got.decision != before:
+                    plan.detected[mutant.id] = case.id
+                    kills[plan.task.id][case.id] += 1
+                    break
+        done += len(owners)
+        if progress is not None:
+            progress(done, total)
     if progress is not None:
         progress(total, total)
 

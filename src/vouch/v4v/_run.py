@@ -10,7 +10,7 @@ from typing import Any
 
 from vouch.bench import Task, decide_cases, load_task, preload_for, run_verifiers
 from vouch.errors import UsageError
-from vouch.exec import LocalExecutor
+from vouch.exec import Executor, make_executor
 from vouch.store import Store
 from vouch.v4v import _checks
 from vouch.v4v._checks import CHECKS, CheckResult
@@ -65,8 +65,13 @@ def run_v4v(
     progress: Progress | None = None,
     max_mutants: int = MAX_MUTANTS,
     broken: Sequence[tuple[str, str]] = (),
+    executor_kind: str = "local",
+    address: str | None = None,
 ) -> dict[str, Any]:
-    """Run the chosen checks on every task; returns the JSON body (without the envelope)."""
+    """Run the chosen checks on every task; returns the JSON body (without the envelope).
+
+    ``executor_kind`` and ``address`` say where the runs happen (``vouch.exec.make_executor``).
+    """
     unknown = sorted(set(checks) - set(CHECKS))
     if unknown:
         raise UsageError(f"unknown checks {unknown}; valid checks: {', '.join(CHECKS)}")
@@ -74,6 +79,9 @@ def run_v4v(
         raise UsageError(f"repeat={repeat}: repeatability needs at least 2 runs")
     references = _references(tasks)
     preload = preload_for(tasks)
+
+    def pool(hash_seed: str = "0") -> Executor:
+        return make_executor(executor_kind, address, preload=preload, allow_weak=allow_weak, hash_seed=hash_seed)
 
     def tick(stage: str) -> Callable[[int, int], None]:
         def report(done: int, total: int) -> None:
@@ -85,7 +93,7 @@ def run_v4v(
     stats: dict[str, Any] = {}
     replayed: Decisions = {}
     if "replay" in checks or "repeatability" in checks:
-        with LocalExecutor(preload=preload, allow_weak=allow_weak) as executor:
+        with pool() as executor:
             rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"))
         for row in rows:
             replayed.setdefault(row.task.id, {})[row.case_id] = (row.decision, row.reason)
@@ -98,7 +106,7 @@ def run_v4v(
             order = list(range(len(items)))
             rng.shuffle(order)
             # A fresh pool per run, with its own hash seed: forked children inherit the zygote's.
-            with LocalExecutor(preload=preload, allow_weak=allow_weak, hash_seed=str(1000 + run)) as executor:
+            with pool(hash_seed=str(1000 + run)) as executor:
                 decided = decide_cases(executor, [items[i] for i in order], progress=tick(f"repeat {run + 1}"))
             decisions: Decisions = {}
             for i, result in zip(order, decided, strict=True):
@@ -108,7 +116,7 @@ def run_v4v(
 
     mutation: dict[str, CheckResult] = {}
     if "mutation" in checks:
-        with LocalExecutor(preload=preload, allow_weak=allow_weak) as executor:
+        with pool() as executor:
             if not replayed:
                 rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"))
                 for row in rows:
