@@ -17,6 +17,7 @@ import pytest
 
 from vouch.bench import PRELOAD, Decision, decide_cases, load_task, load_tasks
 from vouch.bench import _decide as decide_module
+from vouch.bench._decide import decide_until_differs
 from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash, write_task
 from vouch.exec import Limits, LocalExecutor
 from vouch.sources import build_source
@@ -194,3 +195,33 @@ def test_state_kept_where_the_run_does_not_look_shows_in_c2(executor, task):
     ]
     assert runs[0] != runs[1]
     assert not _checks.repeatability(task, runs).passed
+
+
+def test_c6_runs_stop_at_the_first_decision_other_than_the_expected(executor, task):
+    # A mutant against the reference's decisions: its run stops after the first case it decides
+    # otherwise, and the later cases stay undecided (None).
+    expected = [d.value for d in _expected()]
+    flipped = "def verify(candidate, env):\n    return candidate['calls'][0]['args']['x'] == -3 or " + CHECK[11:]
+    items = [(task, c, flipped) for c in task.cases]
+    results = decide_until_differs(executor, items, expected)
+    assert [r.decision if r else None for r in results[:3]] == [Decision.PASS, Decision.PASS, Decision.PASS]
+    assert results[3:] == [None, None, None]
+    # A mutant that agrees everywhere is decided on every case.
+    same = decide_until_differs(
+        executor, [(task, c, "def verify(candidate, env):\n" + CHECK) for c in task.cases], expected
+    )
+    assert [r.decision if r else None for r in same] == _expected()
+
+
+def test_a_run_that_claims_a_difference_it_does_not_have_gets_its_cases_decided(executor, task):
+    # The run says it stopped, but its last decision is the expected one: the caller's own check
+    # does not leave the rest undecided; they are decided in runs of their own.
+    expected = [d.value for d in _expected()]
+    verifier = (
+        "import vouch.bench._runenv as r\n"
+        "r._differs = lambda outcome, expected: True\n"
+        "def verify(candidate, env):\n" + CHECK
+    )
+    results = decide_until_differs(executor, [(task, c, verifier) for c in task.cases], expected)
+    assert [r.decision if r else None for r in results] == _expected()
+    assert results[0].note is None and all(r.note for r in results[1:])

@@ -27,7 +27,7 @@ from typing import Any
 from vouch.bench._decide import PRELOAD, Task, preload_for
 from vouch.exec import Call, Executor, LocalExecutor, RunResult, RunSpec
 
-SEALED_PACKAGES = ("agentdojo",)
+SEALED_PACKAGES = ("agentdojo", "tau2")
 """Installed benchmarks whose answers are code that their replay imports."""
 
 
