@@ -36,6 +36,11 @@ def preload_for(tasks: Sequence[Task]) -> list[str]:
     return [*PRELOAD, *modules, *warm]
 
 
+def _pool_of(task: Task) -> tuple[str, ...]:
+    """The preload set of a task's runs (``RunSpec.preload``: a ``PoolSet`` routes by it)."""
+    return tuple(preload_for([task]))
+
+
 CALL_LIMITS = Limits(timeout_s=3.0, memory_mb=512)
 REPLAY_LIMITS = Limits(timeout_s=60.0, memory_mb=1024)
 _PYTEST_ARGS = ["-q", "-p", "no:cacheprovider"]
@@ -213,7 +218,7 @@ def candidate_call(
         return {"ok": False, "value": None, "error": "the candidate has no source"}
     if item is not None:
         if item.session is None:
-            item.session = Session(executor, source, hidden, f"{task.id}/{item.case.id}")
+            item.session = Session(executor, source, hidden, f"{task.id}/{item.case.id}", preload=_pool_of(task))
         return item.session.call(function, args, timeout)
     spec = RunSpec(
         entry=Call(f"candidate.py:{function}", args=tuple(args)),
@@ -222,6 +227,7 @@ def candidate_call(
         hidden=hidden,
         nested=True,
         name=f"{task.id}:call",
+        preload=_pool_of(task),
     )
     result = executor.run(spec)
     if result.ok:
@@ -243,6 +249,7 @@ def public_tests(executor: Executor, task: Task, candidate: dict[str, Any], hidd
         hidden=hidden,
         nested=True,
         name=f"{task.id}:run_public",
+        preload=_pool_of(task),
     )
     result = executor.run(spec)
     if not result.ok or not isinstance(result.value, dict):
@@ -258,6 +265,7 @@ def _replay_spec(task: Task, calls: list[Any], nested: bool) -> RunSpec:
         limits=REPLAY_LIMITS,
         nested=nested,
         name=f"{task.id}:replay",
+        preload=_pool_of(task),
     )
 
 
@@ -453,6 +461,7 @@ def _decide(
             hidden=w.hidden,
             service=True,
             name=f"{w.task.id}/{w.case.id}",
+            preload=_pool_of(w.task),
         )
 
         def finished(future: Future[RunResult]) -> None:
@@ -489,6 +498,7 @@ def _decide(
             hidden=first.hidden,
             service=True,
             name=f"{first.task.id}/{len(members)} cases",
+            preload=_pool_of(first.task),
         )
 
         def finished(future: Future[RunResult]) -> None:

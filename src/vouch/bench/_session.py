@@ -82,8 +82,11 @@ def _answer(module: Any, call: dict[str, Any]) -> dict[str, Any]:
 class Session:
     """Pool side of one candidate session, started on the first call."""
 
-    def __init__(self, executor: Executor, source: str, hidden: tuple[str, ...], name: str) -> None:
+    def __init__(
+        self, executor: Executor, source: str, hidden: tuple[str, ...], name: str, preload: tuple[str, ...] = ()
+    ) -> None:
         self._executor = executor
+        self._preload = preload
         self._source = source
         self._hidden = hidden
         self._name = name
@@ -102,6 +105,7 @@ class Session:
             service=True,
             nested=True,
             name=f"{self._name}:session",
+            preload=self._preload,
         )
         self._future = self._executor.submit(spec, service=self._serve)
         self._future.add_done_callback(self._ended)

@@ -18,6 +18,7 @@ from vouch.exec._executor import (
     make_executor,
 )
 from vouch.exec._hidden import expose_to_runs, hidden_in_every_run, hide_in_runs
+from vouch.exec._pools import PoolSet
 from vouch.exec._sandbox import PRIVATE_IN_RUNS, visible_in_runs
 from vouch.exec._spec import Call, Entry, ExceptionInfo, Isolation, Limits, RunResult, RunSpec, Script, Status
 
@@ -31,6 +32,7 @@ __all__ = [
     "Limits",
     "LocalExecutor",
     "PoolInfo",
+    "PoolSet",
     "Progress",
     "RunResult",
     "RunSpec",

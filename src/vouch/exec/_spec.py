@@ -116,6 +116,10 @@ class RunSpec:
     nested: bool = False
     """A run requested by another run's service handler (``env.call``): it takes a lane of its
     own, so that runs waiting on nested runs can never hold every lane."""
+    preload: tuple[str, ...] = ()
+    """What the run wants its pool to have pre-imported (``LocalExecutor``'s ``preload`` entries).
+    A ``PoolSet`` sends the run to the pool of exactly that set; any other executor runs it in
+    the pool it has (a module the pool lacks is imported by the run itself)."""
 
     def __post_init__(self) -> None:
         relative = [p for p in self.hidden if not p.startswith("/")]

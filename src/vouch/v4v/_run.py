@@ -10,7 +10,7 @@ from typing import Any
 
 from vouch.bench import Task, decide_cases, load_task, preload_for, run_verifiers
 from vouch.errors import UsageError
-from vouch.exec import Executor, make_executor
+from vouch.exec import Executor, PoolSet, make_executor
 from vouch.store import Store
 from vouch.v4v import _checks
 from vouch.v4v._checks import CHECKS, CheckResult
@@ -81,7 +81,14 @@ def run_v4v(
     preload = preload_for(tasks)
 
     def pool(hash_seed: str = "0") -> Executor:
-        return make_executor(executor_kind, address, preload=preload, allow_weak=allow_weak, hash_seed=hash_seed)
+        if executor_kind != "local":
+            return make_executor(executor_kind, address, preload=preload, allow_weak=allow_weak, hash_seed=hash_seed)
+        # A pool per preload set: BFCL and HumanEval runs never fork the AgentDojo-warmed pool.
+        return PoolSet(
+            lambda wanted: make_executor(
+                "local", None, preload=list(wanted), allow_weak=allow_weak, hash_seed=hash_seed
+            )
+        )
 
     def tick(stage: str) -> Callable[[int, int], None]:
         def report(done: int, total: int) -> None:
