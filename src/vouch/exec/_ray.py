@@ -68,7 +68,8 @@ def _host_port(address: str) -> tuple[str, int] | None:
 
 
 def connect(address: str | None = None, *, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
-    """Connect this process to the Ray cluster at ``address`` (once); None or ``"local"`` starts one here.
+    """Connect this process to the Ray cluster at ``address`` (once). None means ``$RAY_ADDRESS``
+    when it is set (Ray's own convention); ``"local"``, or None without it, starts Ray here.
 
     Raises:
         UsageError: Ray is not installed, or ``address`` is not HOST:PORT.
@@ -79,6 +80,8 @@ def connect(address: str | None = None, *, timeout_s: float = CONNECT_TIMEOUT_S)
     if ray.is_initialized():
         return
     options: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
+    if address is None:
+        address = os.environ.get("RAY_ADDRESS") or None
     if address is None or address == "local":
         options |= {"address": "local", "include_dashboard": False}
     else:
@@ -534,6 +537,22 @@ class RayExecutor(Executor):
 
     def _collect(self) -> None:
         """Long-poll every node for finished runs and service requests."""
+        try:
+            self._collect_loop()
+        except Exception as exc:  # noqa: BLE001 - Ray itself failed here: no run may wait forever
+            with self._lock:
+                self._closing = True
+                attempts = [*self._queue, *self._nested, *(a for n in self._nodes for a in n.inflight.values())]
+                self._queue.clear()
+                self._nested.clear()
+                for node in self._nodes:
+                    node.inflight = {}
+                self._lock.notify_all()
+            for attempt in attempts:
+                if not attempt.future.done():
+                    attempt.future.set_exception(EngineCrashed(f"lost touch with the Ray cluster: {_first_line(exc)}"))
+
+    def _collect_loop(self) -> None:
         ray = _import_ray()
         while True:
             with self._lock:
