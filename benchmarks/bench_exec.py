@@ -4,7 +4,9 @@
 (b) a ``python -c`` subprocess doing the same;
 (c) one plain pytest test run through the engine;
 (d) the same test as a ``python -m pytest`` subprocess with the same pytest options (those the
-    engine's ``run_pytest`` uses, installed plugins not autoloaded, as in the engine).
+    engine's ``run_pytest`` uses: installed plugins not autoloaded, as in the engine);
+(e) the same test as plain ``python -m pytest`` in this environment, as a user would run it
+    (pytest then imports every plugin the environment installed).
 
 For (a) and (c) the JSON also holds the median of every phase the engine reports per run
 (``RunResult.phases``: the pool's steps, the child's ``enter``/``code``/``exit`` split and the
@@ -95,7 +97,7 @@ def bench_engine_pytest(executor: LocalExecutor, runs: int) -> tuple[list[float]
     return times, results
 
 
-def bench_pytest_subprocess(runs: int) -> tuple[list[float], list[int]]:
+def bench_pytest_subprocess(runs: int, options: list[str]) -> tuple[list[float], list[int]]:
     times, pids = [], []
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "test_one.py"), "w") as f:
@@ -103,7 +105,7 @@ def bench_pytest_subprocess(runs: int) -> tuple[list[float], list[int]]:
         for _ in range(runs):
             start = time.perf_counter()
             proc = subprocess.Popen(
-                [sys.executable, "-m", "pytest", *POOL_ARGS, *PYTEST_OPTIONS, "test_one.py"],
+                [sys.executable, "-m", "pytest", *options, "test_one.py"],
                 cwd=tmp,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -179,13 +181,15 @@ def measure(runs: int, pytest_runs: int) -> dict[str, Any]:
     engine_pids = [r.pid for r in engine_results]
     engine_pytest_pids = [r.pid for r in engine_pytest_results]
     sub, sub_pids = bench_subprocess(max(10, runs // 4))
-    pytest_sub, pytest_sub_pids = bench_pytest_subprocess(pytest_runs)
+    pytest_sub, pytest_sub_pids = bench_pytest_subprocess(pytest_runs, [*POOL_ARGS, *PYTEST_OPTIONS])
+    plain_sub, plain_sub_pids = bench_pytest_subprocess(max(3, pytest_runs // 4), PYTEST_OPTIONS)
 
     for name, pids in (
         ("engine", engine_pids),
         ("engine pytest", engine_pytest_pids),
         ("subprocess", sub_pids),
         ("pytest subprocess", pytest_sub_pids),
+        ("plain pytest subprocess", plain_sub_pids),
     ):
         if len(set(pids)) != len(pids):
             raise SystemExit(f"{name}: runs shared a process")
@@ -194,10 +198,14 @@ def measure(runs: int, pytest_runs: int) -> dict[str, Any]:
         "subprocess_median_ms": round(_median_ms(sub), 3),
         "engine_pytest_median_ms": round(_median_ms(engine_pytest), 3),
         "pytest_subprocess_median_ms": round(_median_ms(pytest_sub), 3),
+        "plain_pytest_subprocess_median_ms": round(_median_ms(plain_sub), 3),
     }
     results["subprocess_over_engine"] = round(results["subprocess_median_ms"] / results["engine_median_ms"], 1)
     results["pytest_subprocess_over_engine_pytest"] = round(
         results["pytest_subprocess_median_ms"] / results["engine_pytest_median_ms"], 1
+    )
+    results["plain_pytest_subprocess_over_engine_pytest"] = round(
+        results["plain_pytest_subprocess_median_ms"] / results["engine_pytest_median_ms"], 1
     )
     results.update(
         {
@@ -223,6 +231,10 @@ def _print(mode: str, results: dict[str, Any]) -> None:
     print(f"(c) one pytest test through the engine      median {results['engine_pytest_median_ms']:8.2f} ms")
     print(f"(d) python -m pytest subprocess, same test  median {results['pytest_subprocess_median_ms']:8.2f} ms")
     print(f"    ratio (d)/(c)                                  {results['pytest_subprocess_over_engine_pytest']:8.1f}x")
+    plain = results["plain_pytest_subprocess_median_ms"]
+    plain_ratio = results["plain_pytest_subprocess_over_engine_pytest"]
+    print(f"(e) plain python -m pytest, plugins autoload median {plain:8.2f} ms")
+    print(f"    ratio (e)/(c)                                  {plain_ratio:8.1f}x")
     print(f"    {results['distinct_pids']} engine runs, each its own process")
     for key, label in (("engine_phases_ms", "(a)"), ("engine_pytest_phases_ms", "(c)")):
         phases = ", ".join(f"{name} {ms:.2f}" for name, ms in results[key].items())
