@@ -7,7 +7,10 @@ process per mutant that loads the mutant verifier and decides every case of its 
 (no sandbox, candidates called directly: a lower bound on the naive cost), extrapolated per
 source to every mutant of the run.
 
-    python benchmarks/bench_v4v.py [--tasks DIR] [--sample 12] [--json]
+    python benchmarks/bench_v4v.py [--tasks DIR] [--sample 12] [--json] [--compare V4V.json]
+
+``--compare`` takes the ``vouch v4v --json`` output of another vouch version on the same tasks
+(e.g. the release before a speed change) and counts the tasks whose six check outcomes differ.
 
 Prints the wall time per stage, mutants per second, and the ratio to the subprocess baseline.
 Target (issue 5): the whole V4V in at most 10 minutes on 2 cores.
@@ -106,11 +109,30 @@ def _subprocess_per_mutant(tasks: list[Task], sample: int, seed: int) -> dict[st
     return means
 
 
+def outcomes(rows: list[dict[str, Any]]) -> dict[str, dict[str, bool]]:
+    """task id -> check -> passed, from V4V's task rows."""
+    return {row["task_id"]: {name: bool(check["passed"]) for name, check in row["checks"].items()} for row in rows}
+
+
+def compare_outcomes(rows: list[dict[str, Any]], other: dict[str, Any]) -> dict[str, Any]:
+    """Task by task, whether this run's C1-C6 outcomes are another run's (``vouch v4v --json``)."""
+    theirs = outcomes(other.get("results", other)["tasks"])
+    ours = outcomes(rows)
+    shared = sorted(set(ours) & set(theirs))
+    differing = [
+        {"task_id": t, "checks": sorted(n for n in ours[t] if ours[t][n] != theirs[t].get(n))}
+        for t in shared
+        if ours[t] != theirs[t]
+    ]
+    return {"tasks": len(shared), "same": len(shared) - len(differing), "differing": differing}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", type=Path, default=None, help="task sets to screen (default: build all three)")
     parser.add_argument("--sample", type=int, default=12, help="mutants per source for the subprocess baseline")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--compare", type=Path, default=None, help="a `vouch v4v --json` file to compare outcomes with")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="vouch-bench-v4v-", dir="/var/tmp") as tmp:
@@ -162,6 +184,8 @@ def main() -> None:
         "target_s": 600,
         "cpus": os.cpu_count(),
     }
+    if args.compare is not None:
+        figures["compare"] = compare_outcomes(body["tasks"], json.loads(args.compare.read_text()))
     if args.json:
         print(json.dumps(figures))
         return
@@ -172,6 +196,12 @@ def main() -> None:
         f"{figures['probe_decisions']} probe decisions in {figures['mutation_wall_s']} s: "
         f"{figures['mutants_per_s']} mutants/s"
     )
+    if "compare" in figures:
+        compared = figures["compare"]
+        print(
+            f"outcomes against {args.compare}: the same on {compared['same']} of {compared['tasks']} tasks"
+            + (f"; differing: {compared['differing'][:10]}" if compared["differing"] else "")
+        )
     print(
         f"subprocess per mutant (fresh python, all cases of its task, no sandbox): "
         f"{figures['subprocess_per_mutant_s']} s each -> {figures['subprocess_extrapolated_s']} s for all mutants: "

@@ -32,8 +32,11 @@ VERIFIER_LIMITS = Limits(timeout_s=30.0, memory_mb=1024)
 def preload_for(tasks: Sequence[Task]) -> list[str]:
     """What a pool deciding these tasks' cases should pre-import (and warm)."""
     modules = sorted({t.spec.replay.split(":")[0] for t in tasks if t.spec.replay})
-    warm = ["vouch.sources._agentdojo_world:warm"] if "vouch.sources._agentdojo" in modules else []
-    return [*PRELOAD, *modules, *warm]
+    if "vouch.sources._agentdojo" not in modules:
+        return [*PRELOAD, *modules]
+    # AgentDojo without the model SDKs its package imports (vouch.sources._agentdojo_lean).
+    lean = "vouch.sources._agentdojo_lean"
+    return [*PRELOAD, f"{lean}:install", *modules, "vouch.sources._agentdojo_world:warm", f"{lean}:restore"]
 
 
 def _pool_of(task: Task) -> tuple[str, ...]:
