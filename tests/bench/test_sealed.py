@@ -66,8 +66,7 @@ def trusted(tasks: list[Task]) -> Any:
 
 
 def test_agentdojo_is_sealed_off() -> None:
-    [path] = sealed_paths()
-    assert Path(path, "default_suites").is_dir()
+    assert any(Path(path, "default_suites").is_dir() for path in sealed_paths())
 
 
 def test_a_sealed_verifier_decides_from_states_but_cannot_import_the_check(
