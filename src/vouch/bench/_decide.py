@@ -537,7 +537,9 @@ def _decide(
     groups: dict[tuple[int, str, tuple[str, ...]], list[int]] = {}
     for i, w in enumerate(work):
         if w.verifier is not None:
-            key = (id(w.task), w.verifier, w.hidden) if multi_case else (i, "", ())
+            # A SWE-bench decision waits on its repository's tests (minutes): those run alone.
+            together_ok = multi_case and not _is_patch_task(w.task)
+            key = (id(w.task), w.verifier, w.hidden) if together_ok else (i, "", ())
             groups.setdefault(key, []).append(i)
     for indices in groups.values():
         if len(indices) == 1:
