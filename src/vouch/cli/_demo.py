@@ -33,6 +33,8 @@ _DEMO_SETS: dict[str, dict[str, Any]] = {
     "agentdojo": {
         "user_tasks": ["banking/user_task_0", "banking/user_task_3", "slack/user_task_0", "workspace/user_task_0"]
     },
+    # One retail task of tau2's test split: about 15 decisions of tau2's own evaluator.
+    "tau2": {"domains": ["retail"], "split": "test", "limit": 1},
 }
 
 
@@ -46,7 +48,12 @@ def _available(source: str) -> bool:
 
 def _demo_preload() -> list[str]:
     agentdojo = ["vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"]
-    return ["vouch.sources._probe", *(agentdojo if _available("agentdojo") else [])]
+    tau2 = ["vouch.sources._tau2_replay"]
+    return [
+        "vouch.sources._probe",
+        *(agentdojo if _available("agentdojo") else []),
+        *(tau2 if _available("tau2") else []),
+    ]
 
 
 def _bench_demo(executor: Executor, out: Path, console: Console, progress_mode: str | None = None) -> dict[str, Any]:
@@ -235,8 +242,8 @@ def demo(out_dir: str, allow_weak_isolation: bool, progress_mode: str | None) ->
     """Run the main job on bundled real data, offline.
 
     1. the engine's showcase: real completions and hostile programs, each in its own sandbox;
-    2. small task sets built from the real benchmarks (HumanEval, BFCL, AgentDojo when its extra
-       is installed), the baselines scored on them, a leaderboard and an HTML report;
+    2. small task sets built from the real benchmarks (HumanEval, BFCL, AgentDojo and tau2 when
+       their extras are installed), the baselines scored on them, a leaderboard and an HTML report;
     3. V4V's six checks on those task sets (v4v.json, v4v.html);
     4. TestJack's audit of the bundled real completions and of a repository fixture (audit.json,
        audit.html, audit-swe.json).

@@ -387,10 +387,17 @@ def with_criteria(task: Task, criteria: dict[str, Any]) -> Task:
 
 
 def criteria_data(task: Task) -> dict[str, Any]:
-    """The task's evaluation criteria as JSON data (what a reference verifier embeds)."""
+    """The task's evaluation criteria as JSON data (what a reference verifier embeds).
+
+    Natural-language assertions are left out unless the reward is based on them: tau2 judges them
+    with an LLM, and only when ``reward_basis`` names them (no retail or airline task does), so
+    they decide nothing here, and V4V would mutate them to no effect.
+    """
     if task.evaluation_criteria is None:
         return {}
     data: dict[str, Any] = task.evaluation_criteria.model_dump(mode="json", exclude_none=True)
+    if RewardType.NL_ASSERTION.value not in data.get("reward_basis", []):
+        data.pop("nl_assertions", None)
     return data
 
 
