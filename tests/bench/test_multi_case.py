@@ -225,3 +225,20 @@ def test_a_run_that_claims_a_difference_it_does_not_have_gets_its_cases_decided(
     results = decide_until_differs(executor, [(task, c, verifier) for c in task.cases], expected)
     assert [r.decision if r else None for r in results] == _expected()
     assert results[0].note is None and all(r.note for r in results[1:])
+
+
+def test_each_task_names_the_pool_its_verifier_needs(task):
+    # AgentDojo's tool_call twins have no replay entry, but their verifiers import AgentDojo:
+    # they go to the AgentDojo-warmed pool, and other tasks to the plain one.
+    from vouch.bench import Task, preload_for
+
+    twin = Task(
+        root=task.root,
+        spec=task.spec.model_copy(update={"source": SourceInfo(benchmark="agentdojo", version="0", original_id="x")}),
+        tools=[],
+        public_tests=None,
+        cases=[],
+    )
+    assert preload_for([task]) == list(PRELOAD)
+    assert "vouch.sources._agentdojo" in preload_for([twin])
+    assert preload_for([twin])[-1] == "vouch.sources._agentdojo_lean:restore"

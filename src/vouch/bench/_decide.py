@@ -29,9 +29,16 @@ importing them in every run would cost each decision tens of milliseconds."""
 VERIFIER_LIMITS = Limits(timeout_s=30.0, memory_mb=1024)
 
 
+_SOURCE_MODULES = {"agentdojo": "vouch.sources._agentdojo"}
+"""Modules a source's reference verifiers import whatever the task's kind (AgentDojo's tool_call
+twins replay the calls themselves)."""
+
+
 def preload_for(tasks: Sequence[Task]) -> list[str]:
     """What a pool deciding these tasks' cases should pre-import (and warm)."""
-    modules = sorted({t.spec.replay.split(":")[0] for t in tasks if t.spec.replay})
+    wanted = {t.spec.replay.split(":")[0] for t in tasks if t.spec.replay}
+    wanted |= {_SOURCE_MODULES[t.spec.source.benchmark] for t in tasks if t.spec.source.benchmark in _SOURCE_MODULES}
+    modules = sorted(wanted)
     if "vouch.sources._agentdojo" not in modules:
         return [*PRELOAD, *modules]
     # AgentDojo without the model SDKs its package imports (vouch.sources._agentdojo_lean).
