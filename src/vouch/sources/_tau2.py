@@ -203,11 +203,8 @@ def _gold_defect(ctx: TaskContext) -> str | None:
     """Why the gold (its actions, and a message stating every fact to tell) does not reach
     reward 1 under tau2's own evaluator, or None when it does."""
     task = load_domain(ctx.domain).tasks[ctx.task_id]
-    if (
-        any(a.requestor != "assistant" for a in (task.evaluation_criteria.actions or []))
-        if task.evaluation_criteria
-        else False
-    ):
+    actions = (task.evaluation_criteria.actions or []) if task.evaluation_criteria is not None else []
+    if any(a.requestor != "assistant" for a in actions):
         return "a gold action is the user's (this source builds the agent's calls only)"
     run = run_calls(ctx.domain, task, ctx.gold_calls, gold_answer(ctx.communicate))
     reward = evaluate(ctx.domain, task, run.messages)
@@ -218,7 +215,8 @@ def _gold_defect(ctx: TaskContext) -> str | None:
         for what, ok in (("database", reward.db_match is not False), ("communicate", reward.communicated))
         if not ok
     ]
-    return f"the gold reaches reward {reward.reward:g} under tau2's evaluator ({', '.join(failed) or reward.basis})"
+    why = ", ".join(failed) or "reward basis " + ", ".join(reward.basis)
+    return f"the gold reaches reward {reward.reward:g} under tau2's evaluator ({why})"
 
 
 def _shortfall(drafts: list[Draft]) -> str | None:
@@ -275,7 +273,7 @@ def _instruction(domain: str, task_id: str) -> str:
             ("What the user does not know", instructions.unknown_info),
             ("How the user behaves", instructions.task_instructions),
         ):
-            if text:
+            if text and text.strip(" ."):
                 parts.append(f"## {title}\n\n{text.strip()}\n")
     if scenario.persona:
         parts.append(f"## The user's persona\n\n{scenario.persona.strip()}\n")

@@ -818,15 +818,27 @@ def build_drafts(ctx: TaskContext, rng: random.Random, rp: Replays | None = None
             if key not in seen:
                 seen.add(key)
                 out.append(draft)
-    gold, variants = pos[:1], pos[1:]
-    if len(variants) > MAX_VARIANTS:
-        variants = sorted(rng.sample(variants, MAX_VARIANTS), key=variants.index)
+    gold, variants = pos[:1], _spread(pos[1:], MAX_VARIANTS, rng)
     attacks = [d for d in neg if d.category == "attack"]
-    errors = [d for d in neg if d.category != "attack"]
-    room = max(MAX_NEGATIVES - len(attacks), 0)
-    if len(errors) > room:
-        errors = sorted(rng.sample(errors, room), key=errors.index)
+    errors = _spread([d for d in neg if d.category != "attack"], MAX_NEGATIVES - len(attacks), rng)
     return [*gold, *variants, *errors, *attacks]
+
+
+def _spread(drafts: list[Draft], room: int, rng: random.Random) -> list[Draft]:
+    """At most ``room`` drafts, as many constructions as possible: one of each (constructions in
+    an order drawn with ``rng``), then a second of each, ...; kept in their original order."""
+    if len(drafts) <= room:
+        return drafts
+    by_construction: dict[str, list[Draft]] = {}
+    for draft in drafts:
+        by_construction.setdefault(draft.construction, []).append(draft)
+    names = rng.sample(sorted(by_construction), len(by_construction))
+    picked: list[Draft] = []
+    depth = 0
+    while len(picked) < room:
+        picked += [by_construction[n][depth] for n in names if depth < len(by_construction[n])][: room - len(picked)]
+        depth += 1
+    return sorted(picked, key=drafts.index)
 
 
 def to_cases(drafts: list[Draft]) -> list[Case]:
