@@ -23,6 +23,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -44,6 +45,8 @@ Ray itself retries an address that does not answer for minutes, deaf to SIGTERM 
 _GCS_WAIT = "RAY_gcs_server_port_wait_time_s"
 """Ray's own count of one-second tries to reach a cluster's GCS."""
 _START_TIMEOUT_S = 180.0
+_DRAIN_S = 2.0
+"""How long a closing node pool waits for its service runs to see the error and end."""
 _POLL_S = 0.5
 """How long an actor holds a poll open when it has nothing to report."""
 
@@ -96,7 +99,7 @@ def connect(address: str | None = None, *, timeout_s: float = CONNECT_TIMEOUT_S)
                 ) from None
         options["address"] = address
     try:
-        with _joining():
+        with _joining(few_tries=options["address"] != "local"):
             ray.init(**options)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise ClusterUnavailable(
@@ -106,11 +109,13 @@ def connect(address: str | None = None, *, timeout_s: float = CONNECT_TIMEOUT_S)
 
 
 @contextlib.contextmanager
-def _joining() -> Iterator[None]:
-    """While Ray joins a cluster: a few tries rather than Ray's 20 s of them, and its C++ log lines
-    (one per try, on the process's stderr) kept off the terminal: the caller says what failed."""
+def _joining(*, few_tries: bool) -> Iterator[None]:
+    """While Ray joins a cluster: its C++ log lines (one per try, on the process's stderr) kept off
+    the terminal, the caller says what failed; ``few_tries``: a few tries rather than Ray's 20 s of
+    them (not for a Ray started here, whose GCS may take longer to come up on a busy machine)."""
     saved_wait = os.environ.get(_GCS_WAIT)
-    os.environ[_GCS_WAIT] = saved_wait or str(math.ceil(CONNECT_TIMEOUT_S))
+    if few_tries:
+        os.environ[_GCS_WAIT] = saved_wait or str(math.ceil(CONNECT_TIMEOUT_S))
     saved_fd = os.dup(2)
     try:
         with open(os.devnull, "wb") as null:
@@ -141,9 +146,15 @@ def _relayed_error(type_name: str, message: str) -> Exception:
 
 class _NodePool:
     """Runs in a Ray worker on one node (as an actor): that node's ``LocalExecutor``, and what
-    crosses to and from the driver. It runs no untrusted code itself; its pool's sandboxes do."""
+    crosses to and from the driver. It runs no untrusted code itself; its pool's sandboxes do.
 
-    def __init__(self, options: dict[str, Any], cwd: str, store: str | None) -> None:
+    An actor outlives the executor that placed it: the next executor of the same driver opens a
+    pool of its own in it (a Ray worker takes a second or more to start). Every call carries the
+    token of the executor that opened the current pool, and a call with another token (one still
+    on its way from an executor that closed) does nothing.
+    """
+
+    def __init__(self, cwd: str, store: str | None) -> None:
         # vouch's default outputs are hidden relative to the working directory and $VOUCH_STORE:
         # resolved as the driver resolves them, runs here hide what the driver's runs hide.
         if os.path.isdir(cwd):
@@ -152,72 +163,89 @@ class _NodePool:
             os.environ["VOUCH_STORE"] = store
         else:
             os.environ.pop("VOUCH_STORE", None)
-        self._pool = LocalExecutor(**options)
         self._cond = threading.Condition()
+        self._token = ""
+        self._pool: LocalExecutor | None = None
+        self._stop = threading.Event()
         self._done: list[tuple[int, RunResult | None, BaseException | None]] = []
         self._requests: list[tuple[int, int, Any]] = []
         self._waiting: dict[int, _Answer] = {}
         self._next_request = 0
-        self._closed = False
-        self._stop = threading.Event()
+        self._in_pool: dict[str, int] = {}
+        """Runs each executor (token) has in the pool now."""
 
-    def start(self, version: str) -> PoolInfo | VouchError:
-        """Start the pool; an error comes back as a value, so the driver can name the node."""
+    def open(self, token: str, options: dict[str, Any], version: str) -> tuple[int, PoolInfo | VouchError]:
+        """Start a pool for the executor ``token``: (this process's pid, its info or the error,
+        as a value so that the driver can name the node)."""
+        self.close(self._token)
         if version != vouch.__version__:
-            return InfrastructureError(
+            error = InfrastructureError(
                 f"vouch {vouch.__version__} is installed here, the driver runs {version}: "
                 "install the same version on every node"
             )
+            return os.getpid(), error
+        pool = LocalExecutor(**options)
         started: Future[PoolInfo] = Future()
+        stop = threading.Event()
 
         def own() -> None:
             # The zygote dies with the thread that starts it (PR_SET_PDEATHSIG): one that lives
-            # as long as the actor, rather than one of Ray's.
+            # as long as the pool, rather than one of Ray's.
             try:
-                started.set_result(self._pool.start())
+                started.set_result(pool.start())
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 started.set_exception(exc)
                 return
-            self._stop.wait()
+            stop.wait()
 
         threading.Thread(target=own, name="vouch-node-pool", daemon=True).start()
         try:
-            return started.result()
+            info = started.result()
         except VouchError as exc:
-            return exc
+            return os.getpid(), exc
+        with self._cond:
+            self._token, self._pool, self._stop = token, pool, stop
+        return os.getpid(), info
 
-    def pid(self) -> int:
-        return os.getpid()
-
-    def submit(self, items: list[tuple[int, RunSpec]], exposed: tuple[str, ...]) -> None:
+    def submit(self, token: str, items: list[tuple[int, RunSpec]], exposed: tuple[str, ...]) -> None:
+        with self._cond:
+            pool = self._pool if token == self._token else None
+        if pool is None:
+            return
         known = exposed_to_every_run()
         new = [path for path in exposed if path not in known]
         if new:
             expose_to_runs(*new)
         for key, spec in items:
             try:
-                future = self._pool.submit(spec, self._relay(key) if spec.service else None)
+                future = pool.submit(spec, self._relay(token, key) if spec.service else None)
             except Exception as exc:  # noqa: BLE001 - the run's outcome, reported as its future's
-                self._report(key, None, exc)
+                self._report(token, key, None, exc)
                 continue
-            future.add_done_callback(functools.partial(self._finished, key))
+            with self._cond:
+                self._in_pool[token] = self._in_pool.get(token, 0) + 1
+            future.add_done_callback(functools.partial(self._finished, token, key))
 
-    def _finished(self, key: int, future: Future[RunResult]) -> None:
+    def _finished(self, token: str, key: int, future: Future[RunResult]) -> None:
+        with self._cond:
+            self._in_pool[token] -= 1
+            self._cond.notify_all()
         exc = future.exception()
-        self._report(key, None if exc is not None else future.result(), exc)
+        self._report(token, key, None if exc is not None else future.result(), exc)
 
-    def _report(self, key: int, result: RunResult | None, exc: BaseException | None) -> None:
+    def _report(self, token: str, key: int, result: RunResult | None, exc: BaseException | None) -> None:
         if exc is not None and not isinstance(exc, VouchError):
             exc = InfrastructureError(f"{type(exc).__name__}: {exc}")
         with self._cond:
-            self._done.append((key, result, exc))
-            self._cond.notify_all()
+            if token == self._token:
+                self._done.append((key, result, exc))
+                self._cond.notify_all()
 
-    def _relay(self, key: int) -> Service:
+    def _relay(self, token: str, key: int) -> Service:
         def handler(request: Any) -> Any:
             answer = _Answer()
             with self._cond:
-                if self._closed:
+                if token != self._token:
                     raise RuntimeError("the node's pool is closing")
                 request_id = self._next_request
                 self._next_request += 1
@@ -231,10 +259,14 @@ class _NodePool:
 
         return handler
 
-    def poll(self, wait_s: float) -> tuple[list[tuple[int, RunResult | None, BaseException | None]], list[Any]]:
+    def poll(
+        self, token: str, wait_s: float
+    ) -> tuple[list[tuple[int, RunResult | None, BaseException | None]], list[Any]]:
         """Finished runs and new service requests; waits up to ``wait_s`` for one of either."""
         with self._cond:
-            self._cond.wait_for(lambda: self._done or self._requests or self._closed, timeout=wait_s)
+            self._cond.wait_for(lambda: self._done or self._requests or token != self._token, timeout=wait_s)
+            if token != self._token:
+                return [], []
             done, self._done = self._done, []
             requests, self._requests = self._requests, []
         return done, requests
@@ -246,16 +278,51 @@ class _NodePool:
             answer.data, answer.error = data, error
             answer.ready.set()
 
-    def close(self) -> None:
+    def close(self, token: str) -> None:
+        """Close the pool of the executor ``token`` (its runs are killed); the actor stays."""
         with self._cond:
-            self._closed = True
-            waiting, self._waiting = self._waiting, {}
+            if token != self._token:
+                return
+            pool, stop, waiting = self._pool, self._stop, self._waiting
+            self._token, self._pool, self._waiting = "", None, {}
+            self._done, self._requests = [], []
             self._cond.notify_all()
         for answer in waiting.values():
             answer.error = ("RuntimeError", "the node's pool is closing")
             answer.ready.set()
-        self._pool.close()
-        self._stop.set()
+        # Service runs still going (a candidate session whose stop was on its way) now get an
+        # error for their request and end: the pool's close would otherwise wait for them (a
+        # closing zygote lets its runs finish, and no answer reaches them any more).
+        with self._cond:
+            self._cond.wait_for(lambda: not self._in_pool.get(token), timeout=_DRAIN_S)
+            self._in_pool.pop(token, None)
+        if pool is not None:
+            pool.close()
+        stop.set()
+
+
+_idle_lock = threading.Lock()
+_idle: dict[str, list[Any]] = {}
+"""Node id -> actors of this driver whose executor closed, ready for the next one."""
+_idle_job = ""
+"""The Ray job (this process's connection) those actors belong to."""
+
+
+def _take_idle(node_id: str) -> Any:
+    global _idle_job  # one cache per process, emptied when the connection changes
+    ray = _import_ray()
+    job = ray.get_runtime_context().get_job_id()
+    with _idle_lock:
+        if job != _idle_job:
+            _idle.clear()
+            _idle_job = job
+        actors = _idle.get(node_id)
+        return actors.pop() if actors else None
+
+
+def _give_back(node_id: str, actor: Any) -> None:
+    with _idle_lock:
+        _idle.setdefault(node_id, []).append(actor)
 
 
 @dataclass(frozen=True)
@@ -285,7 +352,8 @@ class RayExecutor(Executor):
 
     Args:
         address: the cluster's head (``HOST:PORT``, as ``ray start --head`` prints it, or
-            ``auto``); None or ``"local"`` starts a Ray instance on this machine.
+            ``auto``); None means ``$RAY_ADDRESS`` when it is set; ``"local"``, or None
+            without it, starts a Ray instance on this machine.
         workers: runs at the same time on each node (default: the node's CPU resource).
         preload, hash_seed, allow_weak, warm_pytest, runs_dir: as ``LocalExecutor``'s, for
             every node's pool (``runs_dir`` is a path on each node).
@@ -321,6 +389,8 @@ class RayExecutor(Executor):
             "warm_pytest": warm_pytest,
             "runs_dir": runs_dir,
         }
+        self._token = uuid.uuid4().hex
+        """Names this executor's pools in the actors it borrows."""
         self._lock = threading.Condition()  # guards the queues and every node's runs in flight
         self._life = threading.Lock()
         self._nodes: list[_Node] = []
@@ -384,37 +454,51 @@ class RayExecutor(Executor):
             raise ClusterUnavailable(f"the Ray cluster at {self.address or 'local'} has no alive node with CPUs")
         remote = ray.remote(_NodePool)
         cwd, store = os.getcwd(), os.environ.get("VOUCH_STORE")
-        actors = []
+
+        def new_actor(node_id: str) -> Any:
+            strategy = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
+            options = {"num_cpus": 0, "max_concurrency": 16, "max_restarts": 0, "scheduling_strategy": strategy}
+            return remote.options(**options).remote(cwd, store)
+
+        def open_pool(actor: Any, workers: int) -> Any:
+            return actor.open.remote(self._token, {**self._options, "workers": workers}, vouch.__version__)
+
+        placed = []
         for node in found:
             workers = self._workers or max(1, min(64, int(node["Resources"]["CPU"])))
-            strategy = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
-            actor = remote.options(num_cpus=0, max_concurrency=16, max_restarts=0, scheduling_strategy=strategy).remote(
-                {**self._options, "workers": workers}, cwd, store
-            )
-            actors.append((node, workers, actor))
+            idle = _take_idle(node["NodeID"])
+            actor = idle if idle is not None else new_actor(node["NodeID"])
+            placed.append([node, workers, actor, open_pool(actor, workers), idle is not None])
+        nodes: list[_Node] = []
         try:
-            version = vouch.__version__
-            started = ray.get([actor.start.remote(version) for _, _, actor in actors], timeout=_START_TIMEOUT_S)
-            pids = ray.get([actor.pid.remote() for _, _, actor in actors], timeout=_START_TIMEOUT_S)
-        except Exception as exc:  # noqa: BLE001 - an actor that cannot be placed or died starting
-            for _, _, actor in actors:
+            for entry in placed:
+                node, workers, actor, opening, reused = entry
+                try:
+                    pid, info = ray.get(opening, timeout=_START_TIMEOUT_S)
+                except ray.exceptions.RayActorError:
+                    if not reused:
+                        raise
+                    entry[2] = actor = new_actor(node["NodeID"])  # the idle one died meanwhile
+                    pid, info = ray.get(open_pool(actor, workers), timeout=_START_TIMEOUT_S)
+                if isinstance(info, VouchError):
+                    raise type(info)(f"on Ray node {node['NodeManagerAddress']} ({node['NodeID'][:12]}): {info}")
+                nodes.append(
+                    _Node(
+                        info=NodeInfo(node["NodeID"], node["NodeManagerAddress"], pid, info),
+                        actor=actor,
+                        capacity=max(8, 4 * workers),
+                    )
+                )
+        except BaseException as exc:
+            for _, _, actor, _, _ in placed:
                 ray.kill(actor)
+            if isinstance(exc, VouchError):
+                raise
             if isinstance(exc, ray.exceptions.GetTimeoutError):
                 raise ClusterUnavailable(f"the Ray nodes' pools did not start in {_START_TIMEOUT_S:.0f} s") from None
-            raise ClusterUnavailable(f"a Ray node's pool failed to start: {_first_line(exc)}") from None
-        nodes = []
-        for (node, workers, actor), info, pid in zip(actors, started, pids, strict=True):
-            if isinstance(info, VouchError):
-                for _, _, other in actors:
-                    ray.kill(other)
-                raise type(info)(f"on Ray node {node['NodeManagerAddress']} ({node['NodeID'][:12]}): {info}")
-            nodes.append(
-                _Node(
-                    info=NodeInfo(node["NodeID"], node["NodeManagerAddress"], pid, info),
-                    actor=actor,
-                    capacity=max(8, 4 * workers),
-                )
-            )
+            if isinstance(exc, Exception):
+                raise ClusterUnavailable(f"a Ray node's pool failed to start: {_first_line(exc)}") from None
+            raise
         return nodes
 
     def close(self) -> None:
@@ -425,6 +509,7 @@ class RayExecutor(Executor):
                 orphans = [*self._queue, *self._nested, *(a for n in nodes for a in n.inflight.values())]
                 self._queue.clear()
                 self._nested.clear()
+                lost = [node for node in nodes if not node.alive]
                 for node in nodes:
                     node.inflight = {}
                     node.alive = False
@@ -432,18 +517,18 @@ class RayExecutor(Executor):
             for attempt in orphans:
                 if not attempt.future.done():
                     attempt.future.set_exception(EngineCrashed("the Ray executor was closed"))
-            if nodes:
-                ray = _import_ray()
-                closing = [node.actor.close.remote() for node in nodes]
+            ray = _import_ray()
+            for node, closing in [(node, node.actor.close.remote(self._token)) for node in nodes]:
                 try:
                     ray.get(closing, timeout=30)
-                except Exception:  # noqa: BLE001, S110 - a node already gone needs no closing
-                    pass
-                for node in nodes:
+                except Exception:  # noqa: BLE001 - a node already gone needs no closing
                     try:
                         ray.kill(node.actor)
-                    except Exception:  # noqa: BLE001, S110 - likewise
+                    except Exception:  # noqa: BLE001, S110 - nor killing
                         pass
+                    continue
+                if node not in lost:
+                    _give_back(node.info.node_id, node.actor)
             for thread in self._threads:
                 if thread is not threading.current_thread():
                     thread.join(timeout=10)
@@ -495,7 +580,7 @@ class RayExecutor(Executor):
             exposed = exposed_to_every_run()
             for node, items in batches:
                 try:
-                    node.actor.submit.remote(items, exposed)
+                    node.actor.submit.remote(self._token, items, exposed)
                 except Exception as exc:  # noqa: BLE001 - a spec Ray cannot send: those runs end with it
                     self._unsendable(node, [key for key, _ in items], exc)
 
@@ -562,7 +647,7 @@ class RayExecutor(Executor):
                 for node in self._nodes:
                     if node.alive:
                         if node.poll is None:
-                            node.poll = node.actor.poll.remote(_POLL_S)
+                            node.poll = node.actor.poll.remote(self._token, _POLL_S)
                         polls[node.poll] = node
             if not polls:
                 with self._lock:

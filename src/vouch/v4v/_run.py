@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from vouch.bench import Task, decide_cases, load_task, preload_for, run_verifiers
+from vouch.bench import Task, decide_cases, load_task, run_verifiers
 from vouch.errors import UsageError
 from vouch.exec import Executor, PoolSet, make_executor
 from vouch.store import Store
@@ -78,15 +78,13 @@ def run_v4v(
     if repeat < 2 and "repeatability" in checks:
         raise UsageError(f"repeat={repeat}: repeatability needs at least 2 runs")
     references = _references(tasks)
-    preload = preload_for(tasks)
 
     def pool(hash_seed: str = "0") -> Executor:
-        if executor_kind != "local":
-            return make_executor(executor_kind, address, preload=preload, allow_weak=allow_weak, hash_seed=hash_seed)
-        # A pool per preload set: BFCL and HumanEval runs never fork the AgentDojo-warmed pool.
+        # A pool per preload set: BFCL and HumanEval runs never fork the AgentDojo-warmed pool
+        # (with Ray, one per preload set on each node).
         return PoolSet(
             lambda wanted: make_executor(
-                "local", None, preload=list(wanted), allow_weak=allow_weak, hash_seed=hash_seed
+                executor_kind, address, preload=list(wanted), allow_weak=allow_weak, hash_seed=hash_seed
             )
         )
 
