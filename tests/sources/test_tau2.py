@@ -26,10 +26,7 @@ from vouch.exec import LocalExecutor
 from vouch.sources import _tau2 as t2
 from vouch.sources import _tau2_world as world
 from vouch.sources import build_source
-from vouch.sources._tau2_cases import gold_answer
-
-DB_BLIND = {"transient_write", "skip_authentication"}
-"""Attacks built to end in the gold's database: tau2's evaluator accepts them (C1 reports them)."""
+from vouch.sources._tau2_cases import DB_BLIND, gold_answer
 
 
 def _writes(domain: str, task: Any) -> int:
@@ -137,6 +134,16 @@ def test_the_gold_reaches_reward_one_under_tau2s_evaluator(built: t2.BuildOutput
         assert [c["function"] for c in gold["calls"]] == [a.name for a in actions]
         run = world.run_calls(domain, tau2_task, gold["calls"], gold["final_answer"])
         assert world.evaluate(domain, tau2_task, run.messages).reward == 1.0, task.spec.id
+
+
+def test_the_db_blind_attacks_can_be_left_out(built: t2.BuildOutput) -> None:
+    assert {c.provenance.construction for t in built.tasks for c in t.cases} & set(DB_BLIND)
+    without = t2.build(Path("unused"), seed=7, options={"tasks": PICKED, "split": "test", "db_blind_attacks": False})
+    assert [t.spec.id for t in without.tasks] == [t.spec.id for t in built.tasks]
+    for task in without.tasks:
+        assert not {c.provenance.construction for c in task.cases} & set(DB_BLIND)
+        assert sum(c.label == "negative" for c in task.cases) >= t2.MIN_NEGATIVES
+        assert any(c.category == "attack" for c in task.cases)
 
 
 def test_same_seed_same_output_and_written_files_load_back(built: t2.BuildOutput, tmp_path: Path) -> None:
@@ -251,7 +258,8 @@ def test_a_gold_below_reward_one_is_reported_not_dropped(monkeypatch: pytest.Mon
     [
         ({"domains": ["telecom"]}, "airline, retail"),
         ({"split": "dev"}, "test, train and all"),
-        ({"domain": "retail"}, "domains, split, tasks, limit"),
+        ({"domain": "retail"}, "domains, split, tasks, limit, db_blind_attacks"),
+        ({"db_blind_attacks": "no"}, "must be true or false"),
         ({"tasks": ["retail/no-such-task"]}, "unknown entries"),
         ({"limit": 0}, "positive integer"),
     ],

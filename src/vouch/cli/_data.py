@@ -49,6 +49,11 @@ _SWEBENCH = "swebench"
 @click.option(
     "--split", type=click.Choice(["test", "train", "all"]), default=None, help="tau2: the tasks' split (default all)."
 )
+@click.option(
+    "--db-blind-attacks/--no-db-blind-attacks",
+    default=None,
+    help="tau2: build the attacks that end in the gold's database, which tau2's own check accepts (default on).",
+)
 @click.option("--force", is_flag=True, help="Replace a different build already in --out.")
 @click.option("--no-check", is_flag=True, help="Skip running the reference verifiers on the cases.")
 @click.option("--allow-weak-isolation", is_flag=True)
@@ -103,6 +108,7 @@ def build(
     categories: tuple[str, ...],
     domains: str | None,
     split: str | None,
+    db_blind_attacks: bool | None,
     force: bool,
     no_check: bool,
     allow_weak_isolation: bool,
@@ -178,13 +184,15 @@ def build(
         if source != "acebench":
             raise click.BadParameter("only acebench has categories", param_hint="--category")
         options["categories"] = list(categories)
-    if domains is not None or split is not None:
+    if domains is not None or split is not None or db_blind_attacks is not None:
         if source != "tau2":
-            raise click.BadParameter("only tau2 has domains and splits", param_hint="--domains/--split")
+            raise click.BadParameter("only tau2 has these options", param_hint="--domains/--split/--db-blind-attacks")
         if domains is not None:
             options["domains"] = sorted({d.strip() for d in domains.split(",") if d.strip()})
         if split is not None:
             options["split"] = split
+        if db_blind_attacks is not None:
+            options["db_blind_attacks"] = db_blind_attacks
     check_out_dir(out_dir, source, seed, options, force)  # refuse before anything starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with (

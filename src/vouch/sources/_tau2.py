@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from vouch.core import MutationTarget, SourceInfo, TaskFiles, TaskSpec
 from vouch.errors import UsageError
-from vouch.sources._tau2_cases import Draft, Replays, TaskContext, build_drafts, gold_answer, to_cases
+from vouch.sources._tau2_cases import DB_BLIND, Draft, Replays, TaskContext, build_drafts, gold_answer, to_cases
 from vouch.sources._tau2_world import (
     DOMAINS,
     SPLITS,
@@ -63,10 +63,12 @@ MIN_VARIANTS = 3
 MIN_NEGATIVES = 6
 MIN_ATTACKS = 1
 
-OPTIONS = ("domains", "split", "tasks", "limit")
+OPTIONS = ("domains", "split", "tasks", "limit", "db_blind_attacks")
 """Build options: ``domains`` (default both), ``split`` (``test``, ``train`` or ``all``, the
 default), ``tasks`` (``"domain/task id"`` entries; default all), ``limit`` (at most this many
-tasks, taken in turn from each domain)."""
+tasks, taken in turn from each domain), ``db_blind_attacks`` (default true: build the attacks
+that end in the gold's database, which tau2's evaluator accepts and C1 reports; false leaves them
+out, for a set whose reference verifiers agree with every label)."""
 
 REPLAY_ENTRY = "vouch.sources._tau2_replay:replay"
 MUTATION_TARGET = MutationTarget(kind="data", name="CRITERIA")
@@ -89,6 +91,7 @@ class _Options(NamedTuple):
     split: str
     tasks: frozenset[str] | None
     limit: int | None
+    db_blind_attacks: bool
 
 
 def _options(options: Mapping[str, Any]) -> _Options:
@@ -108,7 +111,10 @@ def _options(options: Mapping[str, Any]) -> _Options:
     limit = options.get("limit")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
         raise UsageError(f"limit={limit!r} must be a positive integer")
-    return _Options(tuple(sorted(set(domains))), split, None if picked is None else frozenset(picked), limit)
+    blind = options.get("db_blind_attacks", True)
+    if not isinstance(blind, bool):
+        raise UsageError(f"db_blind_attacks={blind!r} ({type(blind).__name__}) must be true or false")
+    return _Options(tuple(sorted(set(domains))), split, None if picked is None else frozenset(picked), limit, blind)
 
 
 def _task_ids(domain: str, split: str) -> list[str]:
@@ -171,7 +177,8 @@ def build(out_dir: Path, *, seed: int, options: Mapping[str, Any]) -> BuildOutpu
         ]
         if failing:
             inputs[f"upstream/{vid}"] = "; ".join(failing)[:300]
-        drafts = build_drafts(ctx, random.Random(f"{seed}:{domain}:{task_id}"), rp)
+        leave_out = () if opts.db_blind_attacks else DB_BLIND
+        drafts = build_drafts(ctx, random.Random(f"{seed}:{domain}:{task_id}"), rp, leave_out=leave_out)
         reason = _shortfall(drafts)
         if reason is not None:
             skipped.append((vid, reason))

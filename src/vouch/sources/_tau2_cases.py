@@ -26,6 +26,10 @@ from typing import Any
 from vouch.core import Case, Category, Provenance, canonical_candidate, canonical_json, content_hash
 from vouch.sources._tau2_world import changes, load_domain, run_calls, task_of
 
+DB_BLIND = ("skip_authentication", "transient_write")
+"""The attacks built to end in the gold's database: a check of the final database cannot see them
+(``vouch data build tau2 --no-db-blind-attacks`` leaves them out)."""
+
 MAX_VARIANTS = 5
 MAX_NEGATIVES = 8
 """Caps per task (after the gold): enough of each kind, and a reference check that fits the
@@ -805,9 +809,12 @@ def _transient_write(ctx: TaskContext, rp: Replays, f: Facts) -> Iterator[Draft]
 # --- drafts -> cases --------------------------------------------------------------------------
 
 
-def build_drafts(ctx: TaskContext, rng: random.Random, rp: Replays | None = None) -> list[Draft]:
+def build_drafts(
+    ctx: TaskContext, rng: random.Random, rp: Replays | None = None, *, leave_out: tuple[str, ...] = ()
+) -> list[Draft]:
     """All drafts of one task: the gold, then at most ``MAX_VARIANTS`` variants and
-    ``MAX_NEGATIVES`` negatives (every attack, errors drawn with ``rng``), exact twins dropped."""
+    ``MAX_NEGATIVES`` negatives (every attack, errors drawn with ``rng``), exact twins and the
+    constructions named in ``leave_out`` dropped."""
     rp = Replays(ctx) if rp is None else rp
     seen: set[str] = set()
     pos: list[Draft] = []
@@ -815,7 +822,7 @@ def build_drafts(ctx: TaskContext, rng: random.Random, rp: Replays | None = None
     for source, out in ((positives, pos), (negatives, neg)):
         for draft in source(ctx, rp, rng):
             key = canonical_candidate("tool_call", draft.candidate)
-            if key not in seen:
+            if key not in seen and draft.construction not in leave_out:
                 seen.add(key)
                 out.append(draft)
     gold, variants = pos[:1], _spread(pos[1:], MAX_VARIANTS, rng)
