@@ -211,6 +211,19 @@ def test_an_address_that_does_not_answer_is_one_line_and_exit_3(tmp_path: Path) 
         assert not list(tmp_path.iterdir())  # nothing ran, nothing was written
 
 
+def test_without_ray_installed_the_command_says_how_to_get_it(tmp_path: Path) -> None:
+    hide_ray = "import sys; sys.modules['ray'] = None; from vouch.cli import main; main()"  # import ray fails
+    proc = subprocess.run(
+        [sys.executable, "-c", hide_ray, "v4v", "--tasks", str(tmp_path), "--executor", "ray"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "vouch: error: --executor ray needs Ray; install it with: pip install 'vouch[ray]'"
+    ]
+
+
 @pytest.mark.parametrize(
     ("args", "code", "mentions"),
     [
