@@ -389,3 +389,32 @@ def test_a_node_lost_mid_batch_costs_only_its_runs_in_flight(head: str, second_n
     # Runs sent again: those the lost node held when it died, neither none nor all it was sent.
     resent = sum(sent.values()) - len(specs)
     assert 1 <= resent < sent[victim.node_id], sent
+
+
+SLOWER = "import time\ndef f(x):\n    time.sleep(2)\n    return x\n"
+
+
+def test_a_run_lost_twice_ends_as_an_error_with_the_reason(head: str, second_node: None) -> None:
+    with make_executor("ray", head) as remote:
+        assert isinstance(remote, RayExecutor)
+        first, second = sorted(remote.nodes, key=lambda n: n.pool.workers)  # the 1-CPU node first
+        specs = [RunSpec(entry=Call("v.py:f", args=(i,)), files={"v.py": SLOWER}) for i in range(12)]
+        futures = [remote.submit(spec) for spec in specs]
+        _wait_for("runs in flight on both nodes", lambda: min(remote.in_flight_per_node().values()) > 0)
+        os.kill(first.actor_pid, signal.SIGKILL)
+        _wait_for("the lost runs sent to the other node", lambda: sum(remote.sent_per_node().values()) > len(specs))
+        os.kill(second.actor_pid, signal.SIGKILL)  # now with runs that were lost once already
+        outcomes: list[RunResult | BaseException] = []
+        for future in futures:
+            try:
+                outcomes.append(future.result(timeout=600))
+            except Exception as exc:
+                outcomes.append(exc)
+    twice = [o for o in outcomes if isinstance(o, RunResult) and not o.ok]
+    assert twice, outcomes
+    for result in twice:
+        assert result.status is Status.ERROR and result.reason is not None
+        assert "was lost" in result.reason and "retried once already" in result.reason
+    stranded = [o for o in outcomes if isinstance(o, BaseException)]
+    assert all("no Ray node's pool is left" in str(exc) for exc in stranded), stranded
+    assert all(o.value == i for i, o in enumerate(outcomes) if isinstance(o, RunResult) and o.ok)
