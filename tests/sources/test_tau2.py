@@ -280,3 +280,21 @@ def test_a_missing_package_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_
     monkeypatch.setattr(importlib.metadata, "version", version)
     with pytest.raises(UsageError, match=r"pip install 'vouch\[tau2\]'"):
         build_source("tau2", tmp_path, seed=0)
+
+
+def test_a_pool_for_agentdojo_and_tau2_tasks_warms_both(tasks: list[Task]) -> None:
+    """AgentDojo's warm-up keeps pandas out until it restores it; tau2's evaluator imports pandas."""
+    from vouch.sources import _agentdojo as ad
+
+    base = scratch_root() / f"tau2-mixed-{os.getpid()}"
+    for built_task in ad.build(Path("unused"), seed=0, options={"user_tasks": ["banking/user_task_0"]}).tasks:
+        write_task(base, built_task)
+    mixed = [*load_tasks(base), *tasks]
+    verifier = "def verify(candidate, env):\n    return env.post_state != env.pre_state\n"
+    items = [(t, next(c for c in t.cases if c.category == "gold"), verifier) for t in mixed if t.spec.kind == "state"]
+    try:
+        with LocalExecutor(workers=1, preload=preload_for(mixed)) as pool:
+            results = decide_cases(pool, items)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert all(r.decision is not Decision.INVALID for r in results), [r.reason for r in results]

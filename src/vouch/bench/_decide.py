@@ -41,9 +41,12 @@ def preload_for(tasks: Sequence[Task]) -> list[str]:
     modules = sorted(wanted)
     if "vouch.sources._agentdojo" not in modules:
         return [*PRELOAD, *modules]
-    # AgentDojo without the model SDKs its package imports (vouch.sources._agentdojo_lean).
+    # AgentDojo without the model SDKs its package imports (vouch.sources._agentdojo_lean); the
+    # other sources' modules after the restore (tau2's evaluator imports pandas, kept out until then).
     lean = "vouch.sources._agentdojo_lean"
-    return [*PRELOAD, f"{lean}:install", *modules, "vouch.sources._agentdojo_world:warm", f"{lean}:restore"]
+    others = [m for m in modules if m != "vouch.sources._agentdojo"]
+    agentdojo = ["vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"]
+    return [*PRELOAD, f"{lean}:install", *agentdojo, f"{lean}:restore", *others]
 
 
 def _pool_of(task: Task) -> tuple[str, ...]:
