@@ -242,3 +242,58 @@ def test_each_task_names_the_pool_its_verifier_needs(task):
     assert preload_for([task]) == list(PRELOAD)
     assert "vouch.sources._agentdojo" in preload_for([twin])
     assert preload_for([twin])[-1] == "vouch.sources._agentdojo_lean:restore"
+
+
+STATEFUL = "seen = []\ndef f(x):\n    seen.append(x)\n    return len(seen)\n"
+
+
+@pytest.fixture(scope="module")
+def code_task(tmp_path_factory):
+    root = tmp_path_factory.mktemp("code")
+    candidate = {"source": STATEFUL}
+    gold = Case(
+        id="gold",
+        label="positive",
+        category="gold",
+        subcategory="gold",
+        candidate=candidate,
+        provenance=Provenance(construction="test", content_hash=content_hash(candidate)),
+        rationale="test case",
+    )
+    files = TaskFiles(
+        spec=TaskSpec(
+            id="code-f",
+            kind="code",
+            source=SourceInfo(benchmark="test", version="0", original_id="f"),
+            entry_point="f",
+        ),
+        instruction="Write f.",
+        reference={"verifier.py": "def verify(candidate, env):\n    return True\n"},
+        cases=[gold],
+    )
+    write_task(root, files)
+    return load_task(root / "code-f")
+
+
+def _calls(*args: int) -> str:
+    calls = ", ".join(f"env.call('f', [{a}])['value']" for a in args)
+    return f"def verify(candidate, env):\n    return [{calls}] == EXPECTED\n"
+
+
+def test_shared_answers_spare_calls_and_keep_a_stateful_candidate_where_it_would_be(executor, code_task):
+    answers: dict = {}
+    [first] = decide_cases(
+        executor, [(code_task, code_task.cases[0], "EXPECTED = [1, 2]\n" + _calls(1, 2))], call_answers=answers
+    )
+    assert first.decision is Decision.PASS
+    assert len(answers) == 2
+    # The same first call is answered from what the first decision got; the second is new, so
+    # the session starts, makes the first call again, then the new one: the candidate counts 2.
+    [second] = decide_cases(
+        executor, [(code_task, code_task.cases[0], "EXPECTED = [1, 2]\n" + _calls(1, 3))], call_answers=answers
+    )
+    assert second.decision is Decision.PASS
+    assert len(answers) == 3
+    # Without shared answers the same verifier decides the same.
+    [alone] = decide_cases(executor, [(code_task, code_task.cases[0], "EXPECTED = [1, 2]\n" + _calls(1, 3))])
+    assert alone.decision is Decision.PASS

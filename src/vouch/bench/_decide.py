@@ -10,6 +10,7 @@ candidate (a candidate session).
 from __future__ import annotations
 
 import enum
+import hashlib
 import json
 import threading
 from collections.abc import Callable, Sequence
@@ -130,6 +131,14 @@ class _Item:
     hidden: tuple[str, ...]
     env_data: dict[str, Any] = field(default_factory=dict)
     session: Session | None = None
+    answers: CallAnswers | None = None
+    """Candidate answers shared between decisions (``decide_cases``'s ``call_answers``)."""
+    calls: list[str] = field(default_factory=list)
+    """The candidate calls of this decision so far, each as canonical JSON."""
+
+
+CallAnswers = dict[tuple[str, tuple[str, ...]], dict[str, Any]]
+"""(candidate source hash, the calls of a decision up to one) -> that call's answer."""
 
 
 def classify(result: RunResult) -> tuple[Decision, str | None]:
@@ -230,9 +239,23 @@ def candidate_call(
     if not isinstance(source, str):
         return {"ok": False, "value": None, "error": "the candidate has no source"}
     if item is not None:
+        # With shared answers, a call the same candidate already answered after the same calls
+        # (in another decision: the reference's, another mutant's) is not made again. Once one
+        # is not, the decision's session starts and first makes the calls answered from the
+        # cache, so that the candidate is where it would have been.
+        call = json.dumps([function, args, timeout], sort_keys=True)
+        key = (hashlib.sha256(source.encode()).hexdigest(), (*item.calls, call))
+        item.calls.append(call)
+        if item.answers is not None and item.session is None and key in item.answers:
+            return item.answers[key]
         if item.session is None:
             item.session = Session(executor, source, hidden, f"{task.id}/{item.case.id}", preload=_pool_of(task))
-        return item.session.call(function, args, timeout)
+            for earlier in item.calls[:-1]:
+                item.session.call(*json.loads(earlier))
+        answer = item.session.call(function, args, timeout)
+        if item.answers is not None:
+            item.answers[key] = answer
+        return answer
     spec = RunSpec(
         entry=Call(f"candidate.py:{function}", args=tuple(args)),
         files={"candidate.py": source},
@@ -387,6 +410,7 @@ def decide_cases(
     progress: Callable[[int, int], None] | None = None,
     on_result: Callable[[int, DecisionResult], None] | None = None,
     multi_case: bool = True,
+    call_answers: CallAnswers | None = None,
 ) -> list[DecisionResult]:
     """Decide every (task, case, verifier source) through the executor; results in input order.
 
@@ -401,8 +425,13 @@ def decide_cases(
     verifier module per case). A case that crashes, hangs or runs out of memory there, and
     every case after one that changed shared state, is decided again in a run of its own, and
     its result's ``note`` says why.
+
+    ``call_answers`` (V4V's C6: mutants and the reference on the same candidates) shares the
+    candidates' answers to ``env.call`` between decisions: a call made after the same calls to
+    the same candidate is answered once. A candidate whose answers vary from run to run gets
+    the first ones everywhere, which is what comparing two verifiers on it needs.
     """
-    decided = _decide(executor, items, hide, progress, on_result, multi_case, None)
+    decided = _decide(executor, items, hide, progress, on_result, multi_case, None, call_answers)
     return [r for r in decided if r is not None]
 
 
@@ -414,13 +443,14 @@ def decide_until_differs(
     hide: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
     on_result: Callable[[int, DecisionResult], None] | None = None,
+    call_answers: CallAnswers | None = None,
 ) -> list[DecisionResult | None]:
     """``decide_cases`` for V4V's C6: ``expect`` holds, per item, the decision the reference
     made there. Each verifier's cases of a task run in the order given until one gets a PASS or
     FAIL other than the one expected; the cases after it are not decided (None)."""
     if len(expect) != len(items):
         raise UsageError(f"decide_until_differs got {len(items)} items but {len(expect)} expected decisions")
-    return _decide(executor, items, hide, progress, on_result, True, list(expect))
+    return _decide(executor, items, hide, progress, on_result, True, list(expect), call_answers)
 
 
 def _decide(
@@ -431,10 +461,18 @@ def _decide(
     on_result: Callable[[int, DecisionResult], None] | None,
     multi_case: bool,
     expect: list[str | None] | None,
+    call_answers: CallAnswers | None = None,
 ) -> list[DecisionResult | None]:
     sealed = executor.sealed
     work = [
-        _Item(task=t, case=c, verifier=v, hidden=_withheld(t, hide), env_data=_env_data(t, sealed=sealed))
+        _Item(
+            task=t,
+            case=c,
+            verifier=v,
+            hidden=_withheld(t, hide),
+            env_data=_env_data(t, sealed=sealed),
+            answers=call_answers,
+        )
         for t, c, v in items
     ]
     out: list[DecisionResult | None] = [None] * len(work)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vouch.bench._decide import Decision, DecisionResult, Task, decide_cases, decide_until_differs
+from vouch.bench._decide import CallAnswers, Decision, DecisionResult, Task, decide_cases, decide_until_differs
 from vouch.bench._metrics import CaseOutcome, score
 from vouch.core import Case, canonical_candidate, canonical_json
 from vouch.errors import UsageError
@@ -89,6 +89,7 @@ def decide_stored(
     *,
     hide: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    call_answers: CallAnswers | None = None,
 ) -> tuple[list[StoredDecision], int]:
     """Decide (task, case, verifier source) items, each once ever: what the store holds is read,
     the rest runs and is stored as it comes. Returns the decisions in input order and how many ran."""
@@ -110,7 +111,9 @@ def decide_stored(
     if progress is not None:
         progress(len(decided), len(items))
     if todo:
-        results = decide_cases(executor, [items[i] for i in todo], hide=hide, progress=tick, on_result=save)
+        results = decide_cases(
+            executor, [items[i] for i in todo], hide=hide, progress=tick, on_result=save, call_answers=call_answers
+        )
         for local, result in enumerate(results):
             decided[todo[local]] = StoredDecision(result.decision.value, result.reason, result.duration_s)
     return [decided[i] for i in range(len(items))], len(todo)
@@ -125,6 +128,7 @@ def decide_stored_until_differs(
     runs: Sequence[tuple[Task, Sequence[Case], str, Sequence[str | None]]],
     *,
     progress: Callable[[int, int], None] | None = None,
+    call_answers: CallAnswers | None = None,
 ) -> tuple[list[list[StoredDecision | None]], int]:
     """For each (task, cases in order, verifier, the decision expected on each case): the
     verifier's decisions in that order up to the first PASS or FAIL other than the expected
@@ -153,7 +157,11 @@ def decide_stored_until_differs(
         task, case, _ = items[index]
         store.put(vh, ck, task.id, case.id, result.decision.value, result.reason, result.duration_s)
 
-    decided = decide_until_differs(executor, items, expect, progress=progress, on_result=save) if items else []
+    decided = (
+        decide_until_differs(executor, items, expect, progress=progress, on_result=save, call_answers=call_answers)
+        if items
+        else []
+    )
     ran = 0
     for (r, k, _), result in zip(owners, decided, strict=True):
         if result is not None:

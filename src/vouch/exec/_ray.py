@@ -86,9 +86,12 @@ def connect(address: str | None = None, *, timeout_s: float = CONNECT_TIMEOUT_S)
     if address is None:
         address = os.environ.get("RAY_ADDRESS") or None
     if address is None or address == "local":
-        options |= {"address": "local", "include_dashboard": False}
+        # A Ray of this machine alone: its node on the loopback, as the test's and bench's heads.
+        options |= {"address": "local", "include_dashboard": False, "_node_ip_address": "127.0.0.1"}
     else:
         where = _host_port(address)
+        if where is not None and where[0] in ("127.0.0.1", "localhost", "::1"):
+            options["_node_ip_address"] = "127.0.0.1"  # a head on the loopback: this driver there too
         if where is not None:
             try:
                 socket.create_connection(where, timeout=timeout_s).close()

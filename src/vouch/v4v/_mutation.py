@@ -200,6 +200,7 @@ def mutation_check(
             plans[task.id] = mutants_of(task, source, rng, limit=max_mutants)
     total = sum(len(p.mutants) for p in plans.values())
     kills: dict[str, Counter[str]] = {task_id: Counter() for task_id in plans}
+    answers: dict[Any, Any] = {}  # the candidates' answers, shared by the reference and its mutants
 
     def ordered(task: Task) -> list[Case]:
         learned = kills[task.id]
@@ -219,7 +220,7 @@ def mutation_check(
             for mutant in taken:
                 runs.append((plan.task, cases, mutant.source, expected))
                 owners.append((plan, mutant, cases, expected))
-        rows, ran = decide_stored_until_differs(executor, store, runs)
+        rows, ran = decide_stored_until_differs(executor, store, runs, call_answers=answers)
         counts["mutant_decisions_run"] += ran
         for (plan, mutant, cases, expected), row in zip(owners, rows, strict=True):
             for case, got, before in zip(cases, row, expected, strict=True):
@@ -238,7 +239,7 @@ def mutation_check(
     if progress is not None:
         progress(total, total)
 
-    evidence_of = _equivalence(executor, store, plans, references, rng, counts)
+    evidence_of = _equivalence(executor, store, plans, references, rng, counts, answers)
     if stats is not None:
         stats.update(counts, mutants=sum(len(p.mutants) for p in plans.values()))
     results: dict[str, CheckResult] = {}
@@ -258,6 +259,7 @@ def _equivalence(
     references: Mapping[str, str | None],
     rng: random.Random,
     counts: dict[str, int],
+    answers: dict[Any, Any] | None = None,
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """Evidence for every undetected, non-stillborn mutant: task id -> mutant id -> evidence."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
@@ -280,7 +282,7 @@ def _equivalence(
         items += [(plan.task, case, references[task_id] or "") for case in cases]
     for plan, mutant in probing:
         items += [(plan.task, case, mutant.source) for case in probes[plan.task.id]]
-    decided, ran = decide_stored(executor, store, items) if items else ([], 0)
+    decided, ran = decide_stored(executor, store, items, call_answers=answers) if items else ([], 0)
     counts["probe_decisions"] = len(items)
     counts["probe_decisions_run"] = ran
     got = {(t.id, c.id, v): d.decision for (t, c, v), d in zip(items, decided, strict=True)}
