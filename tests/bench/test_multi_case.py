@@ -54,17 +54,26 @@ def test_real_tasks_decide_the_same_in_one_run_per_task(tmp_path, executor):
     assert {r.decision for r in together} >= {Decision.PASS, Decision.FAIL}
 
 
-def _case(case_id: str, value: int) -> Case:
-    candidate = {"calls": [{"function": "f", "args": {"x": value}}]}
+def _made(case_id: str, label: str, category: str, subcategory: str, candidate: dict) -> Case:
+    provenance = Provenance(construction="test", content_hash=content_hash(candidate))
     return Case(
         id=case_id,
-        label="positive" if value >= 0 else "negative",
-        category="gold" if case_id == "c0" else ("variant" if value >= 0 else "error"),
-        subcategory="gold" if case_id == "c0" else ("cosmetic" if value >= 0 else "wrong_value"),
+        label=label,
+        category=category,
+        subcategory=subcategory,
         candidate=candidate,
-        provenance=Provenance(construction="test", content_hash=content_hash(candidate)),
+        provenance=provenance,
         rationale="test case",
     )
+
+
+def _case(case_id: str, value: int) -> Case:
+    candidate = {"calls": [{"function": "f", "args": {"x": value}}]}
+    if case_id == "c0":
+        return _made(case_id, "positive", "gold", "gold", candidate)
+    if value >= 0:
+        return _made(case_id, "positive", "variant", "cosmetic", candidate)
+    return _made(case_id, "negative", "error", "wrong_value", candidate)
 
 
 VALUES = [1, 2, -3, 4, -5, 6]
@@ -250,16 +259,7 @@ STATEFUL = "seen = []\ndef f(x):\n    seen.append(x)\n    return len(seen)\n"
 @pytest.fixture(scope="module")
 def code_task(tmp_path_factory):
     root = tmp_path_factory.mktemp("code")
-    candidate = {"source": STATEFUL}
-    gold = Case(
-        id="gold",
-        label="positive",
-        category="gold",
-        subcategory="gold",
-        candidate=candidate,
-        provenance=Provenance(construction="test", content_hash=content_hash(candidate)),
-        rationale="test case",
-    )
+    gold = _made("gold", "positive", "gold", "gold", {"source": STATEFUL})
     files = TaskFiles(
         spec=TaskSpec(
             id="code-f",
