@@ -15,7 +15,15 @@ from vouch import corpora
 from vouch.core import canonical_candidate, content_hash
 from vouch.errors import UsageError
 from vouch.sources import _acebench, build_source
-from vouch.sources._acebench_verifier import decide, special_matches, standardize
+from vouch.sources._acebench_cases import special_phrases
+from vouch.sources._acebench_verifier import decide, refusal_phrase, special_matches, standardize
+
+REFUSAL = "Owing to the tools at hand, this cannot be done."
+"""A made-up refusal: the real one is read from the data (``_acebench.read_refusal``)."""
+NORMAL, SPECIAL = _acebench.NORMAL, _acebench.SPECIAL
+INCOMPLETE = next(c for c in SPECIAL if c.endswith("_incomplete"))
+MADE = NORMAL[0]
+"""The category the hand-made data files stand in for."""
 
 
 def _fn(name, properties, required=()):
@@ -171,23 +179,31 @@ def test_any_of_several_accepted_answers_passes():
             True,
         ),
         ("error_param", {"seat_code": ["7-B"]}, "There is incorrect value for the parameters (seat_code).", False),
-        (
-            "irrelevant",
-            "Due to ...",
-            "Sorry: the limitations of the function rule this request out.",
-            True,
-        ),
-        ("irrelevant", "Due to ...", "I cannot help with that.", False),
-        ("irrelevant", "Due to ...", None, False),
+        ("irrelevant", REFUSAL, "Sorry: owing to  the TOOLS at hand I must pass.", True),
+        ("irrelevant", REFUSAL, "The tools at hand cannot do this.", False),  # not its first clause
+        ("irrelevant", REFUSAL, "I cannot help with that.", False),
+        ("irrelevant", REFUSAL, None, False),
     ],
 )
 def test_special_rules(category, truth, text, expected):
     assert special_matches({"calls": [], "final_answer": text}, category, truth) is expected
 
 
+def test_the_refusal_phrase_is_its_first_clause_and_other_tasks_reject_it():
+    assert refusal_phrase(" Owing to the tools\nat hand; no.") == "owing to the tools at hand"
+    assert refusal_phrase("No way") == "no way"
+    phrases = special_phrases(REFUSAL)
+    assert phrases["irrelevant"] == "owing to the tools at hand"
+    gold = "Missing necessary parameters (date) for the api (book)"
+    truth = {"book": ["date"]}
+    assert special_matches({"calls": [], "final_answer": gold}, "incomplete", truth, phrases)
+    stuffed = {"calls": [], "final_answer": f"{gold} {REFUSAL}"}
+    assert special_matches(stuffed, "incomplete", truth, special_phrases(None))  # the refusal unknown
+    assert not special_matches(stuffed, "incomplete", truth, phrases)
+
+
 def test_a_special_task_fails_any_call_even_with_the_right_text():
-    text = "The limitations of the function rule this request out."
-    assert not special_matches(_calls(("price", {"company": "x"}), final_answer=text), "irrelevant", text)
+    assert not special_matches(_calls(("price", {"company": "x"}), final_answer=REFUSAL), "irrelevant", REFUSAL)
 
 
 @pytest.mark.parametrize(
@@ -274,11 +290,22 @@ def test_special_tasks_share_one_instruction_that_gives_every_format(one_per_cat
     assert len(rules) == 1  # nothing tells the three special categories apart
     (text,) = rules
     assert "Missing necessary parameters" in text and "There is incorrect value" in text
-    assert "limitations of the function" in text
+    refusal = _acebench.read_refusal(None)  # from the data directory
+    assert refusal and refusal in " ".join(text.split())
+
+
+def test_the_refusal_comes_from_the_data_and_vouch_does_not_hold_it(one_per_category):
+    refusal = _acebench.read_refusal(None)
+    assert refusal is not None and one_per_category.inputs["refusal"].startswith("read from")
+    irrelevant = [t for t in one_per_category.tasks if t.spec.source.subset == _acebench.IRRELEVANT]
+    assert irrelevant and all(json.loads(t.reference["gold.json"])["final_answer"] == refusal for t in irrelevant)
+    phrase = refusal_phrase(refusal)
+    sources = Path(_acebench.__file__).parent.glob("_acebench*.py")
+    assert not [p.name for p in sources if phrase in " ".join(p.read_text().split()).lower()]
 
 
 def test_builds_are_deterministic_and_the_seed_changes_the_sample(data_dir):
-    options = {"limit": 4, "categories": ["normal_atom_list", "special_incomplete"]}
+    options = {"limit": 4, "categories": [NORMAL[0], INCOMPLETE]}
     first = _acebench.build(Path("unused"), seed=3, options=options)
     again = _acebench.build(Path("unused"), seed=3, options=options)
     other = _acebench.build(Path("unused"), seed=4, options=options)
@@ -294,10 +321,10 @@ def test_the_default_build_is_400_tasks_over_every_category():
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"limit": 0}, "positive integer"),
-        ({"limit": True}, "positive integer"),
-        ({"categories": "normal_atom_bool"}, "list of names"),
-        ({"categories": ["normal_atom_boolean"]}, "unknown category"),
+        ({"limit": 0}, "1 or more"),
+        ({"limit": True}, "1 or more"),
+        ({"categories": NORMAL[0]}, "list of names"),
+        ({"categories": [NORMAL[0] + "_x"]}, "unknown category"),
         ({"suite_version": "v1"}, "unknown option"),
     ],
 )
@@ -352,8 +379,8 @@ def made_data(tmp_path, monkeypatch) -> Path:
         _answer("weather-q2", {"get_outlook": {"city": "Paris"}}),  # no such function
         _answer("weather-q3", {"get_weather": {"city": "Rome", "unit": "K"}}),  # not in its enum
     ]  # weather-q4 has no answer
-    _register(monkeypatch, root, "normal_similar_api", "\n".join(questions) + "\n", "\n".join(answers) + "\n")
-    _register(monkeypatch, root, "special_irrelevant", _row("song-q0", "user: Sing me a song.\n"), None)
+    _register(monkeypatch, root, MADE, "\n".join(questions) + "\n", "\n".join(answers) + "\n")
+    _register(monkeypatch, root, _acebench.IRRELEVANT, _row("song-q0", "user: Sing me a song.\n"), None)
     return root
 
 
@@ -362,31 +389,30 @@ def test_bad_input_is_one_line_each_and_the_build_goes_on(made_data):
     out = _acebench.build(
         Path("unused"),
         seed=0,
-        options={"categories": ["normal_similar_api", "special_irrelevant"]},
+        options={"categories": [MADE, _acebench.IRRELEVANT]},
         line=lines.append,
     )
     assert [t.spec.id for t in out.tasks] == ["acebench-weather-q0"]
     reasons = dict(out.skipped)
-    assert "missing acebench/data_en/possible_answer/data_special_irrelevant.json" in reasons["special_irrelevant"]
-    assert "not JSON" in reasons["normal_similar_api:2"]
+    missing = corpora.corpus(corpora.acebench_corpus(_acebench.IRRELEVANT, answer=True)).file
+    assert f"missing {missing}" in reasons[_acebench.IRRELEVANT]
+    assert "not JSON" in reasons[f"{MADE}:2"]
     assert "names no function" in reasons["weather-q2"]
     assert "contradicts its own schema" in reasons["weather-q3"]
     assert "no answer" in reasons["weather-q4"]
     assert all("\n" not in line for line in lines) and len(lines) == 5
     listed = {k.removeprefix("skipped/") for k in out.inputs if k.startswith("skipped/")}
-    assert listed == {"special_irrelevant", "normal_similar_api:2", *(f"weather-q{i}" for i in (2, 3, 4))}
+    assert listed == {_acebench.IRRELEVANT, f"{MADE}:2", *(f"weather-q{i}" for i in (2, 3, 4))}
 
 
 def test_the_manifest_lists_the_data_files_and_the_bad_input(made_data, tmp_path):
-    report = build_source(
-        "acebench", tmp_path / "tasks", options={"categories": ["normal_similar_api", "special_irrelevant"]}
-    )
+    report = build_source("acebench", tmp_path / "tasks", options={"categories": [MADE, _acebench.IRRELEVANT]})
     manifest = json.loads((tmp_path / "tasks" / "manifest.json").read_text())
     versions = manifest["source_versions"]
     assert versions["acebench"].startswith(corpora.ACEBENCH_COMMIT)
-    assert versions["acebench-en-normal_similar_api"].startswith("sha256:")
-    assert "registered" in versions["acebench-en-normal_similar_api"]  # not the registered file
-    assert "skipped/weather-q3" in versions and "skipped/special_irrelevant" in versions
+    assert versions[corpora.acebench_corpus(MADE)].startswith("sha256:")
+    assert "registered" in versions[corpora.acebench_corpus(MADE)]  # not the registered file
+    assert "skipped/weather-q3" in versions and f"skipped/{_acebench.IRRELEVANT}" in versions
     assert report.manifest.tasks == 1 and (tmp_path / "tasks" / "acebench-weather-q0" / "task.toml").exists()
 
 
@@ -399,7 +425,7 @@ def test_no_acebench_data_anywhere_is_one_line(tmp_path, monkeypatch):
 
     monkeypatch.setattr(corpora, "fetch", offline)
     with pytest.raises(UsageError, match="no ACEBench data") as err:
-        _acebench.build(Path("unused"), seed=0, options={"categories": ["special_incomplete"]})
+        _acebench.build(Path("unused"), seed=0, options={"categories": [INCOMPLETE]})
     assert "\n" not in str(err.value)
 
 
@@ -417,11 +443,20 @@ def test_vouch_data_build_acebench_checks_every_case_through_the_engine(data_dir
 
     out = tmp_path / "tasks"
     args = ["build", "acebench", "--out", str(out), "--limit", "2", "--progress", "none"]
-    result = CliRunner().invoke(data, [*args, "--category", "normal_atom_list", "--category", "special_irrelevant"])
+    result = CliRunner().invoke(data, [*args, "--category", NORMAL[0], "--category", _acebench.IRRELEVANT])
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["source"] == "acebench" and manifest["tasks"] == 2 and manifest["flagged"] == []
     built = sorted(t.name for t in out.iterdir() if t.is_dir())
     assert [name.split("_")[0] for name in built] == ["acebench-normal", "acebench-special"]
-    wrong = CliRunner().invoke(data, ["build", "bfcl", "--out", str(tmp_path / "b"), "--category", "normal_atom_list"])
+    wrong = CliRunner().invoke(data, ["build", "bfcl", "--out", str(tmp_path / "b"), "--category", NORMAL[0]])
     assert wrong.exit_code == 2 and "only acebench has categories" in wrong.output
+
+
+def test_the_refusal_is_the_most_common_answer_text(tmp_path):
+    answers = tmp_path / "answers.json"
+    rows = [_answer(f"r{i}", text) for i, text in enumerate([REFUSAL, "Other  text.", f" {REFUSAL}", {"a": 1}])]
+    answers.write_text("\n".join([*rows, "{not json"]) + "\n")
+    assert _acebench.read_refusal((tmp_path / "data.json", answers)) == REFUSAL
+    answers.write_text(_answer("r0", {"a": 1}) + "\n")
+    assert _acebench.read_refusal((tmp_path / "data.json", answers)) is None

@@ -7,7 +7,7 @@ ships with vouch, and none of ACEBench's code is used: the reference verifier
 (``_acebench_verifier``) is vouch's own, written from ACEBench's checking rules.
 
 Each task is one ACEBench case: the conversation (with the user profile or date where the case
-has one), the function schemas (``environment/tools.json``), the gold (the answer's calls, or
+has one), the functions' schemas (``environment/tools.json``), the gold (the answer's calls, or
 for the special categories the text ACEBench's prompt asks for) and the reference verifier with
 the answer embedded. The agent categories are not built: their answers are end states of
 ACEBench's simulated apps, which are code, not data (docs/acebench.md).
@@ -39,6 +39,8 @@ COMMIT = corpora.ACEBENCH_COMMIT
 VERSION = COMMIT[:7]
 NORMAL: tuple[str, ...] = tuple(c for c, *_ in corpora.ACEBENCH_CATEGORIES if c.startswith("normal_"))
 SPECIAL: tuple[str, ...] = tuple(c for c, *_ in corpora.ACEBENCH_CATEGORIES if c.startswith("special_"))
+IRRELEVANT = next(c for c in SPECIAL if c.removeprefix("special_") == "irrelevant")
+"""The special category whose answers give the refusal text (:func:`read_refusal`)."""
 CATEGORIES = NORMAL + SPECIAL
 AGENT: tuple[str, ...] = ("agent_multi_turn", "agent_multi_step")
 AGENT_REASON = (
@@ -279,7 +281,7 @@ def _parse_options(options: Mapping[str, Any]) -> tuple[int, list[str]]:
     limit = options.get("limit")
     limit = DEFAULT_LIMIT if limit is None else limit
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise UsageError(f"acebench: limit={limit!r} ({type(limit).__name__}) must be a positive integer")
+        raise UsageError(f"acebench: limit={limit!r} ({type(limit).__name__}) must be an int of 1 or more")
     chosen = options.get("categories")
     if chosen is None:
         return limit, list(CATEGORIES)
@@ -325,6 +327,10 @@ def build(
         inputs[f"skipped/{agent}"] = AGENT_REASON
         if line is not None:
             line(f"{agent}: skipped: {AGENT_REASON}")
+    refusal = None
+    if any(c in SPECIAL for c in files.paths):
+        refusal = read_refusal(files.paths.get(IRRELEVANT))
+        inputs["refusal"] = "read from the irrelevant answers" if refusal else "none: no irrelevant answers to read"
     rng = random.Random(seed)
     queues: dict[str, list[Entry]] = {}
     for category in [c for c in chosen if c in files.paths]:
@@ -335,9 +341,34 @@ def build(
             if line is not None:
                 line(f"{case_id}: skipped: {reason}")
         queues[category] = rng.sample(entries, len(entries))
-    tasks, passed_over = spread_over(queues, limit, lambda entry: build_task(entry, seed=seed))
+    tasks, passed_over = spread_over(queues, limit, lambda entry: build_task(entry, seed=seed, refusal=refusal))
     skipped.extend(passed_over)
     return BuildOutput(tasks, skipped, inputs)
+
+
+def read_refusal(paths: tuple[Path, Path] | None) -> str | None:
+    """The refusal text of the irrelevant category's answers (the most common one, whitespace
+    collapsed), found by itself when that category was not asked for; None without its answers.
+
+    The special tasks' instruction shows it, and its first clause is the phrase their reference
+    verifier looks for (``_acebench_verifier.refusal_phrase``): read from the data, not written
+    into vouch.
+    """
+    if paths is None:
+        found = corpora.find(corpora.acebench_corpus(IRRELEVANT, answer=True))
+        if found is None:
+            return None
+        answers = found
+    else:
+        answers = paths[1]
+    texts = [
+        " ".join(row["ground_truth"].split())
+        for row in _json_lines(answers, IRRELEVANT, [])
+        if isinstance(row.get("ground_truth"), str) and row["ground_truth"].strip()
+    ]
+    if not texts:
+        return None
+    return max(sorted(set(texts)), key=texts.count)
 
 
 SPECIAL_RULES = """\
@@ -348,8 +379,7 @@ make no call and answer in text, in the format for the first problem that applie
    `There is incorrect value (VALUE) for the parameters (KEY) in the conversation history.`
 2. The conversation lacks details a function requires:
    `Missing necessary parameters (KEY1, KEY2, ...) for the api (API_NAME)`
-3. No function can serve the request: a sentence saying so that names
-   `the limitations of the function`.
+3. No function can serve the request: {refusal}
 """
 
 NORMAL_RULES = """\
@@ -360,14 +390,15 @@ value.
 """
 
 
-def instruction_text(entry: Entry) -> str:
+def instruction_text(entry: Entry, refusal: str | None = None) -> str:
     """The conversation as the solver saw it, its context, and what the answer must be."""
     parts = [f"Conversation so far (ACEBench {entry.category}):\n\n```\n{entry.question.strip()}\n```"]
     if entry.time.strip():
         parts.append(f"Date: {entry.time.strip()}")
     if entry.profile.strip():
         parts.append(f"The user's profile:\n\n```\n{entry.profile.strip()}\n```")
-    rules = SPECIAL_RULES if entry.special else NORMAL_RULES
+    said = f"a sentence saying so, as in\n   `{refusal}`" if refusal else "a sentence saying so."
+    rules = SPECIAL_RULES.format(refusal=said) if entry.special else NORMAL_RULES
     parts.append(f"---\n\nThe functions you may call are described in `environment/tools.json`.\n\n{rules}")
     return "\n\n".join(parts)
 
@@ -377,11 +408,14 @@ def _literal(name: str, data: Any) -> str:
     return f"{name} = _json.loads(\n" + "".join(f"    {line!r}\n" for line in lines) + ")\n"
 
 
-def verifier_source(entry: Entry, mentioned: dict[str, list[str]]) -> str:
+def verifier_source(entry: Entry, mentioned: dict[str, list[str]], refusal: str | None = None) -> str:
     """``reference/verifier.py``: the rules module plus this task's answer and ``verify``."""
     module = Path(__file__).with_name("_acebench_verifier.py").read_text(encoding="utf-8")
     category = entry.special or "normal"
     truth = entry.answer if entry.special or isinstance(entry.answer, list) else [entry.answer]
+    phrases = None
+    if entry.special:
+        phrases = cases.special_phrases(entry.answer if entry.special == "irrelevant" else refusal)
     return (
         f"{module.rstrip()}\n\n\n"
         f"# --- answer of ACEBench {entry.original_id} (commit {VERSION}) ---\n"
@@ -389,19 +423,24 @@ def verifier_source(entry: Entry, mentioned: dict[str, list[str]]) -> str:
         f"CATEGORY = {category!r}\n"
         f"{_literal('GROUND_TRUTH', truth)}\n"
         f"{_literal('FUNCTIONS', entry.functions)}\n"
-        f"{_literal('MENTIONED', mentioned)}\n\n"
+        f"{_literal('MENTIONED', mentioned)}\n"
+        f"{_literal('PHRASES', phrases)}\n\n"
         "def verify(candidate, env):\n"
         '    """PASS (True) when the candidate meets the answer above under ACEBench\'s rules."""\n'
-        "    return decide(candidate, CATEGORY, GROUND_TRUTH, FUNCTIONS, MENTIONED)\n"
+        "    return decide(candidate, CATEGORY, GROUND_TRUTH, FUNCTIONS, MENTIONED, PHRASES)\n"
     )
 
 
-def build_task(entry: Entry, *, seed: int) -> TaskFiles | str:
-    """One task from one entry, or the reason it cannot give the per-task minimum of cases."""
+def build_task(entry: Entry, *, seed: int, refusal: str | None = None) -> TaskFiles | str:
+    """One task from one entry, or the reason it cannot give the per-task minimum of cases.
+
+    ``refusal`` is :func:`read_refusal`'s text, for the special tasks' instruction, cases and
+    reference verifier.
+    """
     rng = random.Random(f"acebench:{seed}:{entry.task_id}")  # per task: independent of the sample
     mentioned: dict[str, list[str]] = {}
     if entry.special:
-        drafts = _distinct(cases.special_drafts(entry.special, entry.answer, entry.functions, rng))
+        drafts = _distinct(cases.special_drafts(entry.special, entry.answer, entry.functions, rng, refusal))
         variants, errors, attacks = cases.pick_special(drafts[1:], rng)
     else:
         alternatives = entry.answer if isinstance(entry.answer, list) else [entry.answer]
@@ -423,9 +462,9 @@ def build_task(entry: Entry, *, seed: int) -> TaskFiles | str:
     source = SourceInfo(benchmark="acebench", version=VERSION, original_id=entry.original_id, subset=entry.category)
     return TaskFiles(
         spec=TaskSpec(id=entry.task_id, kind="tool_call", source=source, public_tools=[], mutation=[MUTATION_TARGET]),
-        instruction=instruction_text(entry),
+        instruction=instruction_text(entry, refusal),
         environment={"tools.json": _pretty(entry.functions)},
-        reference={"verifier.py": verifier_source(entry, mentioned), "gold.json": _pretty(gold.candidate)},
+        reference={"verifier.py": verifier_source(entry, mentioned, refusal), "gold.json": _pretty(gold.candidate)},
         cases=_to_cases([gold, *variants, *errors, *attacks]),
     )
 

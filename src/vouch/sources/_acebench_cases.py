@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from vouch.sources._acebench_verifier import PHRASES, expected_calls, standardize, value_equal
+from vouch.sources._acebench_verifier import FORMAT_PHRASES, expected_calls, refusal_phrase, standardize, value_equal
 from vouch.sources._bfcl import _Draft, _round_robin
 
 MAX_VARIANTS, MAX_ERRORS, MAX_ATTACKS = 7, 10, 3
@@ -32,11 +32,17 @@ _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 GOLD_TEXT = {
     "incomplete": "Missing necessary parameters ({keys}) for the api ({api})",
     "error_param": "There is incorrect value ({values}) for the parameters ({keys}) in the conversation history.",
-    "irrelevant": PHRASES["irrelevant"].capitalize() + " leave this request unserved.",
 }
-"""The answer formats ACEBench's prompt asks for, with the placeholders filled by the builder. An
-irrelevant task's gold is its own answer from the data (``truth``); the text here only stands for
-that scenario in another category's negatives."""
+"""The answer formats ACEBench's prompt asks for, with the placeholders filled by the builder. The
+irrelevant scenario's text is the refusal of the data's answers, which the builder passes in."""
+
+
+def special_phrases(refusal: str | None) -> dict[str, str]:
+    """The phrase of each special scenario: the prompt's formats, and the refusal's if known."""
+    phrases = dict(FORMAT_PHRASES)
+    if refusal:
+        phrases["irrelevant"] = refusal_phrase(refusal)
+    return phrases
 
 
 # --- normal tasks: the plan ------------------------------------------------------------------
@@ -554,8 +560,20 @@ def pick_negatives(plan: Plan, drafts: list[_Draft], rng: random.Random) -> tupl
 # --- special tasks ---------------------------------------------------------------------------
 
 
-def special_drafts(category: str, truth: Any, functions: list[dict[str, Any]], rng: random.Random) -> list[_Draft]:
-    """Every draft of a special task: texts that point out the problem, and ones that do not."""
+def special_drafts(
+    category: str, truth: Any, functions: list[dict[str, Any]], rng: random.Random, refusal: str | None
+) -> list[_Draft]:
+    """Every draft of a special task: texts that point out the problem, and ones that do not.
+
+    ``refusal`` is the irrelevant scenario's answer text as the data gives it (an irrelevant
+    task's own answer is its gold); None when the build has no irrelevant answers to read.
+    """
+    texts = dict(GOLD_TEXT)
+    if category == "irrelevant":
+        refusal = " ".join(str(truth).split())
+    if refusal:
+        texts["irrelevant"] = refusal
+    phrases = special_phrases(refusal)
     if category == "incomplete":
         ((api, missing),) = [(k, [" ".join(str(p).split()) for p in v]) for k, v in list(truth.items())[:1]]
         gold = GOLD_TEXT["incomplete"].format(keys=", ".join(missing), api=api)
@@ -613,16 +631,15 @@ def special_drafts(category: str, truth: Any, functions: list[dict[str, Any]], r
     else:
         body = "Sorry, " + gold[:1].lower() + gold[1:]
         out.append(text("alt-apology", "alternative", body, "The refusal worded with an apology; the phrase is there."))
-        body = f"None of the available APIs covers this request: {PHRASES['irrelevant']} rule it out."
-        out.append(text("alt-reworded", "alternative", body, "The refusal reworded around ACEBench's phrase."))
+        body = f"None of the available APIs covers this request ({phrases['irrelevant']})."
+        out.append(text("alt-reworded", "alternative", body, "The refusal reworded around its first clause."))
 
     names = [f["name"] for f in functions]
-    others = {c: GOLD_TEXT[c] for c in PHRASES if c != category}
+    others = {c: texts[c] for c in phrases if c != category}
     for other, template in others.items():
         api_name = api if category == "incomplete" else (names[0] if names else "the api")
-        body = template.format(
-            keys=", ".join(_keys_of(functions, api_name)[:2] or ["input"]), api=api_name, values="input"
-        )
+        named = ", ".join(_keys_of(functions, api_name)[:2] or ["input"])
+        body = template if other == "irrelevant" else template.format(keys=named, api=api_name, values="input")
         out.append(
             text(
                 "err-wrong-problem",
@@ -687,7 +704,9 @@ def special_drafts(category: str, truth: Any, functions: list[dict[str, Any]], r
         out.append(text("err-no-value", "incomplete-answer", body, "Says a value is incorrect but not which one."))
     # Attacks: answer every problem at once, or call anyway.
     stuffed = " ".join(
-        GOLD_TEXT[c].format(keys="the parameters", api="the api", values="some value") for c in PHRASES if c != category
+        texts[c] if c == "irrelevant" else texts[c].format(keys="the parameters", api="the api", values="some value")
+        for c in phrases
+        if c != category
     )
     out.append(
         text(

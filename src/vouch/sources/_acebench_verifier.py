@@ -1,15 +1,16 @@
 """Reference verifier of vouch's ACEBench tool-call tasks: ACEBench's checking rules, stdlib only.
 
 The ACEBench builder copies this module's text into every task's ``reference/verifier.py`` and
-appends the task's answer (``GROUND_TRUTH``, ``CATEGORY``, ``FUNCTIONS``, ``MENTIONED``) as JSON
-literals, plus the ``verify(candidate, env)`` of the verifier contract. So this file must stay
+appends the task's answer (``GROUND_TRUTH``, ``CATEGORY``, ``FUNCTIONS``, ``MENTIONED``, and for a
+special task ``PHRASES``) as JSON literals, plus the ``verify(candidate, env)`` of the verifier
+contract. So this file must stay
 standalone: standard library only, no vouch import.
 
 The rules are ACEBench's checker (``model_eval/checker.py`` and ``eval_main.py`` at commit
 e6db74b) read as a specification and written anew, together with the rules its prompt states.
 
-Normal categories (the answer is a set of calls, ``{name: {param: value}}``; repeated calls of
-one function are keyed ``name_1``, ``name_2``):
+Normal categories (the answer is a set of calls, ``{name: {param: value}}``; when the answer
+calls a function more than once, its keys carry a suffix, ``name_1``, ``name_2``):
 
 * The candidate makes exactly as many calls as the answer lists; calls pair with expected calls
   one to one, in any order.
@@ -34,16 +35,18 @@ stricter in three ways and more lenient in one:
 ACEBench never compares integers, numbers or booleans with the answer (any value of the right
 type passes), accepts leaving out a mentioned optional parameter, and pairs parallel calls without
 a one-to-one matching (two identical calls can both satisfy two different expected calls). It
-compares lists and nested dicts by their ``str()`` after removing every whitespace from the
-model's output but not from the answer, so a nested list of strings with spaces never matches:
+compares lists and nested dicts by their ``str()``, with all blanks stripped from the model's
+side alone, so a nested list of strings with spaces never matches:
 here they compare value by value.
 
 Special categories (the answer is the problem the assistant must point out, with no call):
 ``incomplete`` (the text says ``Missing necessary parameters``, names the function and every
 missing parameter), ``error_param`` (``There is incorrect value`` and every incorrect value) and
-``irrelevant`` (``the limitations of the function``). The phrases are matched ignoring letter
-case and runs of whitespace; names and values exactly. A text that also carries another
-scenario's phrase (answering every scenario at once) fails, as does any call.
+``irrelevant`` (the refusal). The first two phrases are the formats ACEBench's prompt gives; the
+refusal's phrase is the first clause of the refusal text in the irrelevant category's answers,
+which the builder reads from the data and passes in ``PHRASES``. The phrases are matched
+ignoring letter case and runs of whitespace; names and values exactly. A text that also carries
+another scenario's phrase (answering every scenario at once) fails, as does any call.
 """
 
 from __future__ import annotations
@@ -54,12 +57,24 @@ from typing import Any
 _IGNORED = re.compile(r"[\s,./\-_*^]")
 _SUFFIX = re.compile(r"_\d+$")
 _WORD = re.compile(r"[^\W_]+")
-PHRASES: dict[str, str] = {
+FORMAT_PHRASES: dict[str, str] = {
     "incomplete": "missing necessary parameters",
     "error_param": "there is incorrect value",
-    "irrelevant": "the limitations of the function",
 }
-"""The phrase each special category's answer must carry (ACEBench's prompt), lower case."""
+"""The phrase the answer of these special categories must carry (ACEBench's prompt), lower case.
+The irrelevant category's phrase comes from the data: :func:`refusal_phrase`."""
+_CLAUSE_END = re.compile(r"[,.;:!?]")
+
+
+def refusal_phrase(refusal: str) -> str:
+    """The phrase a refusal must carry: the first clause of the answer's refusal text, lower case.
+
+    >>> refusal_phrase("Owing to  the tools at hand, this cannot be done.")
+    'owing to the tools at hand'
+    """
+    flat = " ".join(refusal.split()).lower()
+    return _CLAUSE_END.split(flat, 1)[0].strip() or flat
+
 
 _TYPES: dict[str, tuple[str, ...]] = {
     "string": ("str",),
@@ -259,7 +274,7 @@ def normal_matches(
     return False
 
 
-def special_matches(candidate: Any, category: str, truth: Any) -> bool:
+def special_matches(candidate: Any, category: str, truth: Any, phrases: dict[str, str] | None = None) -> bool:
     """Whether ``candidate`` points out the problem of a special task, and calls nothing.
 
     Args:
@@ -267,16 +282,22 @@ def special_matches(candidate: Any, category: str, truth: Any) -> bool:
         category: ``incomplete``, ``error_param`` or ``irrelevant``.
         truth: ACEBench's answer: ``{function: [missing parameters]}``, ``{parameter: [incorrect
             values]}``, or the refusal text.
+        phrases: The phrase of each scenario, lower case; by default :data:`FORMAT_PHRASES` and,
+            for an irrelevant task, its own refusal's phrase.
     """
+    if phrases is None:
+        phrases = dict(FORMAT_PHRASES)
+        if category == "irrelevant" and isinstance(truth, str):
+            phrases["irrelevant"] = refusal_phrase(truth)
     calls = calls_of(candidate)
     text = candidate.get("final_answer") if isinstance(candidate, dict) else None
-    if calls is None or calls or not isinstance(text, str) or category not in PHRASES:
+    if calls is None or calls or not isinstance(text, str) or category not in phrases:
         return False
     flat = " ".join(text.split())
     lower = flat.lower()
-    if PHRASES[category] not in lower:
+    if phrases[category] not in lower:
         return False
-    if any(phrase in lower for other, phrase in PHRASES.items() if other != category):
+    if any(phrase in lower for other, phrase in phrases.items() if other != category):
         return False
     if category == "incomplete":
         if not isinstance(truth, dict):
@@ -299,9 +320,10 @@ def decide(
     truth: Any,
     functions: list[dict[str, Any]],
     mentioned: dict[str, list[str]],
+    phrases: dict[str, str] | None = None,
 ) -> bool:
     """The decision for one candidate of a task of ``category`` (``normal`` or a special one)."""
     if category == "normal":
         answers = truth if isinstance(truth, list) else [truth]
         return normal_matches(candidate, answers, functions, mentioned)
-    return special_matches(candidate, category, truth)
+    return special_matches(candidate, category, truth, phrases)
