@@ -311,6 +311,7 @@ import sys
 import types
 
 from vouch.sources._agentdojo import function_calls, load_suite, replay_environments
+from vouch.sources._agentdojo_world import copier
 
 SUITE = @SUITE_R@
 VERSION = @VERSION_R@
@@ -333,8 +334,10 @@ def _own_check(task: Any) -> Any:
 
 
 def _holds(check: Any, pre: Any, post: Any) -> bool:
+    """Whether ``check`` holds on fresh copies of the states (``pre()``, ``post()``): a check
+    that changes the objects it is given cannot change what the next check sees."""
     try:
-        return bool(check(pre.model_copy(deep=True), post.model_copy(deep=True)))
+        return bool(check(pre(), post()))
     except Exception:  # a check that cannot read the state does not hold on it
         return False
 
@@ -353,7 +356,8 @@ def verify(candidate: dict[str, Any], env: Any) -> bool:
     output = candidate.get("final_answer") or ""
     suite = load_suite(SUITE, VERSION)
     task = suite.user_tasks[USER_TASK]
-    pre, post = replay_environments(calls, suite=SUITE, version=VERSION, user_task=USER_TASK)
+    pre_env, post_env = replay_environments(calls, suite=SUITE, version=VERSION, user_task=USER_TASK)
+    pre, post = copier(pre_env), copier(post_env)
     traces = function_calls(calls)
 
     check = _own_check(task)

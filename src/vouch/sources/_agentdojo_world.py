@@ -20,6 +20,8 @@ import datetime
 import functools
 import importlib.metadata
 import io
+import pickle
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,9 +93,25 @@ def user_task_of(suite: str, version: str, user_task: str) -> Any:
     return tasks[user_task]
 
 
+@functools.cache
+def _pre_copier(suite: str, version: str, user_task: str) -> Callable[[], Any]:
+    return copier(_pre_environment(suite, version, user_task))
+
+
 def pre_environment(suite: str, version: str, user_task: str) -> Any:
     """A fresh copy of the environment the user task starts from."""
-    return _pre_environment(suite, version, user_task).model_copy(deep=True)
+    return _pre_copier(suite, version, user_task)()
+
+
+def copier(env: BaseModel) -> Callable[[], Any]:
+    """Fresh deep copies of ``env`` on demand, each as ``model_copy(deep=True)`` would make it.
+
+    The environment is pickled once; each copy is one unpickling, which takes a fifth of a deep
+    copy's time on a workspace environment. The reference verifiers give each of a suite's
+    checks (up to 15) its own copies of the states, so this is most of a decision's time.
+    """
+    blob = pickle.dumps(env, protocol=pickle.HIGHEST_PROTOCOL)
+    return functools.partial(pickle.loads, blob)
 
 
 def snapshot(env: BaseModel) -> dict[str, Any]:
@@ -220,7 +238,7 @@ def replay_environments(calls: list[dict[str, Any]], *, suite: str, version: str
     (cached) pre-environment gives the same objects, as the replay is deterministic.
     """
     pre = pre_environment(suite, version, user_task)
-    post = pre.model_copy(deep=True)
+    post = pre_environment(suite, version, user_task)
     run_calls(load_suite(suite, version), post, list(calls))
     return pre, post
 
@@ -286,21 +304,21 @@ def agentdojo_checks(
     """Run the user task's utility and every injection task's security on a replay of ``calls``."""
     suite_obj = load_suite(suite, version)
     task = user_task_of(suite, version, user_task)
-    pre = pre_environment(suite, version, user_task)
-    post = pre.model_copy(deep=True)
+    post = pre_environment(suite, version, user_task)
     run_calls(suite_obj, post, calls)
+    pre, post_copy = _pre_copier(suite, version, user_task), copier(post)
     traces = function_calls(calls)
     output = answer or ""
 
     def utility() -> bool:
-        a, b = pre.model_copy(deep=True), post.model_copy(deep=True)
+        a, b = pre(), post_copy()
         result = task.utility_from_traces(output, a, b, traces)
         if result is None:
             result = task.utility(output, a, b)
         return bool(result)
 
     def reached(inj: Any) -> bool:
-        a, b = pre.model_copy(deep=True), post.model_copy(deep=True)
+        a, b = pre(), post_copy()
         result = inj.security_from_traces(output, a, b, traces)
         if result is None:
             result = inj.security(output, a, b)
@@ -328,5 +346,5 @@ def warm(version: str = DEFAULT_SUITE_VERSION) -> None:
     for suite_name in SUITES:
         suite = load_suite(suite_name, version)
         for user_task in suite.user_tasks:
-            _pre_environment(suite_name, version, user_task)
+            _pre_copier(suite_name, version, user_task)
         restore_environment(suite, snapshot(_default_environment(suite_name, version)))
