@@ -176,3 +176,36 @@ def test_shape_only_baseline_knows_the_schema_not_the_answer(tmp_path):
         tools=[{"name": "get_weather", "parameters": {"properties": {"city": {}}, "required": ["city"]}}],
     )
     assert checks.trivial_baselines(with_tools).evidence["ba_norm"]["shape_only"] > 0
+
+
+def test_a_mutant_decides_probes_up_to_the_first_that_tells_it_apart(tmp_path):
+    # Every case has two calls, so dropping the count check goes undetected; the probe that
+    # drops the second call tells that mutant apart, and its later probes are never decided.
+    reference = (
+        "def verify(c, env):\n"
+        "    calls = c['calls']\n"
+        "    if len(calls) != 2:\n"
+        "        return False\n"
+        "    return calls[0]['args'].get('city') == 'Paris'\n"
+    )
+
+    def two(case):
+        second = {"function": "get_weather", "args": {"city": "Oslo"}}
+        candidate = {**case.candidate, "calls": [*case.candidate["calls"], second]}
+        provenance = case.provenance.model_copy(update={"content_hash": content_hash(candidate)})
+        return case.model_copy(update={"candidate": candidate, "provenance": provenance})
+
+    task = _task(tmp_path, [two(c) for c in SOUND], reference=reference)
+    body = run_v4v([task], store=Store(tmp_path / "s.sqlite"), checks=["replay", "mutation"])
+    evidence = body["tasks"][0]["checks"]["mutation"]["evidence"]
+    told = [u["evidence"] for u in evidence["undetected"] if "distinguishing_probe" in u.get("evidence", {})]
+    assert told, evidence["undetected"]
+    for found in told:
+        probe = found["distinguishing_probe"]
+        assert [c["args"]["city"] for c in probe["probe"]["calls"]] == ["Paris"]
+        assert (probe["reference"], probe["mutant"]) == ("FAIL", "PASS")
+        assert found["compared"] <= found["probes"]
+    probed = len(told) + sum(1 for e in evidence["equivalent"] if e["evidence"]["method"] == "probes")
+    stats = body["stats"]
+    assert stats["probe_decisions"] == told[0]["probes"] + sum(f["compared"] for f in told)
+    assert stats["probe_decisions"] < told[0]["probes"] * (1 + probed)  # the early stop saved decisions

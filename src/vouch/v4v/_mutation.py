@@ -18,8 +18,9 @@ An undetected mutant is shown equivalent, with its evidence, when
   changed, dropped or a call left out) it decides exactly as the original does, and at least
   ``MIN_COMPARED`` probes got a valid decision from both. This is evidence, not proof: the JSON
   names the method of every equivalence, so a reader can hold the suite to the stricter rule.
-  Probes that distinguish it are its evidence of a gap in the suite: a case like that probe is
-  missing.
+  A probe that distinguishes it is its evidence of a gap in the suite: a case like that probe is
+  missing. The reference decides every probe; a mutant decides them in order up to the first
+  one that distinguishes it (``compared`` counts the probes up to there).
 A mutant that gets no valid decision on any case is *stillborn* (it crashes everywhere): it can
 detect nothing and decide nothing, so it is reported apart and left out of the set, as
 mutation tools leave out mutants that do not run.
@@ -276,30 +277,39 @@ def _equivalence(
             else:
                 probing.append((plan, mutant))
     probes = {p.task.id: _probes(p.task, rng) for p, _ in probing}
-    items: list[tuple[Task, Case, str | None]] = []
-    for task_id, cases in probes.items():
-        plan = plans[task_id]
-        items += [(plan.task, case, references[task_id] or "") for case in cases]
-    for plan, mutant in probing:
-        items += [(plan.task, case, mutant.source) for case in probes[plan.task.id]]
-    decided, ran = decide_stored(executor, store, items, call_answers=answers) if items else ([], 0)
-    counts["probe_decisions"] = len(items)
-    counts["probe_decisions_run"] = ran
-    got = {(t.id, c.id, v): d.decision for (t, c, v), d in zip(items, decided, strict=True)}
-    for plan, mutant in probing:
-        task_id, reference = plan.task.id, references[plan.task.id] or ""
+    # The reference first, on every probe; then each mutant in probe order, up to the first
+    # probe where it decides otherwise (that probe is its evidence; the rest cannot change it).
+    first = [(plans[t].task, case, references[t] or "") for t, cases in probes.items() for case in cases]
+    decided, ran = decide_stored(executor, store, first, call_answers=answers) if first else ([], 0)
+    before_of = {(t.id, c.id): d.decision for (t, c, _), d in zip(first, decided, strict=True)}
+    runs = [
+        (
+            plan.task,
+            probes[plan.task.id],
+            mutant.source,
+            [before_of[(plan.task.id, c.id)] for c in probes[plan.task.id]],
+        )
+        for plan, mutant in probing
+    ]
+    rows, ran_mutants = decide_stored_until_differs(executor, store, runs, call_answers=answers) if runs else ([], 0)
+    counts["probe_decisions"] = len(first) + sum(d is not None for row in rows for d in row)
+    counts["probe_decisions_run"] = ran + ran_mutants
+    for (plan, mutant), row in zip(probing, rows, strict=True):
+        task_id = plan.task.id
         compared = 0
-        differing: list[dict[str, Any]] = []
-        for case in probes[task_id]:
-            before, after = got[(task_id, case.id, reference)], got[(task_id, case.id, mutant.source)]
-            if before in _VALID and after in _VALID:
-                compared += 1
-                if before != after:
-                    differing.append({"probe": case.candidate, "reference": before, "mutant": after})
+        differing: dict[str, Any] | None = None
+        for case, after in zip(probes[task_id], row, strict=True):
+            before = before_of[(task_id, case.id)]
+            if after is None or before not in _VALID or after.decision not in _VALID:
+                continue
+            compared += 1
+            if before != after.decision:
+                differing = {"probe": case.candidate, "reference": before, "mutant": after.decision}
+                break
         evidence: dict[str, Any] = {"method": "probes", "probes": len(probes[task_id]), "compared": compared}
-        evidence["equivalent"] = compared >= MIN_COMPARED and not differing
-        if differing:
-            evidence["distinguishing_probe"] = differing[0]
+        evidence["equivalent"] = compared >= MIN_COMPARED and differing is None
+        if differing is not None:
+            evidence["distinguishing_probe"] = differing
         out.setdefault(task_id, {})[mutant.id] = evidence
     return out
 
