@@ -43,6 +43,12 @@ _SWEBENCH = "swebench"
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--suite-version", default=None, help="AgentDojo suite version (default v1.2.2).")
+@click.option(
+    "--subset",
+    type=click.Choice(["user", "injection", "all"]),
+    default=None,
+    help="agentdojo: user tasks (default), injection tasks as tasks of their own, or all.",
+)
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Build at most this many tasks.")
 @click.option("--category", "categories", multiple=True, metavar="NAME", help="acebench: build only these categories.")
 @click.option("--domains", default=None, metavar="A,B", help="tau2: domains to build (default retail,airline).")
@@ -104,6 +110,7 @@ def build(
     out_dir: Path,
     seed: int,
     suite_version: str | None,
+    subset: str | None,
     limit: int | None,
     categories: tuple[str, ...],
     domains: str | None,
@@ -143,8 +150,8 @@ def build(
         if value
     ] + [name for name, value in (("--repo-map", repo_map), ("--python", python_paths), ("--only", only)) if value]
     if source == _SWEBENCH:
-        if limit is not None or suite_version is not None:
-            raise click.UsageError("swebench takes --only INSTANCE_ID, not --limit or --suite-version")
+        if limit is not None or suite_version is not None or subset is not None:
+            raise click.UsageError("swebench takes --only INSTANCE_ID, not --limit, --suite-version or --subset")
         if instances_file is None:
             raise click.UsageError("swebench needs --instances FILE (SWE-bench instances JSONL)")
         _build_swebench(
@@ -178,6 +185,10 @@ def build(
         if source != "agentdojo":
             raise click.BadParameter("only agentdojo has suite versions", param_hint="--suite-version")
         options["suite_version"] = suite_version
+    if subset is not None:
+        if source != "agentdojo":
+            raise click.BadParameter("only agentdojo has subsets", param_hint="--subset")
+        options["subset"] = subset
     if limit is not None:
         options["limit"] = limit
     if categories:
