@@ -103,7 +103,7 @@ class BuildOutput(NamedTuple):
     skipped: list[tuple[str, str]]
     """(task id, reason) for each task that could not reach the per-task case minima."""
     inputs: dict[str, str] = {}
-    """For the manifest's ``source_versions``: ``skipped/<task id>`` and ``upstream/<task id>``
+    """For the manifest's ``source_versions``: ``skipped/<task id>`` and ``upstream/<task>``
     entries of the injection subset (the user subset adds none)."""
 
 

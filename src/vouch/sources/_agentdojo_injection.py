@@ -9,8 +9,8 @@ user task, ``_agentdojo_injection_world``), and the reference verifier the task'
 mutations. Cases come from the injection task's ground truth (``_agentdojo_injection_cases``).
 
 An injection task whose ground truth does not reach its own goal by its own check is skipped and
-recorded as ``upstream/<task id>`` in the manifest's ``source_versions``; one short of the
-per-task minima as ``skipped/<task id>``. Task ids: ``agentdojo-<suite>-injection_task_<N>-
+recorded as ``upstream/agentdojo-<suite>-<injection task>`` in the manifest's ``source_versions``;
+one short of the per-task minima as ``skipped/<task id>``. Task ids: ``agentdojo-<suite>-injection_task_<N>-
 {state,toolcall}``; ``source.subset`` is ``injection:<suite>/<version>``.
 """
 
@@ -103,10 +103,10 @@ def build_injection(*, seed: int, options: Mapping[str, Any]) -> BuildOutput:
             ctx = _context(suite, version, injection_task, tools, truths)
             if not goal_reached(suite, version, injection_task, ctx.gold_calls, ctx.gold_answer):
                 reason = (
-                    f"upstream: the ground truth ({len(ctx.gold_calls)} calls) does not reach the goal "
-                    "by the task's own security check"
+                    f"{version} {injection_task}'s ground truth ({len(ctx.gold_calls)} calls) does not reach "
+                    "its goal by its own security check"
                 )
-                out.inputs.update({f"upstream/{task_id}": reason for task_id in ids})
+                out.inputs[f"upstream/agentdojo-{suite}-{injection_task}"] = reason
                 out.skipped.extend((task_id, reason) for task_id in ids)
                 continue
             drafts = build_injection_drafts(ctx, random.Random(f"{seed}:{suite}:{injection_task}"))
