@@ -16,7 +16,12 @@ from vouch.cli._data import data
 from vouch.core import canonical_candidate, content_hash
 from vouch.errors import UsageError
 from vouch.sources import _agentdojo as ad
-from vouch.sources._agentdojo_injection_world import injection_task_ids, injection_task_of
+from vouch.sources._agentdojo_injection_world import (
+    goal_reached,
+    injection_ground_truth,
+    injection_task_ids,
+    injection_task_of,
+)
 from vouch.sources._registry import build_source
 
 VERSIONS = ("v1.2.2", "v1.1.2")
@@ -229,3 +234,13 @@ def test_vouch_data_build_subset_injection_end_to_end(tmp_path: Path) -> None:
     assert all(f["label"] == "negative" and _base(f["case_id"]) in LAX for f in manifest["flagged"])
     flagged = Counter((f["task_id"].rsplit("-", 1)[0], f["case_id"]) for f in manifest["flagged"])
     assert flagged and set(flagged.values()) == {2}  # the state and the tool_call task agree
+
+
+@pytest.mark.parametrize(("injection_task", "reads_subject"), [("injection_task_0", False), ("injection_task_2", True)])
+def test_upstream_some_banking_checks_never_read_the_subject_they_ask_for(
+    injection_task: str, reads_subject: bool
+) -> None:
+    [transfer] = injection_ground_truth("banking", "v1.2.2", injection_task)
+    other = {"function": "send_money", "args": {**transfer["args"], "subject": "rent"}}
+    assert goal_reached("banking", "v1.2.2", injection_task, [transfer], "")
+    assert goal_reached("banking", "v1.2.2", injection_task, [other], "") is not reads_subject
