@@ -22,6 +22,7 @@ from vouch.sources._agentdojo_injection_world import (
     injection_task_ids,
     injection_task_of,
 )
+from vouch.sources._agentdojo_world import user_task_ids
 from vouch.sources._registry import build_source
 
 VERSIONS = ("v1.2.2", "v1.1.2")
@@ -69,9 +70,8 @@ def test_every_suite_and_version_gives_tasks_and_the_rest_is_recorded(built: dic
         made = {(t.spec.source.subset, t.spec.source.original_id) for t in out.tasks}
         for suite in ad.SUITES:
             ids = injection_task_ids(suite, version)
-            missing = {
-                task for task in ids if (f"injection:{suite}/{version}", task) not in made
-            }  # every injection task is built or recorded
+            # Every injection task is built, or recorded as an upstream defect below.
+            missing = {task for task in ids if (f"injection:{suite}/{version}", task) not in made}
             if suite == "workspace" and version == "v1.2.2":
                 assert missing == NO_GROUND_TRUTH
             else:
@@ -87,7 +87,12 @@ def test_every_suite_and_version_gives_tasks_and_the_rest_is_recorded(built: dic
 
 def test_tasks_hold_the_goal_the_tools_and_the_check(built: dict[str, ad.BuildOutput]) -> None:
     out = built["v1.2.2"]
-    user_ids = {t.spec.id for t in ad.build(Path("unused"), seed=3, options={"suites": ["banking"]}).tasks}
+    user_ids = {
+        ad._task_id(s, t, kind)
+        for s in ad.SUITES
+        for t in user_task_ids(s, "v1.2.2")
+        for kind in ("state", "tool_call")
+    }
     for state, tool_call in zip(out.tasks[::2], out.tasks[1::2], strict=True):
         suite = state.spec.source.subset.removeprefix("injection:").split("/")[0]
         task = state.spec.source.original_id
