@@ -125,27 +125,37 @@ def _options(options: Mapping[str, Any]) -> _Options:
     bad = [s for s in suites if s not in SUITES]
     if isinstance(suites, str) or bad:
         raise UsageError(f"suites={suites!r}: unknown suite(s) {bad}; valid: {', '.join(SUITES)}")
-    picked = options.get("user_tasks")
+    limit = options.get("limit")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise UsageError(f"limit={limit!r} must be a positive integer")
+    ordered = tuple(sorted(suites))
+    return _Options(version, ordered, pick_tasks(options, "user_tasks", user_task_ids, version, ordered))
+
+
+def pick_tasks(
+    options: Mapping[str, Any],
+    key: str,
+    ids_of: Callable[[str, str], list[str]],
+    version: str,
+    suites: tuple[str, ...],
+) -> frozenset[str] | None:
+    """The ``"suite/task"`` names that ``options[key]`` and ``options["limit"]`` (checked by
+    ``_options``) select, or None for all; ``ids_of(suite, version)`` lists a suite's tasks."""
+    kind = key.removesuffix("s")
+    picked = options.get(key)
     if picked is not None:
-        known = {f"{s}/{t}" for s in SUITES for t in user_task_ids(s, version)}
+        known = {f"{s}/{t}" for s in SUITES for t in ids_of(s, version)}
         if isinstance(picked, str) or not set(picked) <= known:
             wrong = picked if isinstance(picked, str) else sorted(set(picked) - known)
-            raise UsageError(
-                f"user_tasks: unknown entries {wrong!r}; give 'suite/user_task_N' names, e.g. 'banking/user_task_0'"
-            )
+            raise UsageError(f"{key}: unknown entries {wrong!r}; give 'suite/{kind}_N' names, e.g. 'banking/{kind}_0'")
     limit = options.get("limit")
     if limit is not None:
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            raise UsageError(f"limit={limit!r} must be a positive integer")
-        pool = [
-            [f"{s}/{t}" for t in user_task_ids(s, version) if picked is None or f"{s}/{t}" in picked]
-            for s in sorted(suites)
-        ]
-        picked = in_turns(pool)[: (limit + 1) // 2]
-    return _Options(version, tuple(sorted(suites)), None if picked is None else frozenset(picked))
+        pool = [[f"{s}/{t}" for t in ids_of(s, version) if picked is None or f"{s}/{t}" in picked] for s in suites]
+        picked = _in_turns(pool)[: (limit + 1) // 2]
+    return None if picked is None else frozenset(picked)
 
 
-def in_turns(pool: list[list[str]]) -> list[str]:
+def _in_turns(pool: list[list[str]]) -> list[str]:
     """The names of each suite's list taken in turn (``limit``'s order)."""
     return [name for row in itertools.zip_longest(*pool) for name in row if name is not None]
 

@@ -23,17 +23,15 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from vouch.errors import UsageError
 from vouch.sources._agentdojo import (
     CHECK_HELPERS,
-    SUITES,
     BuildOutput,
     Origin,
     _cases,
     _options,
     _shortfall,
     _task_id,
-    in_turns,
+    pick_tasks,
     suite_environment,
     task_files,
 )
@@ -54,26 +52,6 @@ REPLAY_ENTRY = "vouch.sources._agentdojo:replay_injection"
 """Re-exported by ``_agentdojo``, so that a pool deciding both subsets' state tasks is one pool."""
 
 
-def _picked(options: Mapping[str, Any], version: str, suites: tuple[str, ...]) -> frozenset[str] | None:
-    picked = options.get("injection_tasks")
-    if picked is not None:
-        known = {f"{s}/{t}" for s in SUITES for t in injection_task_ids(s, version)}
-        if isinstance(picked, str) or not set(picked) <= known:
-            wrong = picked if isinstance(picked, str) else sorted(set(picked) - known)
-            raise UsageError(
-                f"injection_tasks: unknown entries {wrong!r}; give 'suite/injection_task_N' names, "
-                "e.g. 'banking/injection_task_0'"
-            )
-    limit = options.get("limit")
-    if limit is not None:
-        pool = [
-            [f"{s}/{t}" for t in injection_task_ids(s, version) if picked is None or f"{s}/{t}" in picked]
-            for s in suites
-        ]
-        picked = in_turns(pool)[: (limit + 1) // 2]
-    return None if picked is None else frozenset(picked)
-
-
 def build_injection(*, seed: int, options: Mapping[str, Any]) -> BuildOutput:
     """Build the injection subset: a state and a tool-call task per injection task, with their cases.
 
@@ -91,7 +69,7 @@ def build_injection(*, seed: int, options: Mapping[str, Any]) -> BuildOutput:
     """
     opts = _options({k: v for k, v in options.items() if k != "injection_tasks"})
     version = opts.suite_version
-    picked = _picked(options, version, opts.suites)
+    picked = pick_tasks(options, "injection_tasks", injection_task_ids, version, opts.suites)
     out = BuildOutput([], [], {})
     for suite in opts.suites:
         tools, environment = suite_environment(suite, version)
