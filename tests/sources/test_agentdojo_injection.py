@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import tomllib
 from collections import Counter
 from pathlib import Path
@@ -12,9 +14,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from vouch.bench import Decision, decide_cases, load_tasks, preload_for, sealed_executor
 from vouch.cli._data import data
-from vouch.core import canonical_candidate, content_hash
+from vouch.core import canonical_candidate, content_hash, write_task
 from vouch.errors import UsageError
+from vouch.exec import LocalExecutor
 from vouch.sources import _agentdojo as ad
 from vouch.sources._agentdojo_injection_world import (
     goal_reached,
@@ -249,3 +253,43 @@ def test_upstream_some_banking_checks_never_read_the_subject_they_ask_for(
     other = {"function": "send_money", "args": {**transfer["args"], "subject": "rent"}}
     assert goal_reached("banking", "v1.2.2", injection_task, [transfer], "")
     assert goal_reached("banking", "v1.2.2", injection_task, [other], "") is not reads_subject
+
+
+SNOOPING_VERIFIER = """
+def verify(candidate, env):
+    try:
+        import agentdojo.default_suites
+    except ImportError:
+        pass
+    else:  # the package that holds the injection task's ground truth and check
+        raise RuntimeError("imported " + agentdojo.default_suites.__name__)
+    before = env.pre_state["bank_account"]["transactions"]
+    return len(env.post_state["bank_account"]["transactions"]) > len(before)
+"""
+
+
+@pytest.mark.slow
+def test_an_injection_state_task_is_sealed_as_a_user_task_is() -> None:
+    from _scratch import scratch_root
+
+    options = {"subset": "all", "suites": ["banking"], "user_tasks": ["banking/user_task_0"]}
+    built = ad.build(Path("unused"), seed=0, options={**options, "injection_tasks": ["banking/injection_task_0"]})
+    root = scratch_root() / f"sealed-injection-{os.getpid()}"
+    try:
+        for files in built.tasks:
+            write_task(root, files)
+        tasks = load_tasks(root)
+        user, injection = [t for t in tasks if "user_task" in t.id], [t for t in tasks if "injection" in t.id]
+        assert preload_for(injection) == preload_for(user) == preload_for(tasks)  # one pool for both subsets
+        state = next(t for t in injection if t.spec.kind == "state")
+        by_id = {c.id: c for c in state.cases}
+        picked = [by_id["gold"], by_id["attack-claim_without_action"]]
+        with sealed_executor(tasks) as pools:
+            results = decide_cases(pools, [(state, case, SNOOPING_VERIFIER) for case in picked])
+        assert [r.decision for r in results] == [Decision.PASS, Decision.FAIL], [r.reason for r in results]
+        # The control: where reference verifiers run, the import succeeds.
+        with LocalExecutor(preload=preload_for(tasks)) as trusted:
+            [control] = decide_cases(trusted, [(state, picked[0], SNOOPING_VERIFIER)])
+        assert control.decision is Decision.INVALID and "imported agentdojo" in (control.reason or "")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
