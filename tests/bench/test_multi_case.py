@@ -280,7 +280,7 @@ def _calls(*args: int) -> str:
     return f"def verify(candidate, env):\n    return [{calls}] == EXPECTED\n"
 
 
-def test_shared_answers_spare_calls_and_keep_a_stateful_candidate_where_it_would_be(executor, code_task):
+def test_shared_answers_spare_calls_and_give_every_decision_the_first_answer(executor, code_task):
     answers: dict = {}
     [first] = decide_cases(
         executor, [(code_task, code_task.cases[0], "EXPECTED = [1, 2]\n" + _calls(1, 2))], call_answers=answers
@@ -297,3 +297,12 @@ def test_shared_answers_spare_calls_and_keep_a_stateful_candidate_where_it_would
     # Without shared answers the same verifier decides the same.
     [alone] = decide_cases(executor, [(code_task, code_task.cases[0], "EXPECTED = [1, 2]\n" + _calls(1, 3))])
     assert alone.decision is Decision.PASS
+    # A call made before gets its first answer whatever came before it: f(3) was the candidate's
+    # second call, so it answers 2 here too, where a fresh candidate would answer 1. Without
+    # shared answers it does answer 1.
+    [third] = decide_cases(
+        executor, [(code_task, code_task.cases[0], "EXPECTED = [2]\n" + _calls(3))], call_answers=answers
+    )
+    assert third.decision is Decision.PASS and len(answers) == 3
+    [fresh] = decide_cases(executor, [(code_task, code_task.cases[0], "EXPECTED = [2]\n" + _calls(3))])
+    assert fresh.decision is Decision.FAIL

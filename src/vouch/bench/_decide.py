@@ -137,8 +137,8 @@ class _Item:
     """The candidate calls of this decision so far, each as canonical JSON."""
 
 
-CallAnswers = dict[tuple[str, tuple[str, ...]], dict[str, Any]]
-"""(candidate source hash, the calls of a decision up to one) -> that call's answer."""
+CallAnswers = dict[tuple[str, str], dict[str, Any]]
+"""(candidate source hash, one call as canonical JSON) -> the first answer that call got."""
 
 
 def classify(result: RunResult) -> tuple[Decision, str | None]:
@@ -239,12 +239,13 @@ def candidate_call(
     if not isinstance(source, str):
         return {"ok": False, "value": None, "error": "the candidate has no source"}
     if item is not None:
-        # With shared answers, a call the same candidate already answered after the same calls
-        # (in another decision: the reference's, another mutant's) is not made again. Once one
-        # is not, the decision's session starts and first makes the calls answered from the
-        # cache, so that the candidate is where it would have been.
+        # With shared answers, a call the same candidate already answered (in another decision:
+        # the reference's, another mutant's) gets that first answer again, whatever calls came
+        # before it: two verifiers are compared on the same behaviour of the candidate. A call
+        # nobody made yet starts the decision's session, which first makes this decision's
+        # earlier calls, so that the candidate is where this decision has brought it.
         call = json.dumps([function, args, timeout], sort_keys=True)
-        key = (hashlib.sha256(source.encode()).hexdigest(), (*item.calls, call))
+        key = (hashlib.sha256(source.encode()).hexdigest(), call)
         item.calls.append(call)
         if item.answers is not None and item.session is None and key in item.answers:
             return item.answers[key]
@@ -254,7 +255,7 @@ def candidate_call(
                 item.session.call(*json.loads(earlier))
         answer = item.session.call(function, args, timeout)
         if item.answers is not None:
-            item.answers[key] = answer
+            answer = item.answers.setdefault(key, answer)
         return answer
     spec = RunSpec(
         entry=Call(f"candidate.py:{function}", args=tuple(args)),
@@ -427,9 +428,11 @@ def decide_cases(
     its result's ``note`` says why.
 
     ``call_answers`` (V4V's C6: mutants and the reference on the same candidates) shares the
-    candidates' answers to ``env.call`` between decisions: a call made after the same calls to
-    the same candidate is answered once. A candidate whose answers vary from run to run gets
-    the first ones everywhere, which is what comparing two verifiers on it needs.
+    candidates' answers to ``env.call`` between decisions: a call to a candidate is answered
+    once, and later decisions that make it get that first answer, whatever they called before.
+    A candidate whose answers vary from run to run, or with the calls made before (one that
+    keeps state), gets the first ones everywhere, which is what comparing two verifiers on the
+    same candidate needs: a difference comes from the verifiers, not from the candidate.
     """
     decided = _decide(executor, items, hide, progress, on_result, multi_case, None, call_answers)
     return [r for r in decided if r is not None]
