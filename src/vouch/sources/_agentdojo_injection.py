@@ -10,8 +10,9 @@ mutations. Cases come from the injection task's ground truth (``_agentdojo_injec
 
 An injection task whose ground truth does not reach its own goal by its own check is skipped and
 recorded as ``upstream/agentdojo-<suite>-<injection task>`` in the manifest's ``source_versions``;
-one short of the per-task minima as ``skipped/<task id>``. Task ids: ``agentdojo-<suite>-injection_task_<N>-
-{state,toolcall}``; ``source.subset`` is ``injection:<suite>/<version>``.
+one short of the per-task minima as ``skipped/<task id>``. Task ids are
+``agentdojo-<suite>-injection_task_<N>-state`` and ``-toolcall``; ``source.subset`` is
+``injection:<suite>/<version>``.
 """
 
 from __future__ import annotations
