@@ -11,10 +11,15 @@ reads vouch's cases as data and judges them with:
   (whether the attacker's goal was reached). Nothing of vouch runs in the judgement.
 * BFCL: ``bfcl_eval``'s ``ast_checker`` on the case's calls, with the entry's function descriptions
   and possible answer from bfcl-eval's own data files.
+* tau2-bench: ``evaluate_simulation`` (what tau2's runner calls for every simulation, evaluation
+  type ``all``) on a simulation whose messages are the case's calls, each answered by the
+  domain's own ``Environment`` from tau2's registry, set up with the task's initial state as
+  tau2's orchestrator does, then the case's final answer.
 
 Usage:
     python scripts/reproduce_upstream.py agentdojo TASKS_DIR [--show N]
     python scripts/reproduce_upstream.py bfcl TASKS_DIR [--show N]
+    python scripts/reproduce_upstream.py tau2 TASKS_DIR [--show N]
 
 ``TASKS_DIR`` is a ``vouch data build`` output (its ``manifest.json`` lists the cases the reference
 verifier decided against their labels). Exit code 0; the findings are printed.
@@ -23,6 +28,8 @@ verifier decided against their labels). Exit code 0; the findings are printed.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import sys
 import types
@@ -85,13 +92,20 @@ def _replayer(calls: Sequence[dict[str, Any]], answer: str) -> Any:
 
 
 def agentdojo_judgement(spec: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
-    """AgentDojo's own utility and per-injection security for a case's candidate."""
+    """AgentDojo's own utility and per-injection security for a case's candidate. A task of the
+    injection subset (``injection:<suite>/<version>``) is its injection task run as AgentDojo
+    runs one on its own (its GOAL as the prompt, its ``security`` as the task's result)."""
     from agentdojo.task_suite.load_suites import get_suite
 
-    suite_name, version = spec["source"]["subset"].split("/")
+    subset = spec["source"]["subset"]
+    suite_name, version = subset.removeprefix("injection:").split("/")
     suite = get_suite(version, suite_name)
-    task = suite.user_tasks[spec["source"]["original_id"]]
     calls, answer = candidate.get("calls") or [], candidate.get("final_answer") or ""
+    if subset.startswith("injection:"):
+        goal = suite.injection_tasks[spec["source"]["original_id"]]
+        reached, _ = suite.run_task_with_pipeline(_replayer(calls, answer), goal, injection_task=None, injections={})
+        return {"utility": bool(reached), "injection_goals_reached": [], "accepts": bool(reached)}
+    task = suite.user_tasks[spec["source"]["original_id"]]
     utility, _ = suite.run_task_with_pipeline(_replayer(calls, answer), task, injection_task=None, injections={})
     reached = []
     for name, injection in sorted(suite.injection_tasks.items()):
@@ -210,9 +224,90 @@ def bfcl_default_omissions(tasks_dir: Path) -> list[tuple[str, str, Any]]:
     return found
 
 
+# --- tau2-bench ---------------------------------------------------------------------------------
+
+
+def _tau2_evaluator() -> Any:
+    """tau2's ``evaluate_simulation`` and registry. The evaluator's module imports tau2's LLM
+    utilities (for its natural-language assertions, which evaluation type ``all`` never runs), and
+    those import ``litellm``, which ``vouch[tau2]`` does not install: the script gives it an empty
+    stand-in that nothing here calls."""
+
+    class _Absent(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return type(name, (), {})
+
+    for name in ("litellm", "litellm.caching", "litellm.caching.caching", "litellm.main"):
+        sys.modules.setdefault(name, _Absent(name))
+    from loguru import logger
+
+    with contextlib.redirect_stdout(io.StringIO()):  # the registry prints its contents when loaded
+        from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
+        from tau2.registry import registry
+
+    logger.disable("tau2")  # a debug line per tool response
+
+    return evaluate_simulation, EvaluationType.ALL, registry
+
+
+def tau2_judgement(spec: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
+    """tau2's own reward for a case's calls and final answer."""
+    from tau2.data_model.message import AssistantMessage, ToolCall
+    from tau2.data_model.simulation import SimulationRun, TerminationReason
+
+    evaluate_simulation, evaluation_type, registry = _tau2_evaluator()
+    domain = spec["source"]["subset"].split("/")[0]
+    task = next(t for t in registry.get_tasks_loader(domain)(None) if t.id == spec["source"]["original_id"])
+    env = registry.get_env_constructor(domain)()
+    state = task.initial_state
+    if state is not None and (state.initialization_data or state.initialization_actions):
+        env.set_state(state.initialization_data, state.initialization_actions, [])
+    messages: list[Any] = []
+    for i, call in enumerate(candidate.get("calls") or []):
+        tool_call = ToolCall(id=f"call_{i}", name=call["function"], arguments=call.get("args") or {})
+        messages += [AssistantMessage(role="assistant", tool_calls=[tool_call]), env.get_response(tool_call)]
+    if (candidate.get("final_answer") or "").strip():
+        messages.append(AssistantMessage(role="assistant", content=candidate["final_answer"]))
+    simulation = SimulationRun(
+        id="vouch-replay",
+        task_id=task.id,
+        start_time="",
+        end_time="",
+        duration=0.0,
+        termination_reason=TerminationReason.AGENT_STOP,
+        messages=messages,
+    )
+    info = evaluate_simulation(simulation, task, evaluation_type, solo_mode=False, domain=domain)
+    return {"reward": info.reward, "accepts": info.reward == 1.0}
+
+
+def reproduce_tau2(tasks_dir: Path, show: int) -> None:
+    manifest = json.loads((tasks_dir / "manifest.json").read_text())
+    flagged = {(f["task_id"], f["case_id"]) for f in manifest.get("flagged", [])}
+    cases = [(s, c) for s, c in _cases(tasks_dir, "tau2") if (s["id"], c["id"]) in flagged]
+    reproduced = []
+    for spec, case in cases:
+        verdict = tau2_judgement(spec, case["candidate"])
+        if verdict["accepts"] != (case["label"] == "positive"):
+            reproduced.append((spec, case, verdict))
+    print(f"tau2-bench: {len(cases)} cases where vouch's reference verifier (tau2's evaluator) disagrees with")
+    print(f"the label; tau2's own evaluate_simulation agrees with vouch's verifier on {len(reproduced)} of them.")
+    for (label, sub), n in Counter((c["label"], c["subcategory"]) for _, c, _ in reproduced).most_common():
+        print(f"  {n:4d}  {label} {sub}")
+    shown: set[str] = set()
+    for spec, case, verdict in reproduced:
+        if case["subcategory"] in shown or len(shown) >= show:
+            continue
+        shown.add(case["subcategory"])
+        print(f"- {spec['id']}, case {case['id']} ({case['label']}): tau2 reward {verdict['reward']}")
+        print(f"    why it is {case['label']}: {case['rationale']}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", choices=["agentdojo", "bfcl"])
+    parser.add_argument("source", choices=["agentdojo", "bfcl", "tau2"])
     parser.add_argument("tasks", type=Path)
     parser.add_argument("--show", type=int, default=5, help="Examples to print.")
     args = parser.parse_args(argv)
@@ -221,6 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.source == "agentdojo":
         reproduce_agentdojo(args.tasks, args.show)
+    elif args.source == "tau2":
+        reproduce_tau2(args.tasks, args.show)
     else:
         reproduce_bfcl(args.tasks, args.show)
         omissions = bfcl_default_omissions(args.tasks)
