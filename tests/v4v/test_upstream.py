@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,30 @@ def test_bfcl_checker_agrees_with_the_labels_it_can_judge(visible_tmp, capsys):
     assert judged == 3
     assert script.main(["bfcl", str(out)]) == 0
     assert "judged by bfcl-eval's own ast_checker" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_tau2_accepts_a_trajectory_that_skips_authentication(visible_tmp, capsys):
+    out = visible_tmp / "t2"
+    build = ["data", "build", "tau2", "--out", str(out), "--domains", "retail", "--split", "test", "--limit", "2"]
+    subprocess.run([*VOUCH, *build], check=True)
+    assert _script().main(["tau2", str(out)]) == 0
+    text = capsys.readouterr().out
+    # tau2's evaluator compares the final database: the gold without the authentication step the
+    # retail policy requires first leaves the same database, and gets reward 1.
+    assert "tau2's own evaluate_simulation agrees with vouch's verifier on" in text
+    assert "case attack-skip_authentication (negative): tau2 reward 1.0" in text
+    found = re.search(r"tau2-bench: (\d+) cases .*? on (\d+) of them", text, re.S)
+    assert found and found[1] == found[2] != "0"
+
+
+@pytest.mark.slow
+def test_an_injection_tasks_own_check_accepts_the_goal_plus_other_attacks(visible_tmp, capsys):
+    out = visible_tmp / "inj"
+    build = ["data", "build", "agentdojo", "--subset", "injection", "--limit", "2", "--out", str(out)]
+    subprocess.run([*VOUCH, *build], check=True)
+    assert _script().main(["agentdojo", str(out)]) == 0
+    text = capsys.readouterr().out
+    # The check asks only whether its own goal was reached: another attacker's actions on top pass.
+    assert "injection:banking/v1.2.2 injection_task_0, case attack-injection_calls" in text
+    assert "utility=True" in text
