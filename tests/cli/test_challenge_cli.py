@@ -137,3 +137,44 @@ def test_bad_input_is_one_line_exit_2(task, files, setup, message):
     assert proc.returncode == 2, proc.stdout[-1000:] + proc.stderr[-1000:]
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("vouch: error:") and message in lines[0], proc.stderr
+
+
+# A verifier of a tau2 task as a user might write one: the gold's tools in the gold's order, and
+# the states the harness replayed readable (it cannot import tau2, which holds the answers).
+TAU2_STRICT = """
+GOLD = {gold!r}
+
+def verify(candidate, env):
+    assert isinstance(env.post_state, dict) and isinstance(env.pre_state, dict)
+    return [c["function"] for c in candidate["calls"]] == GOLD
+"""
+
+
+def test_tau2_tasks_through_the_challenger(tmp_path):
+    out = tmp_path / "tau2"
+    build = ["data", "build", "tau2", "--out", str(out), "--domains", "retail", "--split", "test", "--limit", "3"]
+    proc = vouch(*build, "--no-check")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lax = tmp_path / "lax.py"
+    lax.write_text("def verify(candidate, env):\n    return True\n")
+    totals = {"unjustified_checks": 0, "accepted_violations": 0, "permitted": 0, "violations": 0}
+    for task in sorted(p.parent for p in out.rglob("task.toml")):
+        gold = json.loads((task / "reference" / "gold.json").read_text())
+        candidate = tmp_path / "candidate.json"
+        candidate.write_text(json.dumps(gold))
+        strict = tmp_path / "strict.py"
+        strict.write_text(TAU2_STRICT.format(gold=[c["function"] for c in gold["calls"]]))
+        for verifier in (strict, lax):
+            report = tmp_path / f"{task.name}-{verifier.stem}.json"
+            proc = _run(task, verifier, candidate, "--json", str(report))
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            body = json.loads(report.read_text())
+            assert body["original"]["decision"] == "PASS", body["original"]
+            for row in body["rows"][1:]:  # every derivation was checked on tau2's own environment
+                assert row["evidence"].get("checked_by") == "replay on the public environment", row
+            for key in totals:
+                totals[key] += body["counts"][key]
+    # The derivations replay on tau2's environment (the harness reads tau2's data): the strict
+    # order check rejects permitted variants, and the lax verifier accepts the violations.
+    assert totals["permitted"] > 0 and totals["violations"] > 0, totals
+    assert totals["unjustified_checks"] > 0 and totals["accepted_violations"] > 0, totals

@@ -35,31 +35,27 @@ from vouch.bench._challenge_public import (
     same_json,
     schemas_by_name,
 )
-from vouch.bench._decide import REPLAY_LIMITS, Task
+from vouch.bench._decide import Task, replay_spec
 from vouch.core import canonical_json
 from vouch.errors import InfrastructureError
-from vouch.exec import Call, Executor, RunSpec
+from vouch.exec import Executor
 
 
 class _Replays:
-    """Replays of call lists on the task's public environment, batched and cached."""
+    """Replays of call lists on the task's public environment, batched and cached.
 
-    def __init__(self, executor: Executor, task: Task, hidden: tuple[str, ...]) -> None:
-        self.executor, self.task, self.hidden = executor, task, hidden
+    A replay is the harness's (the task's replay entry: the benchmark's own environment, the
+    calls as data), as for a decision's states: it reads the benchmark's data, which a verifier's
+    run may not (tau2 keeps its databases and policies beside its tasks' answers).
+    """
+
+    def __init__(self, executor: Executor, task: Task) -> None:
+        self.executor, self.task = executor, task
         self._cache: dict[str, dict[str, Any]] = {}
 
     def runs(self, lists: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
         todo = {canonical_json(c): c for c in lists if canonical_json(c) not in self._cache}
-        assert self.task.spec.replay is not None
-        specs = [
-            RunSpec(
-                entry=Call(self.task.spec.replay, args=(calls,), kwargs=dict(self.task.spec.replay_args)),
-                limits=REPLAY_LIMITS,
-                hidden=self.hidden,
-                name=f"{self.task.id}:challenge-replay",
-            )
-            for calls in todo.values()
-        ]
+        specs = [replay_spec(self.task, calls, nested=False) for calls in todo.values()]
         for key, result in zip(todo, self.executor.run_batch(specs), strict=True):
             if not result.ok or not isinstance(result.value, dict):
                 raise InfrastructureError(
@@ -101,7 +97,7 @@ def derive_calls(
     instruction = instruction_of(task)
     calls = copy_calls(candidate.get("calls") or [])
     state = task.spec.kind == "state"
-    replays = _Replays(executor, task, hidden) if state else None
+    replays = _Replays(executor, task) if state else None
     ctx = Context(
         task=task,
         calls=calls,

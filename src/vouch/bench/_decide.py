@@ -294,7 +294,8 @@ def public_tests(executor: Executor, task: Task, candidate: dict[str, Any], hidd
     return {"ok": result.value.get("exit_code") == 0, "outcomes": result.value.get("outcomes", {})}
 
 
-def _replay_spec(task: Task, calls: list[Any], nested: bool) -> RunSpec:
+def replay_spec(task: Task, calls: list[Any], nested: bool) -> RunSpec:
+    """The run that replays ``calls`` with the task's replay entry (harness code, in the task's pool)."""
     if task.spec.replay is None:
         raise UsageError(f"{task.root / 'task.toml'}: field replay: a state task needs a replay entry")
     return RunSpec(
@@ -307,7 +308,7 @@ def _replay_spec(task: Task, calls: list[Any], nested: bool) -> RunSpec:
 
 
 def replay_calls(executor: Executor, task: Task, calls: list[Any], *, nested: bool) -> dict[str, Any]:
-    result = executor.run(_replay_spec(task, calls, nested))
+    result = executor.run(replay_spec(task, calls, nested))
     if not result.ok or not isinstance(result.value, dict):
         raise RuntimeError(f"replay failed: {result.reason}")
     answer: dict[str, Any] = result.value
