@@ -133,7 +133,9 @@ def test_demo_runs_end_to_end_offline(tmp_path):
     assert os.path.exists(out / "demo.json")
     # The VerifierBench part: small real task sets, the baselines, a report.
     bench = report["bench"]
-    assert {"humaneval", "bfcl"} <= set(bench["sets"])
+    # Every set: the extras are installed and scripts/test points the data directory at the corpora.
+    assert set(bench["sets"]) == {"humaneval", "bfcl", "agentdojo", "agentdojo-injection", "tau2", "acebench"}
+    assert all(s["tasks"] > 0 for s in bench["sets"].values()), bench["sets"]
     board = bench["leaderboard"]
     assert board["always_pass"] == 0 and board["always_fail"] == 0
     assert board["reference"] > board["gold_exact_match"] > 0

@@ -27,15 +27,24 @@ from vouch.store import Store
 
 _COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
 
-_DEMO_SETS: dict[str, dict[str, Any]] = {
-    "humaneval": {"limit": 8},
-    "bfcl": {"limit": 8},
-    "agentdojo": {
-        "user_tasks": ["banking/user_task_0", "banking/user_task_3", "slack/user_task_0", "workspace/user_task_0"]
-    },
+_DEMO_SETS: dict[str, tuple[str, dict[str, Any]]] = {
+    "humaneval": ("humaneval", {"limit": 8}),
+    "bfcl": ("bfcl", {"limit": 8}),
+    "agentdojo": (
+        "agentdojo",
+        {"user_tasks": ["banking/user_task_0", "banking/user_task_3", "slack/user_task_0", "workspace/user_task_0"]},
+    ),
+    # Two injection tasks, judged by their own security checks.
+    "agentdojo-injection": (
+        "agentdojo",
+        {"subset": "injection", "injection_tasks": ["banking/injection_task_0", "slack/injection_task_1"]},
+    ),
     # One retail task of tau2's test split: about 15 decisions of tau2's own evaluator.
-    "tau2": {"domains": ["retail"], "split": "test", "limit": 1},
+    "tau2": ("tau2", {"domains": ["retail"], "split": "test", "limit": 1}),
+    # One task of a normal and one of a special category, when the data is in a data directory.
+    "acebench": ("acebench", {"limit": 2}),
 }
+"""The demo's small task sets: name -> (source, build options)."""
 
 
 def _available(source: str) -> bool:
@@ -44,6 +53,23 @@ def _available(source: str) -> bool:
     except importlib.metadata.PackageNotFoundError:
         return False
     return True
+
+
+def _demo_options(name: str) -> tuple[dict[str, Any] | None, str]:
+    """A set's build options, or None with the reason it is left out (the demo is offline)."""
+    source, options = _DEMO_SETS[name]
+    if source != "acebench":
+        if _available(source):
+            return options, ""
+        return None, f"{source} is not installed ({SOURCES[source].install})"
+    from vouch import corpora
+    from vouch.sources import _acebench
+
+    categories = [_acebench.NORMAL[0], _acebench.IRRELEVANT]
+    files = [corpora.acebench_corpus(c, answer=a) for c in categories for a in (False, True)]
+    if any(corpora.find(name) is None for name in files):
+        return None, f"its data is in no data directory (vouch data get {files[0]})"
+    return {**options, "categories": categories}, ""
 
 
 def _demo_preload() -> list[str]:
@@ -60,13 +86,14 @@ def _bench_demo(executor: Executor, out: Path, console: Console, progress_mode: 
     """Build small real task sets, score the baselines, write baselines.json and report.html."""
     tasks_root = out / "tasks"
     built = {}
-    for source, options in _DEMO_SETS.items():
-        if not _available(source):
-            console.print(f"[yellow]{source} is not installed ({SOURCES[source].install}); its tasks are left out[/]")
+    for name, (source, _) in _DEMO_SETS.items():
+        options, why = _demo_options(name)
+        if options is None:
+            console.print(f"[yellow]{name}: {why}; its tasks are left out[/]")
             continue
-        console.print(f"building a small {source} task set ...")
-        report = build_source(source, tasks_root / source, seed=0, options=options, executor=executor, force=True)
-        built[source] = {"tasks": report.manifest.tasks, "cases": report.manifest.cases}
+        console.print(f"building a small {name} task set ...")
+        report = build_source(source, tasks_root / name, seed=0, options=options, executor=executor, force=True)
+        built[name] = {"tasks": report.manifest.tasks, "cases": report.manifest.cases}
     tasks = load_tasks(tasks_root)
     results = {name: results_object(trivial_rows(name, tasks, 0), name=name, seed=0) for name in BASELINES[:-1]}
     references = {t.id: (t.root / "reference" / "verifier.py").read_text() for t in tasks}
