@@ -8,6 +8,7 @@ process per mutant that loads the mutant verifier and decides every case of its 
 source to every mutant of the run.
 
     python benchmarks/bench_v4v.py [--tasks DIR] [--sample 12] [--json] [--compare V4V.json]
+                                   [--max-mutants N] [--repeat N]
 
 ``--compare`` takes the ``vouch v4v --json`` output of another vouch version on the same tasks
 (e.g. the release before a speed change) and counts the tasks whose six check outcomes differ.
@@ -35,7 +36,7 @@ from vouch.bench import Task, load_tasks
 from vouch.sources import build_source
 from vouch.store import Store
 from vouch.v4v import run_v4v
-from vouch.v4v._mutation import mutants_of
+from vouch.v4v._mutation import MAX_MUTANTS, mutants_of
 
 _ONE_MUTANT = """
 import json, sys
@@ -133,6 +134,8 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=12, help="mutants per source for the subprocess baseline")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--compare", type=Path, default=None, help="a `vouch v4v --json` file to compare outcomes with")
+    parser.add_argument("--max-mutants", type=int, default=MAX_MUTANTS, help="mutants per task (vouch v4v's default)")
+    parser.add_argument("--repeat", type=int, default=3, help="C2's runs, the first included (vouch v4v's default)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="vouch-bench-v4v-", dir="/var/tmp") as tmp:
@@ -153,7 +156,13 @@ def main() -> None:
             stages[stage] = now - last["at"]
 
         started = time.perf_counter()
-        body = run_v4v(tasks, store=Store(Path(tmp) / "store.sqlite"), progress=progress)
+        body = run_v4v(
+            tasks,
+            store=Store(Path(tmp) / "store.sqlite"),
+            progress=progress,
+            max_mutants=args.max_mutants,
+            repeat=args.repeat,
+        )
         wall = time.perf_counter() - started
         mutants_by_source: dict[str, int] = defaultdict(int)
         for row in body["tasks"]:
@@ -181,6 +190,8 @@ def main() -> None:
         "subprocess_over_mutation_stage": round(naive / stats["mutation_wall_s"], 1)
         if stats.get("mutation_wall_s")
         else None,
+        "max_mutants": args.max_mutants,
+        "repeat": args.repeat,
         "target_s": 600,
         "cpus": os.cpu_count(),
     }
