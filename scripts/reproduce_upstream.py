@@ -11,6 +11,11 @@ reads vouch's cases as data and judges them with:
   (whether the attacker's goal was reached). Nothing of vouch runs in the judgement.
 * BFCL: ``bfcl_eval``'s ``ast_checker`` on the case's calls, with the entry's function descriptions
   and possible answer from bfcl-eval's own data files.
+* ACEBench: its ``eval_main.py`` functions (``normal_single_turn_eval``, ``normal_multi_turn_eval``,
+  ``special_eval``), one case at a time, from a checkout of ACEBench at the pinned commit that the
+  user names (``--acebench-repo``; vouch ships none of its code), on the case written as ACEBench's
+  raw model output (``[name(key=value, ...)]``, or the text for the special categories) with the
+  case's question, functions and possible answer from the registered data files.
 * tau2-bench: ``evaluate_simulation`` (what tau2's runner calls for every simulation, evaluation
   type ``all``) on a simulation whose messages are the case's calls, each answered by the
   domain's own ``Environment`` from tau2's registry, set up with the task's initial state as
@@ -20,6 +25,7 @@ Usage:
     python scripts/reproduce_upstream.py agentdojo TASKS_DIR [--show N]
     python scripts/reproduce_upstream.py bfcl TASKS_DIR [--show N]
     python scripts/reproduce_upstream.py tau2 TASKS_DIR [--show N]
+    python scripts/reproduce_upstream.py acebench TASKS_DIR --acebench-repo CHECKOUT [--show N]
 
 ``TASKS_DIR`` is a ``vouch data build`` output (its ``manifest.json`` lists the cases the reference
 verifier decided against their labels). Exit code 0; the findings are printed.
@@ -305,11 +311,96 @@ def reproduce_tau2(tasks_dir: Path, show: int) -> None:
         print(f"    why it is {case['label']}: {case['rationale']}")
 
 
+# --- ACEBench -----------------------------------------------------------------------------------
+
+
+def _acebench_eval(repo: Path, scratch: Path) -> Any:
+    """ACEBench's ``eval_main`` module from a checkout. Its score files go to ``scratch``; its
+    spreadsheet export (openpyxl, which vouch does not install) is switched off: the verdict is
+    the returned accuracy."""
+    if str(repo) not in sys.path:
+        sys.path.insert(0, str(repo))
+    for name in ("openpyxl", "openpyxl.styles"):
+        module = types.ModuleType(name)
+        module.Workbook = module.Alignment = object  # type: ignore[attr-defined]
+        sys.modules.setdefault(name, module)
+    import eval_main  # type: ignore[import-not-found]
+
+    eval_main.OUTPUT_PATH = str(scratch)
+    eval_main.convert_result_to_excel = lambda *args, **kwargs: None
+    return eval_main
+
+
+def _acebench_raw(candidate: dict[str, Any]) -> str:
+    """A candidate's calls as ACEBench's raw model output, ``[name(key=value, ...)]``."""
+    calls = [
+        f"{c['function']}({', '.join(f'{k}={v!r}' for k, v in (c.get('args') or {}).items())})"
+        for c in candidate.get("calls") or []
+    ]
+    return "[" + ", ".join(calls) + "]"
+
+
+def acebench_judgement(eval_main: Any, rows: dict[str, Any], spec: dict[str, Any], candidate: dict[str, Any]) -> bool:
+    """ACEBench's own verdict on a case: its evaluation of one model result for the case's entry."""
+    category, original = spec["source"]["subset"], spec["source"]["original_id"]
+    prompt, answer = rows[original]
+    with contextlib.redirect_stdout(io.StringIO()):
+        if category.startswith("special_"):
+            result = [{"id": original, "result": candidate.get("final_answer") or ""}]
+            return bool(eval_main.special_eval(result, [prompt], [answer], category, "vouch", None) == 1)
+        result = [{"id": original, "result": _acebench_raw(candidate)}]
+        if "multi_turn" in category:
+            return bool(eval_main.normal_multi_turn_eval(result, [prompt], [answer], category, "vouch", None) == 1)
+        return bool(eval_main.normal_single_turn_eval(result, [prompt], [answer], category, "vouch", None) == 1)
+
+
+def reproduce_acebench(tasks_dir: Path, repo: Path | None, show: int) -> int:
+    import tempfile
+
+    from vouch import corpora  # finds the registered data files, nothing more
+
+    if repo is None or not (repo / "eval_main.py").is_file():
+        print("error: acebench needs --acebench-repo, a checkout of ACEBench (its eval_main.py)", file=sys.stderr)
+        return 2
+    cases = _cases(tasks_dir, "acebench")
+    rows: dict[str, Any] = {}
+    for category in sorted({s["source"]["subset"] for s, _ in cases}):
+        data = corpora.resolve(corpora.acebench_corpus(category))
+        answers = corpora.resolve(corpora.acebench_corpus(category, answer=True))
+        questions = {r["id"]: r for r in map(json.loads, data.read_text().splitlines()) if r}
+        for row in map(json.loads, answers.read_text().splitlines()):
+            if row.get("id") in questions:
+                rows[row["id"]] = (questions[row["id"]], row)
+    wrong = []
+    with tempfile.TemporaryDirectory() as scratch:
+        eval_main = _acebench_eval(repo.resolve(), Path(scratch))
+        for spec, case in cases:
+            accepts = acebench_judgement(eval_main, rows, spec, case["candidate"])
+            if accepts != (case["label"] == "positive"):
+                wrong.append((spec, case, accepts))
+    tasks = {s["id"] for s, _ in cases}
+    print(f"ACEBench: {len(cases)} cases of {len(tasks)} tasks judged by ACEBench's own eval_main;")
+    print(f"it disagrees with the label on {len(wrong)} cases of {len({s['id'] for s, _, _ in wrong})} tasks.")
+    for (label, sub), n in Counter((c["label"], c["subcategory"]) for _, c, _ in wrong).most_common():
+        print(f"  {n:4d}  {label} {sub}")
+    golds = sorted(s["id"] for s, c, _ in wrong if c["category"] == "gold")
+    print(f"it rejects the gold of {len(golds)} tasks" + (f", e.g. {', '.join(golds[:show])}" if golds else ""))
+    shown: set[str] = set()
+    for spec, case, accepts in wrong:
+        if case["subcategory"] in shown or len(shown) >= show:
+            continue
+        shown.add(case["subcategory"])
+        print(f"- {spec['id']}, case {case['id']} ({case['label']}): ACEBench {'accepts' if accepts else 'rejects'}")
+        print(f"    why it is {case['label']}: {case['rationale']}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", choices=["agentdojo", "bfcl", "tau2"])
+    parser.add_argument("source", choices=["agentdojo", "bfcl", "tau2", "acebench"])
     parser.add_argument("tasks", type=Path)
     parser.add_argument("--show", type=int, default=5, help="Examples to print.")
+    parser.add_argument("--acebench-repo", type=Path, default=None, help="A checkout of ACEBench (acebench).")
     args = parser.parse_args(argv)
     if not (args.tasks / "manifest.json").is_file():
         print(f"error: {args.tasks} has no manifest.json; give a `vouch data build` output", file=sys.stderr)
@@ -318,6 +409,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         reproduce_agentdojo(args.tasks, args.show)
     elif args.source == "tau2":
         reproduce_tau2(args.tasks, args.show)
+    elif args.source == "acebench":
+        return reproduce_acebench(args.tasks, args.acebench_repo, args.show)
     else:
         reproduce_bfcl(args.tasks, args.show)
         omissions = bfcl_default_omissions(args.tasks)
