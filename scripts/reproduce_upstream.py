@@ -249,21 +249,19 @@ def _tau2_evaluator() -> Any:
         sys.modules.setdefault(name, _Absent(name))
     from loguru import logger
 
+    logger.disable("tau2")  # its notes on loading, and a debug line per tool response
     with contextlib.redirect_stdout(io.StringIO()):  # the registry prints its contents when loaded
         from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
         from tau2.registry import registry
-
-    logger.disable("tau2")  # a debug line per tool response
-
     return evaluate_simulation, EvaluationType.ALL, registry
 
 
 def tau2_judgement(spec: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
     """tau2's own reward for a case's calls and final answer."""
+    evaluate_simulation, evaluation_type, registry = _tau2_evaluator()
     from tau2.data_model.message import AssistantMessage, ToolCall
     from tau2.data_model.simulation import SimulationRun, TerminationReason
 
-    evaluate_simulation, evaluation_type, registry = _tau2_evaluator()
     domain = spec["source"]["subset"].split("/")[0]
     task = next(t for t in registry.get_tasks_loader(domain)(None) if t.id == spec["source"]["original_id"])
     env = registry.get_env_constructor(domain)()
