@@ -49,6 +49,8 @@ AGENT_REASON = (
 )
 MUTATION_TARGET = MutationTarget(kind="data", name="GROUND_TRUTH")
 """C6's operator set: a task's checks are its answer (the matching rules are shared by every task)."""
+REFUSAL_TARGET = MutationTarget(kind="data", name="REFUSAL")
+"""An irrelevant task's: its check is the refusal's phrase (its answer text is used for nothing else)."""
 _OPTIONS = ("limit", "categories")
 DEFAULT_LIMIT = 400
 """Tasks a default build makes, spread over the categories: about 7,400 cases, whose reference
@@ -416,6 +418,8 @@ def verifier_source(entry: Entry, mentioned: dict[str, list[str]], refusal: str 
     phrases = None
     if entry.special:
         phrases = cases.special_phrases(entry.answer if entry.special == "irrelevant" else refusal)
+    # The refusal's phrase apart (``REFUSAL``): an irrelevant task's own check, which C6 mutates.
+    own = phrases.pop("irrelevant", None) if phrases is not None else None
     return (
         f"{module.rstrip()}\n\n\n"
         f"# --- answer of ACEBench {entry.original_id} (commit {VERSION}) ---\n"
@@ -424,10 +428,12 @@ def verifier_source(entry: Entry, mentioned: dict[str, list[str]], refusal: str 
         f"{_literal('GROUND_TRUTH', truth)}\n"
         f"{_literal('FUNCTIONS', entry.functions)}\n"
         f"{_literal('MENTIONED', mentioned)}\n"
-        f"{_literal('PHRASES', phrases)}\n\n"
+        f"{_literal('PHRASES', phrases)}\n"
+        f"{_literal('REFUSAL', own)}\n\n"
         "def verify(candidate, env):\n"
         '    """PASS (True) when the candidate meets the answer above under ACEBench\'s rules."""\n'
-        "    return decide(candidate, CATEGORY, GROUND_TRUTH, FUNCTIONS, MENTIONED, PHRASES)\n"
+        "    phrases = PHRASES if REFUSAL is None else {**PHRASES, 'irrelevant': REFUSAL}\n"
+        "    return decide(candidate, CATEGORY, GROUND_TRUTH, FUNCTIONS, MENTIONED, phrases)\n"
     )
 
 
@@ -460,8 +466,9 @@ def build_task(entry: Entry, *, seed: int, refusal: str | None = None) -> TaskFi
     if len(errors) + len(attacks) < cases.MIN_NEGATIVES or len(attacks) < cases.MIN_ATTACKS:
         return f"only {len(errors) + len(attacks)} distinct negatives ({len(attacks)} attacks)"
     source = SourceInfo(benchmark="acebench", version=VERSION, original_id=entry.original_id, subset=entry.category)
+    target = REFUSAL_TARGET if entry.special == "irrelevant" else MUTATION_TARGET
     return TaskFiles(
-        spec=TaskSpec(id=entry.task_id, kind="tool_call", source=source, public_tools=[], mutation=[MUTATION_TARGET]),
+        spec=TaskSpec(id=entry.task_id, kind="tool_call", source=source, public_tools=[], mutation=[target]),
         instruction=instruction_text(entry, refusal),
         environment={"tools.json": _pretty(entry.functions)},
         reference={"verifier.py": verifier_source(entry, mentioned, refusal), "gold.json": _pretty(gold.candidate)},
