@@ -192,6 +192,8 @@ ACEBENCH_CATEGORIES: tuple[tuple[str, int, str, int, str], ...] = (
     ),
 )
 """The normal and special categories; the agent categories are not built (docs/acebench.md)."""
+ACEBENCH_AGENT_CATEGORIES: tuple[str, ...] = ("agent_multi_turn", "agent_multi_step")
+"""The agent categories: named (and reported as not built) but not registered."""
 
 
 def acebench_corpus(category: str, *, answer: bool = False) -> str:

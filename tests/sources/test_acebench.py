@@ -432,7 +432,8 @@ def test_no_acebench_data_anywhere_is_one_line(tmp_path, monkeypatch):
 def test_the_answers_are_hidden_from_verifiers(data_dir):
     from vouch.sources import answer_data_paths
 
-    assert str((data_dir / "acebench" / "data_en" / "possible_answer").resolve()) in answer_data_paths()
+    answers = corpora.resolve(corpora.acebench_corpus(_acebench.NORMAL[0], answer=True)).parent
+    assert str(answers.resolve()) in answer_data_paths()
 
 
 @pytest.mark.slow

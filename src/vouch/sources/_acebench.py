@@ -1,6 +1,6 @@
 """ACEBench -> ``tool_call`` tasks: the normal and special categories of ACEBench's English data.
 
-The data is ACEBench's (github.com/ACEBench/ACEBench at commit e6db74b, MIT), registered file by
+The data is ACEBench's (its public repository at the commit the registry pins, MIT), registered file by
 file in the corpus registry (``vouch data corpora``) and read from a data directory
 (``$VOUCH_DATA_DIR``, the user cache), downloaded there when none holds any of it. Nothing of it
 ships with vouch, and none of ACEBench's code is used: the reference verifier
@@ -42,7 +42,7 @@ SPECIAL: tuple[str, ...] = tuple(c for c, *_ in corpora.ACEBENCH_CATEGORIES if c
 IRRELEVANT = next(c for c in SPECIAL if c.removeprefix("special_") == "irrelevant")
 """The special category whose answers give the refusal text (:func:`read_refusal`)."""
 CATEGORIES = NORMAL + SPECIAL
-AGENT: tuple[str, ...] = ("agent_multi_turn", "agent_multi_step")
+AGENT: tuple[str, ...] = corpora.ACEBENCH_AGENT_CATEGORIES
 AGENT_REASON = (
     "not built: its answer is the end state of ACEBench's simulated apps (code, not data), "
     "so it is a state task that needs that simulator to replay the calls"
@@ -166,7 +166,7 @@ def load_category(category: str, data: Path, answers: Path) -> tuple[list[Entry]
     for row in _json_lines(data, category, skipped):
         case_id = row["id"]
         if case_id not in keys:
-            skipped.append((case_id, f"no answer for {case_id} in possible_answer/{data.name}"))
+            skipped.append((case_id, f"no answer for {case_id} in {answers.parent.name}/{answers.name}"))
             continue
         functions = row.get("function")
         question = row.get("question")

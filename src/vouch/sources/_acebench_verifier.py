@@ -7,7 +7,7 @@ contract. So this file must stay
 standalone: standard library only, no vouch import.
 
 The rules are ACEBench's checker (``model_eval/checker.py`` and ``eval_main.py`` at commit
-e6db74b) read as a specification and written anew, together with the rules its prompt states.
+the pinned commit) read as a specification and written anew, together with the rules its prompt states.
 
 Normal categories (the answer is a set of calls, ``{name: {param: value}}``; when the answer
 calls a function more than once, its keys carry a suffix, ``name_1``, ``name_2``):
