@@ -298,14 +298,19 @@ def reproduce_tau2(tasks_dir: Path, show: int) -> None:
             reproduced.append((spec, case, verdict))
     print(f"tau2-bench: {len(cases)} cases where vouch's reference verifier (tau2's evaluator) disagrees with")
     print(f"the label; tau2's own evaluate_simulation agrees with vouch's verifier on {len(reproduced)} of them.")
-    for (label, sub), n in Counter((c["label"], c["subcategory"]) for _, c, _ in reproduced).most_common():
+    _by_subcategory(reproduced, show, lambda verdict: f"tau2 reward {verdict['reward']}")
+
+
+def _by_subcategory(found: list[tuple[dict[str, Any], dict[str, Any], Any]], show: int, said: Any) -> None:
+    """Counts of (label, subcategory), then one example of each of the first ``show`` subcategories."""
+    for (label, sub), n in Counter((c["label"], c["subcategory"]) for _, c, _ in found).most_common():
         print(f"  {n:4d}  {label} {sub}")
     shown: set[str] = set()
-    for spec, case, verdict in reproduced:
+    for spec, case, verdict in found:
         if case["subcategory"] in shown or len(shown) >= show:
             continue
         shown.add(case["subcategory"])
-        print(f"- {spec['id']}, case {case['id']} ({case['label']}): tau2 reward {verdict['reward']}")
+        print(f"- {spec['id']}, case {case['id']} ({case['label']}): {said(verdict)}")
         print(f"    why it is {case['label']}: {case['rationale']}")
 
 
@@ -379,17 +384,9 @@ def reproduce_acebench(tasks_dir: Path, repo: Path | None, show: int) -> int:
     tasks = {s["id"] for s, _ in cases}
     print(f"ACEBench: {len(cases)} cases of {len(tasks)} tasks judged by ACEBench's own eval_main;")
     print(f"it disagrees with the label on {len(wrong)} cases of {len({s['id'] for s, _, _ in wrong})} tasks.")
-    for (label, sub), n in Counter((c["label"], c["subcategory"]) for _, c, _ in wrong).most_common():
-        print(f"  {n:4d}  {label} {sub}")
     golds = sorted(s["id"] for s, c, _ in wrong if c["category"] == "gold")
     print(f"it rejects the gold of {len(golds)} tasks" + (f", e.g. {', '.join(golds[:show])}" if golds else ""))
-    shown: set[str] = set()
-    for spec, case, accepts in wrong:
-        if case["subcategory"] in shown or len(shown) >= show:
-            continue
-        shown.add(case["subcategory"])
-        print(f"- {spec['id']}, case {case['id']} ({case['label']}): ACEBench {'accepts' if accepts else 'rejects'}")
-        print(f"    why it is {case['label']}: {case['rationale']}")
+    _by_subcategory(wrong, show, lambda accepts: f"ACEBench {'accepts' if accepts else 'rejects'}")
     return 0
 
 
