@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -89,7 +90,7 @@ def _bench_demo(executor: Executor, out: Path, console: Console, progress_mode: 
     for name, (source, _) in _DEMO_SETS.items():
         options, why = _demo_options(name)
         if options is None:
-            console.print(f"[yellow]{name}: {why}; its tasks are left out[/]")
+            console.print(f"[yellow]{escape(f'{name}: {why}')}; its tasks are left out[/]")  # "[tau2]" is not markup
             continue
         console.print(f"building a small {name} task set ...")
         report = build_source(source, tasks_root / name, seed=0, options=options, executor=executor, force=True)
