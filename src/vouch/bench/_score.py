@@ -16,6 +16,7 @@ from typing import Any
 
 from vouch.bench._decide import CallAnswers, Decision, DecisionResult, Task, decide_cases, decide_until_differs
 from vouch.bench._metrics import CaseOutcome, score
+from vouch.bench._share import share_key
 from vouch.core import Case, canonical_candidate, canonical_json
 from vouch.errors import UsageError
 from vouch.exec import Executor
@@ -74,10 +75,12 @@ def run_verifiers(
     *,
     hide: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    share: bool = False,
 ) -> tuple[list[DecisionRow], int]:
-    """Decide every case of every task with its verifier; returns the rows and how many ran."""
+    """Decide every case of every task with its verifier; returns the rows and how many ran
+    (``share``: see ``decide_stored``)."""
     items = [(task, case, verifiers.get(task.id)) for task in tasks for case in task.cases]
-    decided, ran = decide_stored(executor, store, items, hide=hide, progress=progress)
+    decided, ran = decide_stored(executor, store, items, hide=hide, progress=progress, share=share)
     rows = [DecisionRow(task, case.id, d.decision, d.reason) for (task, case, _), d in zip(items, decided, strict=True)]
     return rows, ran
 
@@ -90,33 +93,63 @@ def decide_stored(
     hide: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
     call_answers: CallAnswers | None = None,
+    share: bool = False,
 ) -> tuple[list[StoredDecision], int]:
     """Decide (task, case, verifier source) items, each once ever: what the store holds is read,
-    the rest runs and is stored as it comes. Returns the decisions in input order and how many ran."""
+    the rest runs and is stored as it comes. Returns the decisions in input order and how many ran.
+
+    With ``share`` (V4V), items whose verifiers cannot tell their tasks apart (``share_key``:
+    AgentDojo's state and tool_call twins) are decided once, and the decision is stored for
+    each of them."""
     keys = [(verifier_hash(v), case_key(t, c.candidate)) for t, c, v in items]
-    stored = store.get_many(keys)
-    todo = [i for i, key in enumerate(keys) if key not in stored]
-    decided: dict[int, StoredDecision] = {i: stored[key] for i, key in enumerate(keys) if key in stored}
+    shares = [share_key(t, v, c.candidate) if share else None for t, c, v in items]
+    stored = store.get_many([*keys, *(s for s in shares if s is not None)])
+    decided: dict[int, StoredDecision] = {}
+    leaders: dict[tuple[str, str], int] = {}
+    followers: dict[int, int] = {}  # item -> the item whose run decides it
+    todo: list[int] = []
+    for i, key in enumerate(keys):
+        shared = shares[i]
+        if key in stored:
+            decided[i] = stored[key]
+        elif shared is not None and shared in stored:
+            decided[i] = stored[shared]
+            _put(store, items[i], key, decided[i])
+        elif shared is not None and shared in leaders:
+            followers[i] = leaders[shared]
+        else:
+            if shared is not None:
+                leaders[shared] = i
+            todo.append(i)
 
     def save(local: int, result: DecisionResult) -> None:
         index = todo[local]
-        task, case, _ = items[index]
-        vh, ck = keys[index]
-        store.put(vh, ck, task.id, case.id, result.decision.value, result.reason, result.duration_s)
+        row = StoredDecision(result.decision.value, result.reason, result.duration_s)
+        _put(store, items[index], keys[index], row)
+        if shares[index] is not None:
+            _put(store, items[index], shares[index], row)  # type: ignore[arg-type]
 
     def tick(done: int, _total: int) -> None:
         if progress is not None:
-            progress(len(decided) + done, len(items))
+            progress(len(decided) + done, len(items) - len(followers))
 
     if progress is not None:
-        progress(len(decided), len(items))
+        progress(len(decided), len(items) - len(followers))
     if todo:
         results = decide_cases(
             executor, [items[i] for i in todo], hide=hide, progress=tick, on_result=save, call_answers=call_answers
         )
         for local, result in enumerate(results):
             decided[todo[local]] = StoredDecision(result.decision.value, result.reason, result.duration_s)
+    for i, leader in followers.items():
+        decided[i] = decided[leader]
+        _put(store, items[i], keys[i], decided[i])
     return [decided[i] for i in range(len(items))], len(todo)
+
+
+def _put(store: Store, item: tuple[Task, Case, str | None], key: tuple[str, str], row: StoredDecision) -> None:
+    task, case, _ = item
+    store.put(key[0], key[1], task.id, case.id, row.decision, row.reason, row.duration_s)
 
 
 _VALID = (Decision.PASS.value, Decision.FAIL.value)
@@ -129,33 +162,77 @@ def decide_stored_until_differs(
     *,
     progress: Callable[[int, int], None] | None = None,
     call_answers: CallAnswers | None = None,
+    share: bool = False,
 ) -> tuple[list[list[StoredDecision | None]], int]:
     """For each (task, cases in order, verifier, the decision expected on each case): the
     verifier's decisions in that order up to the first PASS or FAIL other than the expected
     one (V4V's C6: a mutant against the reference). What the store holds is read first; the
     other cases of a run are decided in one multi-case run that stops there, and stored.
-    Returns one row per run (None where a case was not decided) and how many decisions ran."""
-    rows: list[list[StoredDecision | None]] = []
+    Returns one row per run (None where a case was not decided) and how many decisions ran.
+
+    With ``share`` (``decide_stored``), a run that needs a decision another run of the batch
+    will make (its twin's) waits for that run and reads it from the store."""
+    rows: list[list[StoredDecision | None]] = [[None] * len(cases) for _, cases, _, _ in runs]
+    pending = list(range(len(runs)))
+    ran = 0
+    while pending:
+        deferred, ran_now = _until_differs_pass(executor, store, runs, pending, rows, progress, call_answers, share)
+        ran += ran_now
+        if deferred == pending:  # cannot happen (each pass decides its first run), but never loop
+            break
+        pending = deferred
+    return rows, ran
+
+
+def _until_differs_pass(
+    executor: Executor,
+    store: Store,
+    runs: Sequence[tuple[Task, Sequence[Case], str, Sequence[str | None]]],
+    pending: list[int],
+    rows: list[list[StoredDecision | None]],
+    progress: Callable[[int, int], None] | None,
+    call_answers: CallAnswers | None,
+    share: bool,
+) -> tuple[list[int], int]:
+    """One pass of ``decide_stored_until_differs`` over the runs in ``pending``; returns the
+    runs left for the next pass (their twins' decisions are made in this one) and the count run."""
     items: list[tuple[Task, Case, str | None]] = []
     expect: list[str | None] = []
-    owners: list[tuple[int, int, tuple[str, str]]] = []
-    for r, (task, cases, verifier, expected) in enumerate(runs):
+    owners: list[tuple[int, int, tuple[str, str], tuple[str, str] | None]] = []
+    claimed: set[tuple[str, str]] = set()
+    deferred: list[int] = []
+    for r in pending:
+        task, cases, verifier, expected = runs[r]
         keys = [(verifier_hash(verifier), case_key(task, c.candidate)) for c in cases]
-        stored = store.get_many(keys)
-        row: list[StoredDecision | None] = [stored.get(key) for key in keys]
-        rows.append(row)
+        shares = [share_key(task, verifier, c.candidate) if share else None for c in cases]
+        stored = store.get_many([*keys, *(s for s in shares if s is not None)])
+        row = rows[r]
+        for k, key in enumerate(keys):
+            shared = shares[k]
+            if key in stored:
+                row[k] = stored[key]
+            elif shared is not None and shared in stored:
+                row[k] = stored[shared]
+                _put(store, (task, cases[k], verifier), key, stored[shared])
         if any(d is not None and _differs(d.decision, e) for d, e in zip(row, expected, strict=True)):
             continue
-        for k, key in enumerate(keys):
-            if row[k] is None:
-                items.append((task, cases[k], verifier))
-                expect.append(expected[k])
-                owners.append((r, k, key))
+        needed = [k for k in range(len(cases)) if row[k] is None]
+        if any(shares[k] is not None and shares[k] in claimed for k in needed):
+            deferred.append(r)
+            continue
+        for k in needed:
+            items.append((task, cases[k], verifier))
+            expect.append(expected[k])
+            owners.append((r, k, keys[k], shares[k]))
+            if shares[k] is not None:
+                claimed.add(shares[k])  # type: ignore[arg-type]
 
     def save(index: int, result: DecisionResult) -> None:
-        vh, ck = owners[index][2]
-        task, case, _ = items[index]
-        store.put(vh, ck, task.id, case.id, result.decision.value, result.reason, result.duration_s)
+        _, _, key, shared = owners[index]
+        row = StoredDecision(result.decision.value, result.reason, result.duration_s)
+        _put(store, items[index], key, row)
+        if shared is not None:
+            _put(store, items[index], shared, row)
 
     decided = (
         decide_until_differs(executor, items, expect, progress=progress, on_result=save, call_answers=call_answers)
@@ -163,11 +240,11 @@ def decide_stored_until_differs(
         else []
     )
     ran = 0
-    for (r, k, _), result in zip(owners, decided, strict=True):
+    for (r, k, _, _), result in zip(owners, decided, strict=True):
         if result is not None:
             rows[r][k] = StoredDecision(result.decision.value, result.reason, result.duration_s)
             ran += 1
-    return rows, ran
+    return deferred, ran
 
 
 def _differs(decision: str, expected: str | None) -> bool:

@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 from vouch.store._audit import AUDIT_SCHEMA_VERSION, AuditStore
-from vouch.store._sqlite import SCHEMA_VERSION, Store, StoredDecision, default_store_path
+from vouch.store._sqlite import SCHEMA_VERSION, SHARED_PREFIX, Store, StoredDecision, default_store_path
 
-__all__ = ["AUDIT_SCHEMA_VERSION", "SCHEMA_VERSION", "AuditStore", "Store", "StoredDecision", "default_store_path"]
+__all__ = [
+    "AUDIT_SCHEMA_VERSION",
+    "SCHEMA_VERSION",
+    "SHARED_PREFIX",
+    "AuditStore",
+    "Store",
+    "StoredDecision",
+    "default_store_path",
+]

@@ -36,6 +36,9 @@ import vouch
 from vouch.errors import InfrastructureError
 
 SCHEMA_VERSION = 1
+SHARED_PREFIX = "shared:"
+"""Keys of decisions stored once more under what several tasks share (``vouch.bench._share``):
+the same decision as a task's own row, so ``count`` leaves them out."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -129,7 +132,8 @@ class Store:
 
     def count(self) -> int:
         with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0])
+            query = "SELECT COUNT(*) FROM decisions WHERE verifier_hash NOT LIKE ?"
+            return int(self._db.execute(query, (SHARED_PREFIX + "%",)).fetchone()[0])
 
     def close(self) -> None:
         with self._lock:

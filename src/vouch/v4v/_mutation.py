@@ -221,7 +221,7 @@ def mutation_check(
             for mutant in taken:
                 runs.append((plan.task, cases, mutant.source, expected))
                 owners.append((plan, mutant, cases, expected))
-        rows, ran = decide_stored_until_differs(executor, store, runs, call_answers=answers)
+        rows, ran = decide_stored_until_differs(executor, store, runs, call_answers=answers, share=True)
         counts["mutant_decisions_run"] += ran
         for (plan, mutant, cases, expected), row in zip(owners, rows, strict=True):
             for case, got, before in zip(cases, row, expected, strict=True):
@@ -280,7 +280,7 @@ def _equivalence(
     # The reference first, on every probe; then each mutant in probe order, up to the first
     # probe where it decides otherwise (that probe is its evidence; the rest cannot change it).
     first = [(plans[t].task, case, references[t] or "") for t, cases in probes.items() for case in cases]
-    decided, ran = decide_stored(executor, store, first, call_answers=answers) if first else ([], 0)
+    decided, ran = decide_stored(executor, store, first, call_answers=answers, share=True) if first else ([], 0)
     before_of = {(t.id, c.id): d.decision for (t, c, _), d in zip(first, decided, strict=True)}
     runs = [
         (
@@ -291,7 +291,9 @@ def _equivalence(
         )
         for plan, mutant in probing
     ]
-    rows, ran_mutants = decide_stored_until_differs(executor, store, runs, call_answers=answers) if runs else ([], 0)
+    rows, ran_mutants = (
+        decide_stored_until_differs(executor, store, runs, call_answers=answers, share=True) if runs else ([], 0)
+    )
     counts["probe_decisions"] = len(first) + sum(d is not None for row in rows for d in row)
     counts["probe_decisions_run"] = ran + ran_mutants
     for (plan, mutant), row in zip(probing, rows, strict=True):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from vouch.bench import Task, decide_cases, load_task, run_verifiers
+from vouch.bench._share import share_key
 from vouch.errors import UsageError
 from vouch.exec import Executor, PoolSet, make_executor
 from vouch.store import Store
@@ -99,23 +100,30 @@ def run_v4v(
     replayed: Decisions = {}
     if "replay" in checks or "repeatability" in checks:
         with pool() as executor:
-            rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"))
+            rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"), share=True)
         for row in rows:
             replayed.setdefault(row.task.id, {})[row.case_id] = (row.decision, row.reason)
 
     repeats: list[Decisions] = [replayed]
     if "repeatability" in checks:
         items = [(t, c, references[t.id]) for t in tasks for c in t.cases]
+        # Twins (decisions shared between tasks, as in C1) are decided once per run.
+        leader: dict[tuple[str, str], int] = {}
+        same_as = []
+        for i, (task, case, verifier) in enumerate(items):
+            key = share_key(task, verifier, case.candidate)
+            same_as.append(i if key is None else leader.setdefault(key, i))
         rng = random.Random(seed)
         for run in range(1, repeat):
-            order = list(range(len(items)))
+            order = [i for i in range(len(items)) if same_as[i] == i]
             rng.shuffle(order)
             # A fresh pool per run, with its own hash seed: forked children inherit the zygote's.
             with pool(hash_seed=str(1000 + run)) as executor:
                 decided = decide_cases(executor, [items[i] for i in order], progress=tick(f"repeat {run + 1}"))
+            by_item = dict(zip(order, decided, strict=True))
             decisions: Decisions = {}
-            for i, result in zip(order, decided, strict=True):
-                task, case, _ = items[i]
+            for i, (task, case, _) in enumerate(items):
+                result = by_item[same_as[i]]
                 decisions.setdefault(task.id, {})[case.id] = (result.decision.value, result.reason)
             repeats.append(decisions)
 
@@ -123,7 +131,7 @@ def run_v4v(
     if "mutation" in checks:
         with pool() as executor:
             if not replayed:
-                rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"))
+                rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"), share=True)
                 for row in rows:
                     replayed.setdefault(row.task.id, {})[row.case_id] = (row.decision, row.reason)
             started = time.perf_counter()
