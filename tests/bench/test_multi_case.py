@@ -17,7 +17,7 @@ import pytest
 
 from vouch.bench import PRELOAD, Decision, decide_cases, load_task, load_tasks
 from vouch.bench import _decide as decide_module
-from vouch.bench._decide import decide_until_differs
+from vouch.bench._decide import decide_until_differs, decide_verifiers
 from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash, write_task
 from vouch.exec import Limits, LocalExecutor
 from vouch.sources import build_source
@@ -306,3 +306,58 @@ def test_shared_answers_spare_calls_and_give_every_decision_the_first_answer(exe
     assert third.decision is Decision.PASS and len(answers) == 3
     [fresh] = decide_cases(executor, [(code_task, code_task.cases[0], "EXPECTED = [2]\n" + _calls(3))])
     assert fresh.decision is Decision.FAIL
+
+
+def test_many_verifiers_on_one_case_decide_as_each_would_alone(executor, task):
+    # V4V's C6 decides a task's mutants case by case: one run, each verifier its own decision.
+    verifiers = [
+        "def verify(candidate, env):\n" + CHECK,
+        "def verify(candidate, env):\n    return not (" + CHECK.strip()[7:] + ")\n",
+        "def verify(candidate, env):\n    return 1\n",
+        "def verify(candidate, env):\n    raise KeyError('x')\n",
+        "SEEN = []\ndef verify(candidate, env):\n    SEEN.append(1)\n    return len(SEEN) == 1\n",
+    ]
+    for case in task.cases[:3]:
+        [together] = decide_verifiers(executor, [(task, case, verifiers)])
+        alone = [decide_cases(executor, [(task, case, v)])[0] for v in verifiers]
+        assert [(r.decision, r.reason) for r in together] == [(r.decision, r.reason) for r in alone]
+        assert all(r.note is None for r in together)
+
+
+def test_a_verifier_that_crashes_the_many_verifier_run_costs_only_itself(executor, task):
+    verifiers = [
+        "def verify(candidate, env):\n" + CHECK,
+        "import os\ndef verify(candidate, env):\n    os._exit(3)\n",
+        "def verify(candidate, env):\n    return False\n",
+    ]
+    [results] = decide_verifiers(executor, [(task, task.cases[0], verifiers)])
+    # os._exit takes the whole run down: each verifier is decided again alone, and only the one
+    # that crashes is INVALID.
+    assert [r.decision for r in results] == [Decision.PASS, Decision.INVALID, Decision.FAIL]
+    assert all("multi-case run ended" in (r.note or "") for r in results)
+    # A verifier that rebinds a builtin: the verifiers after it run alone, and decide as alone.
+    verifiers[1] = "import builtins\ndef verify(candidate, env):\n    builtins.abs = lambda v: -1\n    return True\n"
+    verifiers.append("def verify(candidate, env):\n    return abs(-2) == 2\n")
+    [results] = decide_verifiers(executor, [(task, task.cases[0], verifiers)])
+    assert [r.decision for r in results] == [Decision.PASS, Decision.PASS, Decision.FAIL, Decision.PASS]
+    assert "the builtins" in (results[2].note or "") and "the builtins" in (results[3].note or "")
+
+
+def test_one_candidate_session_answers_every_verifier_of_a_run(executor, code_task, monkeypatch):
+    started = []
+    original = decide_module.Session._start
+
+    def counted(self):
+        started.append(self)
+        return original(self)
+
+    monkeypatch.setattr(decide_module.Session, "_start", counted)
+    verifiers = ["EXPECTED = [1]\n" + _calls(n) for n in (1, 2, 3, 4)]
+    [results] = decide_verifiers(executor, [(code_task, code_task.cases[0], verifiers)])
+    # One session for the four: the candidate counts its calls across them.
+    assert len(started) == 1
+    assert [r.decision for r in results] == [Decision.PASS, Decision.FAIL, Decision.FAIL, Decision.FAIL]
+    started.clear()
+    alone = [decide_cases(executor, [(code_task, code_task.cases[0], v)])[0] for v in verifiers]
+    assert len(started) == 4
+    assert [r.decision for r in alone] == [Decision.PASS] * 4

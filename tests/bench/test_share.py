@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from vouch.bench import PRELOAD, decide_stored, decide_stored_until_differs, load_tasks, run_verifiers
+from vouch.bench import (
+    PRELOAD,
+    decide_stored,
+    decide_stored_until_differs,
+    decide_stored_verifiers,
+    load_tasks,
+    run_verifiers,
+)
 from vouch.bench._share import share_key, verifier_identity
 from vouch.exec import LocalExecutor
 from vouch.sources import build_source
@@ -123,3 +130,22 @@ def test_c6_runs_of_twins_in_one_batch_decide_once(tmp_path, twins, executor):
     assert decided[0] == decided[1]
     assert "FAIL" in decided[0]
     assert ran == sum(d is not None for d in decided[0])
+
+
+def test_c6_entries_of_twins_in_one_batch_decide_once(tmp_path, twins, executor):
+    # C6's case-by-case runs: the twin's entry waits for the first's decisions in the store.
+    references = _references(twins)
+    state = next(t for t in twins if t.spec.kind == "state")
+    toolcall = next(t for t in twins if t.id == state.id.replace("-state", "-toolcall"))
+    mutant = references[state.id].replace("return True\n", "return False\n")
+    batch = [
+        (task, case, [references[task.id], mutant])
+        for case_index in range(3)
+        for task in (state, toolcall)
+        for case in [task.cases[case_index]]
+    ]
+    store = Store(tmp_path / "c6v.sqlite")
+    rows, ran = decide_stored_verifiers(executor, store, batch, share=True)
+    assert ran == 6  # two verifiers on three cases of the state twin
+    assert [[d.decision for d in row] for row in rows[0::2]] == [[d.decision for d in row] for row in rows[1::2]]
+    assert {row[1].decision for row in rows} <= {"FAIL", "INVALID"}

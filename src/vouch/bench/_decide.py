@@ -15,10 +15,11 @@ import json
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from vouch.bench._runenv import MUTANT_FILE
 from vouch.bench._session import Session
 from vouch.core import Case, TaskSpec, load_cases, load_task_spec
 from vouch.errors import UsageError
@@ -130,11 +131,24 @@ class _Item:
     verifier: str | None
     hidden: tuple[str, ...]
     env_data: dict[str, Any] = field(default_factory=dict)
-    session: Session | None = None
     answers: CallAnswers | None = None
     """Candidate answers shared between decisions (``decide_cases``'s ``call_answers``)."""
     calls: list[str] = field(default_factory=list)
     """The candidate calls of this decision so far, each as canonical JSON."""
+    box: dict[str, Session] = field(default_factory=dict)
+    """Holds the decision's candidate session; the decisions of one ``decide_verifiers`` run
+    (one candidate, many verifiers) share one box, so one session answers all of them."""
+
+    @property
+    def session(self) -> Session | None:
+        return self.box.get("session")
+
+    @session.setter
+    def session(self, value: Session | None) -> None:
+        if value is None:
+            self.box.pop("session", None)
+        else:
+            self.box["session"] = value
 
 
 CallAnswers = dict[tuple[str, str], dict[str, Any]]
@@ -249,11 +263,14 @@ def candidate_call(
         item.calls.append(call)
         if item.answers is not None and item.session is None and key in item.answers:
             return item.answers[key]
-        if item.session is None:
-            item.session = Session(executor, source, hidden, f"{task.id}/{item.case.id}", preload=_pool_of(task))
+        session = item.session
+        if session is None:
+            session = item.session = Session(
+                executor, source, hidden, f"{task.id}/{item.case.id}", preload=_pool_of(task)
+            )
             for earlier in item.calls[:-1]:
-                item.session.call(*json.loads(earlier))
-        answer = item.session.call(function, args, timeout)
+                session.call(*json.loads(earlier))
+        answer = session.call(function, args, timeout)
         if item.answers is not None:
             answer = item.answers.setdefault(key, answer)
         return answer
@@ -380,7 +397,7 @@ def _group_service(executor: Executor, items: Sequence[_Item]) -> Callable[[Any]
             raise ValueError("a request of a multi-case run names its case")
         with lock:
             for earlier in items[current:case]:
-                if earlier.session is not None:
+                if earlier.session is not None and earlier.box is not items[case].box:
                     earlier.session.close()
             current = max(current, case)
         return handlers[case]({k: v for k, v in req.items() if k != "case"})
@@ -604,6 +621,76 @@ def _decide(
         raise errors[0]
     if progress is not None:
         progress(len(work), len(work))
+    return out
+
+
+def decide_verifiers(
+    executor: Executor,
+    batch: Sequence[tuple[Task, Case, Sequence[str]]],
+    *,
+    hide: Sequence[str] = (),
+    call_answers: CallAnswers | None = None,
+) -> list[list[DecisionResult]]:
+    """Decide each (task, case, verifiers): one case with many verifiers (V4V's C6: a task's
+    mutants), in one run per entry (``_runenv.decide_verifiers``), each still its own decision
+    (a fresh module, ``random`` as the run started, the case's own time limit). One candidate
+    session answers every verifier's ``env.call``s. The verifiers a run leaves undecided (it
+    crashed, hung, ran out of memory, or a verifier changed shared state) are decided in runs
+    of their own, whose results say why. Results per entry, in the verifiers' order."""
+    out: list[list[DecisionResult]] = [[] for _ in batch]
+    futures: list[tuple[int, list[_Item], Future[RunResult]]] = []
+    leftovers: list[tuple[int, str]] = []  # (entry, why its run left verifiers undecided)
+    for n, (task, case, verifiers) in enumerate(batch):
+        if len(verifiers) < 2 or _is_patch_task(task):
+            leftovers.append((n, ""))
+            continue
+        box: dict[str, Session] = {}
+        items = [
+            _Item(
+                task=task,
+                case=case,
+                verifier=v,
+                hidden=_withheld(task, hide),
+                env_data=_env_data(task, sealed=executor.sealed),
+                answers=call_answers,
+                box=box,
+            )
+            for v in verifiers
+        ]
+        spec = RunSpec(
+            entry=Call(
+                "vouch.bench._runenv:decide_verifiers",
+                args=(task.spec.kind, case.candidate, items[0].env_data, VERIFIER_LIMITS.timeout_s, len(items)),
+            ),
+            files={MUTANT_FILE.format(i): v for i, v in enumerate(verifiers)},
+            limits=_multi_case_limits(len(items)),
+            hidden=items[0].hidden,
+            service=True,
+            name=f"{task.id}/{case.id}/{len(items)} verifiers",
+            preload=_pool_of(task),
+        )
+        futures.append((n, items, executor.submit(spec, _group_service(executor, items))))
+    for n, items, future in futures:
+        try:
+            result = future.result()
+        finally:
+            session = items[0].session
+            if session is not None:
+                session.close()
+        entries, why = _case_results(result, len(items))
+        for entry in entries:
+            decision, reason = _classify_case(entry)
+            duration = entry.get("duration_s")
+            out[n].append(DecisionResult(decision, reason, duration if type(duration) is float else 0.0))
+        if len(entries) < len(items):
+            leftovers.append((n, f"decided in a run of its own: {why}"))
+    alone = [(n, why, v) for n, why in leftovers for v in batch[n][2][len(out[n]) :]]
+    if alone:
+        decided = decide_cases(
+            executor, [(batch[n][0], batch[n][1], v) for n, _, v in alone], hide=hide, call_answers=call_answers
+        )
+        for (n, why, _), single in zip(alone, decided, strict=True):
+            out[n].append(replace(single, note=why) if why else single)
     return out
 
 

@@ -241,9 +241,9 @@ def _differs(outcome: dict[str, Any], expected: str | None) -> bool:
     return expected in ("PASS", "FAIL") and type(decided) is bool and ("PASS" if decided else "FAIL") != expected
 
 
-def _fresh_module(code: CodeType) -> Any:
-    """``verifier.py`` as a new module (as ``load_module_file`` makes it), from code compiled once."""
-    path = os.path.abspath(VERIFIER_FILE)
+def _fresh_module(code: CodeType, file: str = VERIFIER_FILE) -> Any:
+    """``file`` as a new ``verifier`` module (as ``load_module_file`` makes it), from code compiled once."""
+    path = os.path.abspath(file)
     spec = importlib.util.spec_from_file_location("verifier", path)
     if spec is None:
         raise ImportError(f"cannot load {path!r}")
@@ -251,6 +251,53 @@ def _fresh_module(code: CodeType) -> Any:
     sys.modules["verifier"] = module
     exec(code, module.__dict__)  # noqa: S102 - the verifier's own module body, as an import runs it
     return module
+
+
+def _compiled(file: str) -> tuple[CodeType | None, BaseException | None]:
+    path = os.path.abspath(file)
+    try:
+        with open(path, "rb") as handle:
+            return compile(handle.read(), path, "exec"), None
+    except (SyntaxError, ValueError) as exc:
+        return None, exc
+
+
+class _Stop(Exception):
+    """A case of a multi-case run that ends the run: why, for ``stopped``."""
+
+
+def _decide_one(
+    compiled: tuple[CodeType | None, BaseException | None],
+    file: str,
+    kind: str,
+    env_data: dict[str, Any],
+    candidate: Any,
+    index: int,
+    case_timeout_s: float,
+) -> dict[str, Any]:
+    """One decision of a multi-case run, as ``decide`` makes it alone: a fresh module, ``random``
+    as the run started (the caller resets it), the case's own time limit. Raises ``_Stop`` when
+    the case ran out of time or memory."""
+    code, compile_error = compiled
+    started = time.perf_counter()
+    signal.setitimer(signal.ITIMER_REAL, case_timeout_s)
+    try:
+        env = make_env(kind, env_data, candidate, case=index)
+        if code is None:
+            assert compile_error is not None
+            raise compile_error
+        outcome = _verdict(_fresh_module(code, file), candidate, env)
+    except _CaseTimeout:
+        raise _Stop(f"the case took over {case_timeout_s:g} s") from None
+    except MemoryError:
+        raise _Stop("the case ran out of memory") from None
+    except BaseException as exc:  # noqa: BLE001 - SystemExit too: what a lone run would record
+        described = _describe(exc)
+        outcome = {"raised": {"type": described["type"], "message": described["message"]}}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    outcome["duration_s"] = time.perf_counter() - started
+    return outcome
 
 
 def decide_many(
@@ -275,41 +322,51 @@ def decide_many(
     ``expect`` (V4V's C6: a mutant against the reference's decisions) stops the run after the
     first case whose PASS or FAIL is not the one expected there; the caller checks that itself
     before it leaves the later cases undecided."""
-    path = os.path.abspath(VERIFIER_FILE)
-    try:
-        with open(path, "rb") as handle:
-            code: CodeType | None = compile(handle.read(), path, "exec")
-        compile_error: BaseException | None = None
-    except (SyntaxError, ValueError) as exc:
-        code, compile_error = None, exc
+    compiled = _compiled(VERIFIER_FILE)
     signal.signal(signal.SIGALRM, _alarm)
     seeded = random.getstate()
     before = _shared_state()
     results: list[dict[str, Any]] = []
     for index, candidate in enumerate(candidates):
         random.setstate(seeded)
-        started = time.perf_counter()
-        signal.setitimer(signal.ITIMER_REAL, case_timeout_s)
         try:
-            env = make_env(kind, env_data, candidate, case=index)
-            if code is None:
-                assert compile_error is not None
-                raise compile_error
-            outcome = _verdict(_fresh_module(code), candidate, env)
-        except _CaseTimeout:
-            return {"results": results, "stopped": {"case": index, "why": f"the case took over {case_timeout_s:g} s"}}
-        except MemoryError:
-            return {"results": results, "stopped": {"case": index, "why": "the case ran out of memory"}}
-        except BaseException as exc:  # noqa: BLE001 - SystemExit too: what a lone run would record
-            described = _describe(exc)
-            outcome = {"raised": {"type": described["type"], "message": described["message"]}}
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        outcome["duration_s"] = time.perf_counter() - started
+            outcome = _decide_one(compiled, VERIFIER_FILE, kind, env_data, candidate, index, case_timeout_s)
+        except _Stop as stop:
+            return {"results": results, "stopped": {"case": index, "why": str(stop)}}
         results.append(outcome)
         if index + 1 < len(candidates) and _differs(outcome, expect[index] if expect and index < len(expect) else None):
             return {"results": results, "stopped": {"case": index + 1, "why": "a decision other than the one expected"}}
         what = _changed(before, _shared_state())
         if what is not None and index + 1 < len(candidates):
+            return {"results": results, "stopped": {"case": index + 1, "why": f"the verifier changed {what}"}}
+    return {"results": results, "stopped": None}
+
+
+MUTANT_FILE = "verifier-{}.py"
+"""The files of ``decide_verifiers``'s verifiers, in order (each loads as module ``verifier``)."""
+
+
+def decide_verifiers(
+    kind: str, candidate: Any, env_data: dict[str, Any], case_timeout_s: float, count: int
+) -> dict[str, Any]:
+    """Decide one candidate with ``count`` verifiers (``verifier-0.py``, ...), in order, each as
+    ``decide`` would alone (V4V's C6: a task's mutants on one case, whose candidate's calls one
+    candidate session answers for all of them). Returns what ``decide_many`` returns, with one
+    entry per verifier; it stops as ``decide_many`` does, except on a decision (every verifier
+    decides the case)."""
+    signal.signal(signal.SIGALRM, _alarm)
+    seeded = random.getstate()
+    before = _shared_state()
+    results: list[dict[str, Any]] = []
+    for index in range(count):
+        random.setstate(seeded)
+        file = MUTANT_FILE.format(index)
+        try:
+            outcome = _decide_one(_compiled(file), file, kind, env_data, candidate, index, case_timeout_s)
+        except _Stop as stop:
+            return {"results": results, "stopped": {"case": index, "why": str(stop)}}
+        results.append(outcome)
+        what = _changed(before, _shared_state())
+        if what is not None and index + 1 < count:
             return {"results": results, "stopped": {"case": index + 1, "why": f"the verifier changed {what}"}}
     return {"results": results, "stopped": None}

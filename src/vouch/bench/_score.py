@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vouch.bench._decide import CallAnswers, Decision, DecisionResult, Task, decide_cases, decide_until_differs
+from vouch.bench._decide import (
+    CallAnswers,
+    Decision,
+    DecisionResult,
+    Task,
+    decide_cases,
+    decide_until_differs,
+    decide_verifiers,
+)
 from vouch.bench._metrics import CaseOutcome, score
 from vouch.bench._share import share_key
 from vouch.core import Case, canonical_candidate, canonical_json
@@ -245,6 +253,68 @@ def _until_differs_pass(
             rows[r][k] = StoredDecision(result.decision.value, result.reason, result.duration_s)
             ran += 1
     return deferred, ran
+
+
+def decide_stored_verifiers(
+    executor: Executor,
+    store: Store,
+    batch: Sequence[tuple[Task, Case, Sequence[str]]],
+    *,
+    call_answers: CallAnswers | None = None,
+    share: bool = False,
+) -> tuple[list[list[StoredDecision]], int]:
+    """Decide each (task, case, verifiers) (V4V's C6: a task's mutants on one case): what the
+    store holds is read, the rest of an entry's verifiers are decided in one run
+    (``decide_verifiers``) and stored. With ``share`` (``decide_stored``), an entry that needs a
+    decision another entry will make (its twin's) waits for it and reads it from the store.
+    Returns the decisions per entry, in the verifiers' order, and how many ran."""
+    rows: list[list[StoredDecision | None]] = [[None] * len(verifiers) for _, _, verifiers in batch]
+    pending = list(range(len(batch)))
+    ran = 0
+    while pending:
+        todo: list[tuple[int, list[int]]] = []
+        claimed: set[tuple[str, str]] = set()
+        deferred: list[int] = []
+        keys: dict[int, list[tuple[str, str]]] = {}
+        shares: dict[int, list[tuple[str, str] | None]] = {}
+        for n in pending:
+            task, case, verifiers = batch[n]
+            ck = case_key(task, case.candidate)
+            keys[n] = [(verifier_hash(v), ck) for v in verifiers]
+            shares[n] = [share_key(task, v, case.candidate) if share else None for v in verifiers]
+            stored = store.get_many([*keys[n], *(k for k in shares[n] if k is not None)])
+            have = rows[n]
+            for i, key in enumerate(keys[n]):
+                shared = shares[n][i]
+                if key in stored:
+                    have[i] = stored[key]
+                elif shared is not None and shared in stored:
+                    have[i] = stored[shared]
+                    _put(store, (task, case, verifiers[i]), key, stored[shared])
+            needed = [i for i, d in enumerate(have) if d is None]
+            wanted = {shares[n][i] for i in needed} - {None}
+            if wanted & claimed and todo:
+                deferred.append(n)
+                continue
+            claimed |= wanted  # type: ignore[arg-type]
+            if needed:
+                todo.append((n, needed))
+        decided = decide_verifiers(
+            executor,
+            [(batch[n][0], batch[n][1], [batch[n][2][i] for i in needed]) for n, needed in todo],
+            call_answers=call_answers,
+        )
+        for (n, needed), results in zip(todo, decided, strict=True):
+            task, case, verifiers = batch[n]
+            for i, result in zip(needed, results, strict=True):
+                made = StoredDecision(result.decision.value, result.reason, result.duration_s)
+                rows[n][i] = made
+                _put(store, (task, case, verifiers[i]), keys[n][i], made)
+                if shares[n][i] is not None:
+                    _put(store, (task, case, verifiers[i]), shares[n][i], made)  # type: ignore[arg-type]
+                ran += 1
+        pending = deferred
+    return [[d for d in row if d is not None] for row in rows], ran
 
 
 def _differs(decision: str, expected: str | None) -> bool:

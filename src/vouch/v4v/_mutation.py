@@ -6,11 +6,11 @@ mutants come from is the task's operator set (``task.toml``'s ``mutation`` targe
 embedded check or answer key holding the task's checks); a task without one gets every code
 operator on ``verify``.
 
-Each mutant is one multi-case run over its task's cases that stops at the first case that
-detects it: the gold first, then the cases that detected most of the task's earlier mutants
-(learned as the check goes: mutants run in waves of 1, 1, 2, 4, ... per task), then negatives
-before positives. Most mutants cost one run and one or two decisions. Every decision is stored
-like any other (keyed by the mutant's source), so a re-run decides nothing twice.
+C6 goes case by case: every live mutant of a task decides the task's next case (the gold
+first, then negatives before positives), all of them in one sandboxed run with one candidate
+session for that case's candidate (``decide_stored_verifiers``), and a mutant leaves at its
+first detection. Most mutants are caught by the gold or the first negatives. Every decision is
+stored like any other (keyed by the mutant's source), so a re-run decides nothing twice.
 
 An undetected mutant is shown equivalent, with its evidence, when
 * its code compiles to the same bytecode as the original's (trivial compiler equivalence), or
@@ -20,7 +20,8 @@ An undetected mutant is shown equivalent, with its evidence, when
   names the method of every equivalence, so a reader can hold the suite to the stricter rule.
   A probe that distinguishes it is its evidence of a gap in the suite: a case like that probe is
   missing. The reference decides every probe; a mutant decides them in order up to the first
-  one that distinguishes it (``compared`` counts the probes up to there).
+  one that distinguishes it (``compared`` counts the probes up to there), probe by probe with
+  the task's other mutants, as on the cases.
 A mutant that gets no valid decision on any case is *stillborn* (it crashes everywhere): it can
 detect nothing and decide nothing, so it is reported apart and left out of the set, as
 mutation tools leave out mutants that do not run.
@@ -31,13 +32,15 @@ from __future__ import annotations
 import ast
 import json
 import random
+import threading
 import types
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.bench import Decision, Task, decide_stored, decide_stored_until_differs
+from vouch.bench import Decision, Task, decide_stored, decide_stored_verifiers
+from vouch.bench._share import verifier_identity
 from vouch.core import Case, MutationTarget, Provenance, content_hash
 from vouch.errors import UsageError
 from vouch.exec import Executor
@@ -66,6 +69,8 @@ class _Plan:
     """mutant id -> the case that detected it."""
     valid_seen: set[str] = field(default_factory=set)
     """mutants that got at least one valid decision."""
+    reference: str = ""
+    """The reference verifier's source the mutants were made from."""
 
 
 def mutants_of(task: Task, source: str, rng: random.Random, limit: int = MAX_MUTANTS) -> _Plan:
@@ -91,7 +96,7 @@ def mutants_of(task: Task, source: str, rng: random.Random, limit: int = MAX_MUT
     total = len(found)
     if total > limit:
         found = sorted(rng.sample(found, limit), key=lambda m: m.id)
-    return _Plan(task, found, total, problems, targets)
+    return _Plan(task, found, total, problems, targets, reference=source)
 
 
 def _code_of(source: str, target: MutationTarget) -> Any:
@@ -116,6 +121,34 @@ def _code_of(source: str, target: MutationTarget) -> Any:
 def _shape(code: types.CodeType) -> Any:
     consts = tuple(_shape(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c)) for c in code.co_consts)
     return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars)
+
+
+C6_THREADS = 8
+"""Tasks whose mutants are decided at the same time (each task's runs go one after the other)."""
+
+
+def _by_twins(plans: Iterable[_Plan], work: Callable[[_Plan], None]) -> None:
+    """``work`` on every plan, ``C6_THREADS`` tasks at a time. Twins (tasks whose reference
+    verifiers share decisions: ``vouch.bench._share``) go one after the other in one thread, so
+    that the second reads the first's decisions from the store instead of deciding them too."""
+    groups: dict[Any, list[_Plan]] = {}
+    for plan in plans:
+        identity = verifier_identity(plan.reference)
+        groups.setdefault(identity if identity is not None else id(plan), []).append(plan)
+
+    def run(group: list[_Plan]) -> None:
+        for plan in group:
+            work(plan)
+
+    with ThreadPoolExecutor(max_workers=C6_THREADS, thread_name_prefix="vouch-c6") as pool:
+        for future in [pool.submit(run, group) for group in groups.values()]:
+            future.result()
+
+
+def _case_order(task: Task) -> list[Case]:
+    """The order C6 decides a task's cases in: the gold first, then negatives before positives
+    (a mutant that loosens a check is caught by a negative, most mutants are)."""
+    return sorted(task.cases, key=lambda c: (c.category != "gold", c.label != "negative", c.id))
 
 
 def _probes(task: Task, rng: random.Random) -> list[Case]:
@@ -200,43 +233,41 @@ def mutation_check(
         if source is not None:
             plans[task.id] = mutants_of(task, source, rng, limit=max_mutants)
     total = sum(len(p.mutants) for p in plans.values())
-    kills: dict[str, Counter[str]] = {task_id: Counter() for task_id in plans}
     answers: dict[Any, Any] = {}  # the candidates' answers, shared by the reference and its mutants
+    lock = threading.Lock()
+    done = 0
 
-    def ordered(task: Task) -> list[Case]:
-        learned = kills[task.id]
-        return sorted(task.cases, key=lambda c: (c.category != "gold", -learned[c.id], c.label != "negative", c.id))
-
-    waiting = {task_id: list(plan.mutants) for task_id, plan in plans.items()}
-    waves, done = 0, 0
-    while any(waiting.values()):
-        wave = 2 ** max(0, waves - 1)  # 1, 1, 2, 4, ... mutants of each task
-        waves += 1
-        runs: list[tuple[Task, Sequence[Case], str, Sequence[str | None]]] = []
-        owners: list[tuple[_Plan, Mutant, list[Case], list[str | None]]] = []
-        for task_id, plan in plans.items():
-            taken, waiting[task_id] = waiting[task_id][:wave], waiting[task_id][wave:]
-            cases = ordered(plan.task)
-            expected: list[str | None] = [reference_decisions[task_id][c.id][0] for c in cases]
-            for mutant in taken:
-                runs.append((plan.task, cases, mutant.source, expected))
-                owners.append((plan, mutant, cases, expected))
-        rows, ran = decide_stored_until_differs(executor, store, runs, call_answers=answers, share=True)
-        counts["mutant_decisions_run"] += ran
-        for (plan, mutant, cases, expected), row in zip(owners, rows, strict=True):
-            for case, got, before in zip(cases, row, expected, strict=True):
-                if got is None:
-                    continue
-                counts["mutant_decisions"] += 1
+    def detect(plan: _Plan) -> None:
+        # Case by case: every live mutant decides the task's next case, all of them in one run
+        # with one candidate session; a mutant leaves at its first detection.
+        nonlocal done
+        live = list(plan.mutants)
+        for case in _case_order(plan.task):
+            if not live:
+                break
+            [row], ran = decide_stored_verifiers(
+                executor, store, [(plan.task, case, [m.source for m in live])], call_answers=answers, share=True
+            )
+            before = reference_decisions[plan.task.id][case.id][0]
+            staying = []
+            for mutant, got in zip(live, row, strict=True):
                 if got.decision in _VALID:
                     plan.valid_seen.add(mutant.id)
                 if got.decision in _VALID and before in _VALID and got.decision != before:
                     plan.detected[mutant.id] = case.id
-                    kills[plan.task.id][case.id] += 1
-                    break
-        done += len(owners)
-        if progress is not None:
-            progress(done, total)
+                else:
+                    staying.append(mutant)
+            with lock:
+                counts["mutant_decisions"] += len(live)
+                counts["mutant_decisions_run"] += ran
+                done += len(live) - len(staying)
+            live = staying
+        with lock:
+            done += len(live)
+            if progress is not None:
+                progress(done, total)
+
+    _by_twins(plans.values(), detect)
     if progress is not None:
         progress(total, total)
 
@@ -282,22 +313,40 @@ def _equivalence(
     first = [(plans[t].task, case, references[t] or "") for t, cases in probes.items() for case in cases]
     decided, ran = decide_stored(executor, store, first, call_answers=answers, share=True) if first else ([], 0)
     before_of = {(t.id, c.id): d.decision for (t, c, _), d in zip(first, decided, strict=True)}
-    runs = [
-        (
-            plan.task,
-            probes[plan.task.id],
-            mutant.source,
-            [before_of[(plan.task.id, c.id)] for c in probes[plan.task.id]],
-        )
-        for plan, mutant in probing
-    ]
-    rows, ran_mutants = (
-        decide_stored_until_differs(executor, store, runs, call_answers=answers, share=True) if runs else ([], 0)
-    )
-    counts["probe_decisions"] = len(first) + sum(d is not None for row in rows for d in row)
-    counts["probe_decisions_run"] = ran + ran_mutants
-    for (plan, mutant), row in zip(probing, rows, strict=True):
+    # Then probe by probe, the task's mutants not yet told apart, in one run per probe.
+    rows: dict[str, list[Any]] = {}
+    lock = threading.Lock()
+    ran_mutants = decided_mutants = 0
+
+    def probe(plan: _Plan) -> None:
+        nonlocal ran_mutants, decided_mutants
         task_id = plan.task.id
+        live = [mutant for owner, mutant in probing if owner is plan]
+        for mutant in live:
+            rows[mutant.id + "@" + task_id] = [None] * len(probes[task_id])
+        for step, case in enumerate(probes[task_id]):
+            if not live:
+                break
+            [row], ran_now = decide_stored_verifiers(
+                executor, store, [(plan.task, case, [m.source for m in live])], call_answers=answers, share=True
+            )
+            before = before_of[(task_id, case.id)]
+            staying = []
+            for mutant, got in zip(live, row, strict=True):
+                rows[mutant.id + "@" + task_id][step] = got
+                if not (before in _VALID and got.decision in _VALID and got.decision != before):
+                    staying.append(mutant)  # told apart: the later probes cannot change its evidence
+            with lock:
+                ran_mutants += ran_now
+                decided_mutants += len(live)
+            live = staying
+
+    _by_twins([p for p in plans.values() if any(owner is p for owner, _ in probing)], probe)
+    counts["probe_decisions"] = len(first) + decided_mutants
+    counts["probe_decisions_run"] = ran + ran_mutants
+    for plan, mutant in probing:
+        task_id = plan.task.id
+        row = rows[mutant.id + "@" + task_id]
         compared = 0
         differing: dict[str, Any] | None = None
         for case, after in zip(probes[task_id], row, strict=True):
