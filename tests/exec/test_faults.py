@@ -76,3 +76,23 @@ def _running(zygote: int) -> int:
                 continue
             count += int(fields[1]) == zygote
     return count
+
+
+def test_a_pool_first_used_from_a_thread_that_ends_outlives_that_thread() -> None:
+    # The zygote dies with the thread that started it (PR_SET_PDEATHSIG): a pool whose first
+    # run came from a short-lived worker thread (V4V's C6 threads) must survive that thread.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from conftest import call_spec
+    from vouch.exec import LocalExecutor
+
+    with LocalExecutor(workers=1) as pool:
+        with ThreadPoolExecutor(max_workers=1) as threads:
+            first = threads.submit(pool.run, call_spec("def f():\n    return 1\n")).result()
+        assert first.ok and first.value == 1
+        assert pool.info is not None
+        pid = pool.info.pid
+        time.sleep(0.5)  # the worker thread is gone: a zygote tied to it would be dead by now
+        second = pool.run(call_spec("def f():\n    return 2\n"))
+        assert second.ok and second.value == 2
+        assert pool.info.pid == pid, "the pool was not restarted: it never died"

@@ -277,7 +277,8 @@ class LocalExecutor(Executor):
         self._inflight: dict[int, _Attempt] = {}
         """What each pending run needs to be sent again if the pool dies under it."""
         self._closing = False
-        self._restarts: queue.SimpleQueue[tuple[list[_Attempt], str] | None] = queue.SimpleQueue()
+        self._restarts: queue.SimpleQueue[tuple[list[_Attempt], str] | Callable[[], None] | None] = queue.SimpleQueue()
+        """The supervisor's jobs: a zygote to start, runs to send again on a new one, or None to stop."""
         self._supervisor: threading.Thread | None = None
         self._service_pool: ThreadPoolExecutor | None = None
         self._next_id = 0
@@ -298,7 +299,39 @@ class LocalExecutor(Executor):
     # --- life cycle ---------------------------------------------------------------------
 
     def start(self) -> PoolInfo:
-        """Start the zygote (submit does this on first use). Raises IsolationUnavailable."""
+        """Start the zygote (submit does this on first use). Raises IsolationUnavailable.
+
+        The zygote dies with the thread that starts it (PR_SET_PDEATHSIG follows the parent
+        thread, not the process), so it is always started from the pool's own supervisor thread,
+        which lives as long as the pool: a caller's worker thread that submits first and then
+        ends (a thread pool's) must not take the pool down with it."""
+        with self._life:
+            if self._process is not None and self._dead is None:
+                assert self.info is not None
+                return self.info
+            supervisor = self._ensure_supervisor()
+        if threading.current_thread() is supervisor:
+            return self._start_here()
+        started: Future[PoolInfo] = Future()
+
+        def job() -> None:
+            try:
+                started.set_result(self._start_here())
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                started.set_exception(exc)
+
+        self._restarts.put(job)
+        return started.result()
+
+    def _ensure_supervisor(self) -> threading.Thread:
+        """The pool's own long-lived thread: it starts and restarts the zygote."""
+        with self._lock:
+            if self._supervisor is None:
+                self._supervisor = threading.Thread(target=self._supervise, name="vouch-pool-restart", daemon=True)
+                self._supervisor.start()
+            return self._supervisor
+
+    def _start_here(self) -> PoolInfo:
         with self._life:
             if self._process is not None and self._dead is None:
                 assert self.info is not None
@@ -523,17 +556,17 @@ class LocalExecutor(Executor):
         # that had no result yet, each at most once more; a run in flight at a second death is
         # an error with the reason. Each future is resolved once, so nothing is decided twice.
         reason = self._dead or "the engine's pool process died"
-        with self._lock:
-            if self._supervisor is None:
-                # The new zygote dies with the thread that starts it (PR_SET_PDEATHSIG follows the
-                # parent thread), so restarts come from one thread that lives as long as this pool.
-                self._supervisor = threading.Thread(target=self._supervise, name="vouch-pool-restart", daemon=True)
-                self._supervisor.start()
-            self._restarts.put(([attempts[i] for i in sorted(pending) if i in attempts], reason))
+        # The new zygote dies with the thread that starts it: restarts come from the supervisor,
+        # which lives as long as this pool (``start``).
+        self._ensure_supervisor()
+        self._restarts.put(([attempts[i] for i in sorted(pending) if i in attempts], reason))
 
     def _supervise(self) -> None:
         while (job := self._restarts.get()) is not None:
-            self._recover(*job)
+            if callable(job):
+                job()
+            else:
+                self._recover(*job)
 
     def _recover(self, attempts: list[_Attempt], reason: str) -> None:
         retry = [a for a in attempts if not a.retried]

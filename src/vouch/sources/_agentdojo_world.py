@@ -16,8 +16,10 @@ with ``FROZEN_NOW``. FROZEN_NOW lies after every timestamp in the suites' data (
 from __future__ import annotations
 
 import contextlib
+import copy
 import datetime
 import functools
+import hashlib
 import importlib.metadata
 import io
 import pickle
@@ -342,9 +344,63 @@ def _safe(check: Any) -> bool:
 def warm(version: str = DEFAULT_SUITE_VERSION) -> None:
     """Fill the caches a run would otherwise fill each time: suites, their default and per-task
     pre-environments, and the validators restoring a snapshot builds. Called once in the
-    engine's zygote (``preload=["vouch.sources._agentdojo_world:warm"]``), whose runs inherit them."""
+    engine's zygote (``preload=["vouch.sources._agentdojo_world:warm"]``), whose runs inherit them.
+    It also makes the suites' DeepDiff partials remember their results (``remember_diffs``)."""
     for suite_name in SUITES:
         suite = load_suite(suite_name, version)
         for user_task in suite.user_tasks:
             _pre_copier(suite_name, version, user_task)
         restore_environment(suite, snapshot(_default_environment(suite_name, version)))
+    remember_diffs()
+
+
+class RememberedDiff:
+    """One of AgentDojo's DeepDiff partials (``WorkspaceDeepDiff``, ``TravelDeepDiff``: a diff
+    of two whole environments, 50-350 ms each), remembering its last results by the content of
+    what it compares (their pickles). Each call returns its own deep copy of the result, so a
+    check that changes a diff changes nothing another check sees.
+
+    V4V's C6 decides a case with every live mutant of a task in one run, and each mutant's
+    check diffs the same two states: the first diffs them, the others copy that diff (a few ms).
+    The diff is a function of the two objects' content, so the decisions are the same."""
+
+    KEEP = 8
+
+    def __init__(self, diff: Callable[..., Any]) -> None:
+        self.diff = diff
+        self._seen: dict[bytes, Any] = {}
+        self.computed = 0
+
+    def __call__(self, t1: Any, t2: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            key = hashlib.sha256(pickle.dumps((t1, t2, args, sorted(kwargs.items())), protocol=5)).digest()
+        except Exception:  # noqa: BLE001 - what cannot be pickled is diffed each time
+            return self.diff(t1, t2, *args, **kwargs)
+        found = self._seen.get(key)
+        if found is None:
+            found = self.diff(t1, t2, *args, **kwargs)
+            self.computed += 1
+            if len(self._seen) >= self.KEEP:
+                self._seen.pop(next(iter(self._seen)))
+            self._seen[key] = found
+        return copy.deepcopy(found)
+
+
+_DIFFS = ("WorkspaceDeepDiff", "TravelDeepDiff")
+
+
+def remember_diffs() -> None:
+    """Put ``RememberedDiff`` in place of the suites' DeepDiff partials, in the module that
+    defines each and in every loaded module that imported it (modules imported later import
+    the remembering one)."""
+    import sys
+
+    originals: dict[int, RememberedDiff] = {}
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("agentdojo.default_suites") or module is None:
+            continue
+        for attr in _DIFFS:
+            value = getattr(module, attr, None)
+            if isinstance(value, functools.partial):
+                remembered = originals.setdefault(id(value), RememberedDiff(value))
+                setattr(module, attr, remembered)
