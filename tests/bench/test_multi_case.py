@@ -361,3 +361,38 @@ def test_one_candidate_session_answers_every_verifier_of_a_run(executor, code_ta
     alone = [decide_cases(executor, [(code_task, code_task.cases[0], v)])[0] for v in verifiers]
     assert len(started) == 4
     assert [r.decision for r in alone] == [Decision.PASS] * 4
+
+
+def test_a_many_verifier_run_takes_the_known_answers_along(executor, code_task, monkeypatch):
+    # The answers the pool already has for the candidate go into the run: calls made before need
+    # no session (nor a round trip), and a verifier that alters them costs the later ones a run
+    # of their own, where they get the pool's answers again.
+    started = []
+    original = decide_module.Session._start
+
+    def counted(self):
+        started.append(self)
+        return original(self)
+
+    monkeypatch.setattr(decide_module.Session, "_start", counted)
+    answers = decide_module.CallAnswers()
+    [first] = decide_cases(
+        executor, [(code_task, code_task.cases[0], "EXPECTED = [1, 2]\n" + _calls(1, 2))], call_answers=answers
+    )
+    assert first.decision is Decision.PASS and len(started) == 1
+    verifiers = ["EXPECTED = [1, 2]\n" + _calls(1, 2), "EXPECTED = [2]\n" + _calls(2), "EXPECTED = [1]\n" + _calls(1)]
+    [results] = decide_verifiers(executor, [(code_task, code_task.cases[0], verifiers)], call_answers=answers)
+    assert [r.decision for r in results] == [Decision.PASS] * 3
+    assert len(started) == 1, "every call was answered in the run"
+    tamper = (
+        "import vouch.bench._runenv as r\n"
+        "def verify(candidate, env):\n"
+        "    for key in list(r._ANSWERS):\n"
+        "        r._ANSWERS[key] = r._ANSWERS[key].replace('1', '7')\n"
+        "    return True\n"
+    )
+    [results] = decide_verifiers(
+        executor, [(code_task, code_task.cases[0], [tamper, "EXPECTED = [1]\n" + _calls(1)])], call_answers=answers
+    )
+    assert [r.decision for r in results] == [Decision.PASS, Decision.PASS]
+    assert "answers the run was given" in (results[1].note or "")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vouch.bench._runenv import MUTANT_FILE
+from vouch.bench._runenv import MUTANT_FILE, call_key
 from vouch.bench._session import Session
 from vouch.core import Case, TaskSpec, load_cases, load_task_spec
 from vouch.errors import UsageError
@@ -151,8 +151,34 @@ class _Item:
             self.box["session"] = value
 
 
-CallAnswers = dict[tuple[str, str], dict[str, Any]]
-"""(candidate source hash, one call as canonical JSON) -> the first answer that call got."""
+class CallAnswers(dict[tuple[str, str], dict[str, Any]]):
+    """(candidate source hash, one call as canonical JSON) -> the first answer that call got,
+    with the answers of each candidate apart (``of``), for runs that take them along."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._by_candidate: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def setdefault(self, key: tuple[str, str], default: dict[str, Any]) -> dict[str, Any]:
+        if key in self:
+            return self[key]
+        self[key] = default
+        self._by_candidate.setdefault(key[0], {})[key[1]] = default
+        return default
+
+    def of(self, candidate_hash: str) -> dict[str, dict[str, Any]]:
+        """The answers of one candidate so far: call key -> answer."""
+        return dict(self._by_candidate.get(candidate_hash, {}))
+
+
+def _answers_of(answers: dict[tuple[str, str], dict[str, Any]] | None, candidate: Any) -> dict[str, Any]:
+    source = candidate.get("source") if isinstance(candidate, dict) else None
+    if answers is None or not isinstance(source, str):
+        return {}
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    if isinstance(answers, CallAnswers):
+        return answers.of(digest)
+    return {call: answer for (h, call), answer in answers.items() if h == digest}
 
 
 def classify(result: RunResult) -> tuple[Decision, str | None]:
@@ -258,7 +284,9 @@ def candidate_call(
         # before it: two verifiers are compared on the same behaviour of the candidate. A call
         # nobody made yet starts the decision's session, which first makes this decision's
         # earlier calls, so that the candidate is where this decision has brought it.
-        call = json.dumps([function, args, timeout], sort_keys=True)
+        call = call_key(function, args, timeout)
+        if call is None:
+            raise ValueError("call takes JSON arguments")
         key = (hashlib.sha256(source.encode()).hexdigest(), call)
         item.calls.append(call)
         if item.answers is not None and item.session is None and key in item.answers:
@@ -660,7 +688,14 @@ def decide_verifiers(
         spec = RunSpec(
             entry=Call(
                 "vouch.bench._runenv:decide_verifiers",
-                args=(task.spec.kind, case.candidate, items[0].env_data, VERIFIER_LIMITS.timeout_s, len(items)),
+                args=(
+                    task.spec.kind,
+                    case.candidate,
+                    items[0].env_data,
+                    VERIFIER_LIMITS.timeout_s,
+                    len(items),
+                    _answers_of(call_answers, case.candidate) if task.spec.kind == "code" else {},
+                ),
             ),
             files={MUTANT_FILE.format(i): v for i, v in enumerate(verifiers)},
             limits=_multi_case_limits(len(items)),

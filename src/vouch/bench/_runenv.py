@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
 import random
 import signal
@@ -22,8 +23,26 @@ from typing import Any
 
 from vouch.exec._harness import _describe, load_module_file
 from vouch.exec._service import request
+from vouch.exec._values import from_data, to_data
 
 VERIFIER_FILE = "verifier.py"
+CALL_TIMEOUT_S = 3.0
+"""``env.call``'s time limit when the verifier names none (the pool clamps it to 0.1-30 s)."""
+
+_ANSWERS: dict[str, str] | None = None
+"""In a ``decide_verifiers`` run: the candidate's answers the run already has (the pool's first
+answer to each call, as JSON), by ``call_key``. ``env.call`` answers from here without asking
+the pool, and adds what the pool answers, so the run's later verifiers ask nothing twice."""
+
+
+def call_key(function: Any, args: Any, timeout: Any) -> str | None:
+    """One call of the candidate as canonical JSON, the pool's key of its shared answers (None
+    when the call is not JSON, which the pool then refuses)."""
+    try:
+        clamped = min(max(float(timeout or CALL_TIMEOUT_S), 0.1), 30.0)
+        return json.dumps([function, args, clamped], sort_keys=True)
+    except (TypeError, ValueError):
+        return None
 
 
 class NoVerifyFunction(Exception):
@@ -127,7 +146,13 @@ class CodeRunEnv:
         return request(payload if self._case is None else {**payload, "case": self._case})
 
     def call(self, function: str, args: list[Any], timeout: float = 3.0) -> dict[str, Any]:
+        key = call_key(function, list(args), timeout) if _ANSWERS is not None else None
+        if key is not None and _ANSWERS is not None and key in _ANSWERS:
+            known: dict[str, Any] = from_data(json.loads(_ANSWERS[key]))  # a fresh copy each time
+            return known
         answer: dict[str, Any] = self._ask({"op": "call", "function": function, "args": list(args), "timeout": timeout})
+        if key is not None and _ANSWERS is not None:
+            _ANSWERS.setdefault(key, json.dumps(to_data(answer)))
         return answer
 
     def run_public(self, tests: list[str] | None = None) -> dict[str, Any]:
@@ -347,13 +372,22 @@ MUTANT_FILE = "verifier-{}.py"
 
 
 def decide_verifiers(
-    kind: str, candidate: Any, env_data: dict[str, Any], case_timeout_s: float, count: int
+    kind: str,
+    candidate: Any,
+    env_data: dict[str, Any],
+    case_timeout_s: float,
+    count: int,
+    answers: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Decide one candidate with ``count`` verifiers (``verifier-0.py``, ...), in order, each as
     ``decide`` would alone (V4V's C6: a task's mutants on one case, whose candidate's calls one
-    candidate session answers for all of them). Returns what ``decide_many`` returns, with one
-    entry per verifier; it stops as ``decide_many`` does, except on a decision (every verifier
-    decides the case)."""
+    candidate session answers for all of them). ``answers`` (call key -> answer) are the
+    candidate's answers the pool already has: ``env.call`` gives them without asking. Returns
+    what ``decide_many`` returns, with one entry per verifier; it stops as ``decide_many`` does,
+    except on a decision (every verifier decides the case), and also after a verifier that
+    changed an answer the later ones would be given."""
+    global _ANSWERS
+    _ANSWERS = {key: json.dumps(to_data(answer)) for key, answer in (answers or {}).items()}
     signal.signal(signal.SIGALRM, _alarm)
     seeded = random.getstate()
     before = _shared_state()
@@ -361,12 +395,15 @@ def decide_verifiers(
     for index in range(count):
         random.setstate(seeded)
         file = MUTANT_FILE.format(index)
+        given = dict(_ANSWERS)
         try:
             outcome = _decide_one(_compiled(file), file, kind, env_data, candidate, index, case_timeout_s)
         except _Stop as stop:
             return {"results": results, "stopped": {"case": index, "why": str(stop)}}
         results.append(outcome)
         what = _changed(before, _shared_state())
+        if _ANSWERS is None or any(_ANSWERS.get(key) != value for key, value in given.items()):
+            what = "the candidate's answers the run was given"
         if what is not None and index + 1 < count:
             return {"results": results, "stopped": {"case": index + 1, "why": f"the verifier changed {what}"}}
     return {"results": results, "stopped": None}

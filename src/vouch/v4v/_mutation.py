@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vouch.bench import Decision, Task, decide_stored, decide_stored_verifiers
+from vouch.bench._decide import CallAnswers
 from vouch.bench._share import verifier_identity
 from vouch.core import Case, MutationTarget, Provenance, content_hash
 from vouch.errors import UsageError
@@ -233,7 +234,7 @@ def mutation_check(
         if source is not None:
             plans[task.id] = mutants_of(task, source, rng, limit=max_mutants)
     total = sum(len(p.mutants) for p in plans.values())
-    answers: dict[Any, Any] = {}  # the candidates' answers, shared by the reference and its mutants
+    answers = CallAnswers()  # the candidates' answers, shared by the reference and its mutants
     lock = threading.Lock()
     done = 0
 
@@ -291,7 +292,7 @@ def _equivalence(
     references: Mapping[str, str | None],
     rng: random.Random,
     counts: dict[str, int],
-    answers: dict[Any, Any] | None = None,
+    answers: CallAnswers | None = None,
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """Evidence for every undetected, non-stillborn mutant: task id -> mutant id -> evidence."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
