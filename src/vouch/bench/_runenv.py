@@ -1,8 +1,10 @@
 """The run side of a decision: load a verifier, give it its ``env``, report what it returned.
 
-Runs inside a sandbox as ``Call("vouch.bench._runenv:decide", ...)`` (one case) or
+Runs inside a sandbox as ``Call("vouch.bench._runenv:decide", ...)`` (one case),
 ``Call("vouch.bench._runenv:decide_many", ...)`` (every case of one task for one verifier, in
-the order given). The verifier file is ``verifier.py`` in the run's working directory.
+the order given) or ``Call("vouch.bench._runenv:decide_verifiers", ...)`` (one case for many
+verifiers: V4V's mutants). The verifier file is ``verifier.py`` in the run's working directory
+(``verifier-0.py``, ``verifier-1.py``, ... for ``decide_verifiers``).
 Everything the env executes (the candidate for a code task, a replay for a state task) is a
 request over the service channel, answered by the caller with a separate sandboxed run: the
 verifier never shares a process with what it judges.

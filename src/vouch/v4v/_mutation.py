@@ -30,6 +30,7 @@ mutation tools leave out mutants that do not run.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import random
 import threading
@@ -159,11 +160,7 @@ def _probes(task: Task, rng: random.Random) -> list[Case]:
         return []
     drafts: list[dict[str, Any]] = []
     if task.spec.kind == "code" and isinstance(gold.candidate.get("source"), str):
-        function = task.spec.entry_point
-        try:
-            mutants = mutate(gold.candidate["source"], function=function) if function else []
-        except UsageError:
-            mutants = []
+        mutants = _gold_mutants(gold.candidate["source"], task.spec.entry_point)
         drafts = [{"source": m.source} for m in rng.sample(mutants, min(len(mutants), MAX_PROBES))]
     else:
         calls = gold.candidate.get("calls") or []
@@ -196,6 +193,16 @@ def _probes(task: Task, rng: random.Random) -> list[Case]:
             )
         )
     return probes
+
+
+@functools.lru_cache(maxsize=64)
+def _gold_mutants(source: str, function: str | None) -> list[Mutant]:
+    """The mutants of a gold program (probe drafts), made once per program: C6 asks for a task's
+    probes once per mutant it probes, and parsing with libcst takes a good part of a second."""
+    try:
+        return mutate(source, function=function) if function else []
+    except UsageError:
+        return []
 
 
 def _changed(value: Any) -> Any:
@@ -308,6 +315,8 @@ def _equivalence(
                 out.setdefault(plan.task.id, {})[mutant.id] = {"equivalent": True, "method": "identical_bytecode"}
             else:
                 probing.append((plan, mutant))
+    # Drawn once per probed mutant, the last draw kept: the seeded draws, and so every task's
+    # probes, stay those of earlier releases (the gold's mutants are made once: _gold_mutants).
     probes = {p.task.id: _probes(p.task, rng) for p, _ in probing}
     # The reference first, on every probe; then each mutant in probe order, up to the first
     # probe where it decides otherwise (that probe is its evidence; the rest cannot change it).
