@@ -343,15 +343,21 @@ def test_a_verifier_that_crashes_the_many_verifier_run_costs_only_itself(executo
     assert "the builtins" in (results[2].note or "") and "the builtins" in (results[3].note or "")
 
 
-def test_one_candidate_session_answers_every_verifier_of_a_run(executor, code_task, monkeypatch):
-    started = []
+@pytest.fixture
+def started(monkeypatch):
+    """The candidate sessions started while the test runs."""
+    sessions = []
     original = decide_module.Session._start
 
     def counted(self):
-        started.append(self)
+        sessions.append(self)
         return original(self)
 
     monkeypatch.setattr(decide_module.Session, "_start", counted)
+    return sessions
+
+
+def test_one_candidate_session_answers_every_verifier_of_a_run(executor, code_task, started):
     verifiers = ["EXPECTED = [1]\n" + _calls(n) for n in (1, 2, 3, 4)]
     [results] = decide_verifiers(executor, [(code_task, code_task.cases[0], verifiers)])
     # One session for the four: the candidate counts its calls across them.
@@ -363,18 +369,10 @@ def test_one_candidate_session_answers_every_verifier_of_a_run(executor, code_ta
     assert [r.decision for r in alone] == [Decision.PASS] * 4
 
 
-def test_a_many_verifier_run_takes_the_known_answers_along(executor, code_task, monkeypatch):
+def test_a_many_verifier_run_takes_the_known_answers_along(executor, code_task, started):
     # The answers the pool already has for the candidate go into the run: calls made before need
     # no session (nor a round trip), and a verifier that alters them costs the later ones a run
     # of their own, where they get the pool's answers again.
-    started = []
-    original = decide_module.Session._start
-
-    def counted(self):
-        started.append(self)
-        return original(self)
-
-    monkeypatch.setattr(decide_module.Session, "_start", counted)
     answers = decide_module.CallAnswers()
     [first] = decide_cases(
         executor, [(code_task, code_task.cases[0], "EXPECTED = [1, 2]\n" + _calls(1, 2))], call_answers=answers

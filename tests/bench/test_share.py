@@ -8,7 +8,6 @@ import pytest
 from vouch.bench import (
     PRELOAD,
     decide_stored,
-    decide_stored_until_differs,
     decide_stored_verifiers,
     load_tasks,
     run_verifiers,
@@ -111,25 +110,6 @@ def test_a_twin_whose_verifier_reads_env_is_decided_on_its_own(tmp_path, twins, 
     assert ran == len(items)
     half = len(state.cases)
     assert [d.decision for d in decided[:half]] == [d.decision for d in decided[half:]]
-
-
-def test_c6_runs_of_twins_in_one_batch_decide_once(tmp_path, twins, executor):
-    # Two runs of one batch that need the same shared decisions: the twin's run waits for the
-    # first run's decisions and reads them from the store.
-    references = _references(twins)
-    state = next(t for t in twins if t.spec.kind == "state")
-    toolcall = next(t for t in twins if t.id == state.id.replace("-state", "-toolcall"))
-    expected = ["PASS"] * len(state.cases)  # stops at the first case the reference FAILs
-    runs = [
-        (state, state.cases, references[state.id], expected),
-        (toolcall, toolcall.cases, references[toolcall.id], expected),
-    ]
-    store = Store(tmp_path / "c6.sqlite")
-    rows, ran = decide_stored_until_differs(executor, store, runs, share=True)
-    decided = [[d.decision if d else None for d in row] for row in rows]
-    assert decided[0] == decided[1]
-    assert "FAIL" in decided[0]
-    assert ran == sum(d is not None for d in decided[0])
 
 
 def test_c6_entries_of_twins_in_one_batch_decide_once(tmp_path, twins, executor):

@@ -22,7 +22,6 @@ from vouch.bench._references import check_references
 from vouch.bench._score import (
     BASELINES,
     decide_stored,
-    decide_stored_until_differs,
     decide_stored_verifiers,
     load_verifiers,
     results_object,
@@ -48,7 +47,6 @@ __all__ = [
     "classify",
     "decide_cases",
     "decide_stored",
-    "decide_stored_until_differs",
     "decide_stored_verifiers",
     "load_public_task",
     "load_task",

@@ -512,18 +512,7 @@ def _decide(
     expect: list[str | None] | None,
     call_answers: CallAnswers | None = None,
 ) -> list[DecisionResult | None]:
-    sealed = executor.sealed
-    work = [
-        _Item(
-            task=t,
-            case=c,
-            verifier=v,
-            hidden=_withheld(t, hide),
-            env_data=_env_data(t, sealed=sealed),
-            answers=call_answers,
-        )
-        for t, c, v in items
-    ]
+    work = [_item(executor, t, c, v, hide, call_answers) for t, c, v in items]
     out: list[DecisionResult | None] = [None] * len(work)
     errors: list[BaseException] = []
     lock = threading.Lock()
@@ -673,18 +662,7 @@ def decide_verifiers(
             leftovers.append((n, ""))
             continue
         box: dict[str, Session] = {}
-        items = [
-            _Item(
-                task=task,
-                case=case,
-                verifier=v,
-                hidden=_withheld(task, hide),
-                env_data=_env_data(task, sealed=executor.sealed),
-                answers=call_answers,
-                box=box,
-            )
-            for v in verifiers
-        ]
+        items = [_item(executor, task, case, v, hide, call_answers, box) for v in verifiers]
         spec = RunSpec(
             entry=Call(
                 "vouch.bench._runenv:decide_verifiers",
@@ -727,6 +705,27 @@ def decide_verifiers(
         for (n, why, _), single in zip(alone, decided, strict=True):
             out[n].append(replace(single, note=why) if why else single)
     return out
+
+
+def _item(
+    executor: Executor,
+    task: Task,
+    case: Case,
+    verifier: str | None,
+    hide: Sequence[str],
+    answers: CallAnswers | None,
+    box: dict[str, Session] | None = None,
+) -> _Item:
+    """One decision to make: what its run may not read, what its env holds, where its answers go."""
+    return _Item(
+        task=task,
+        case=case,
+        verifier=verifier,
+        hidden=_withheld(task, hide),
+        env_data=_env_data(task, sealed=executor.sealed),
+        answers=answers,
+        box={} if box is None else box,
+    )
 
 
 def _differs(decision: Decision, expected: str | None) -> bool:

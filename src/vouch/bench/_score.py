@@ -20,7 +20,6 @@ from vouch.bench._decide import (
     DecisionResult,
     Task,
     decide_cases,
-    decide_until_differs,
     decide_verifiers,
 )
 from vouch.bench._metrics import CaseOutcome, score
@@ -118,11 +117,9 @@ def decide_stored(
     todo: list[int] = []
     for i, key in enumerate(keys):
         shared = shares[i]
-        if key in stored:
-            decided[i] = stored[key]
-        elif shared is not None and shared in stored:
-            decided[i] = stored[shared]
-            _put(store, items[i], key, decided[i])
+        found = _stored(store, stored, items[i], key, shared)
+        if found is not None:
+            decided[i] = found
         elif shared is not None and shared in leaders:
             followers[i] = leaders[shared]
         else:
@@ -155,104 +152,26 @@ def decide_stored(
     return [decided[i] for i in range(len(items))], len(todo)
 
 
+def _stored(
+    store: Store,
+    stored: Mapping[tuple[str, str], StoredDecision],
+    item: tuple[Task, Case, str | None],
+    key: tuple[str, str],
+    shared: tuple[str, str] | None,
+) -> StoredDecision | None:
+    """What the store holds for an item: under its own key, or under its shared key (then also
+    written under its own, so that later reads find it there)."""
+    if key in stored:
+        return stored[key]
+    if shared is not None and shared in stored:
+        _put(store, item, key, stored[shared])
+        return stored[shared]
+    return None
+
+
 def _put(store: Store, item: tuple[Task, Case, str | None], key: tuple[str, str], row: StoredDecision) -> None:
     task, case, _ = item
     store.put(key[0], key[1], task.id, case.id, row.decision, row.reason, row.duration_s)
-
-
-_VALID = (Decision.PASS.value, Decision.FAIL.value)
-
-
-def decide_stored_until_differs(
-    executor: Executor,
-    store: Store,
-    runs: Sequence[tuple[Task, Sequence[Case], str, Sequence[str | None]]],
-    *,
-    progress: Callable[[int, int], None] | None = None,
-    call_answers: CallAnswers | None = None,
-    share: bool = False,
-) -> tuple[list[list[StoredDecision | None]], int]:
-    """For each (task, cases in order, verifier, the decision expected on each case): the
-    verifier's decisions in that order up to the first PASS or FAIL other than the expected
-    one (V4V's C6: a mutant against the reference). What the store holds is read first; the
-    other cases of a run are decided in one multi-case run that stops there, and stored.
-    Returns one row per run (None where a case was not decided) and how many decisions ran.
-
-    With ``share`` (``decide_stored``), a run that needs a decision another run of the batch
-    will make (its twin's) waits for that run and reads it from the store."""
-    rows: list[list[StoredDecision | None]] = [[None] * len(cases) for _, cases, _, _ in runs]
-    pending = list(range(len(runs)))
-    ran = 0
-    while pending:
-        deferred, ran_now = _until_differs_pass(executor, store, runs, pending, rows, progress, call_answers, share)
-        ran += ran_now
-        if deferred == pending:  # cannot happen (each pass decides its first run), but never loop
-            break
-        pending = deferred
-    return rows, ran
-
-
-def _until_differs_pass(
-    executor: Executor,
-    store: Store,
-    runs: Sequence[tuple[Task, Sequence[Case], str, Sequence[str | None]]],
-    pending: list[int],
-    rows: list[list[StoredDecision | None]],
-    progress: Callable[[int, int], None] | None,
-    call_answers: CallAnswers | None,
-    share: bool,
-) -> tuple[list[int], int]:
-    """One pass of ``decide_stored_until_differs`` over the runs in ``pending``; returns the
-    runs left for the next pass (their twins' decisions are made in this one) and the count run."""
-    items: list[tuple[Task, Case, str | None]] = []
-    expect: list[str | None] = []
-    owners: list[tuple[int, int, tuple[str, str], tuple[str, str] | None]] = []
-    claimed: set[tuple[str, str]] = set()
-    deferred: list[int] = []
-    for r in pending:
-        task, cases, verifier, expected = runs[r]
-        keys = [(verifier_hash(verifier), case_key(task, c.candidate)) for c in cases]
-        shares = [share_key(task, verifier, c.candidate) if share else None for c in cases]
-        stored = store.get_many([*keys, *(s for s in shares if s is not None)])
-        row = rows[r]
-        for k, key in enumerate(keys):
-            shared = shares[k]
-            if key in stored:
-                row[k] = stored[key]
-            elif shared is not None and shared in stored:
-                row[k] = stored[shared]
-                _put(store, (task, cases[k], verifier), key, stored[shared])
-        if any(d is not None and _differs(d.decision, e) for d, e in zip(row, expected, strict=True)):
-            continue
-        needed = [k for k in range(len(cases)) if row[k] is None]
-        if any(shares[k] is not None and shares[k] in claimed for k in needed):
-            deferred.append(r)
-            continue
-        for k in needed:
-            items.append((task, cases[k], verifier))
-            expect.append(expected[k])
-            owners.append((r, k, keys[k], shares[k]))
-            if shares[k] is not None:
-                claimed.add(shares[k])  # type: ignore[arg-type]
-
-    def save(index: int, result: DecisionResult) -> None:
-        _, _, key, shared = owners[index]
-        row = StoredDecision(result.decision.value, result.reason, result.duration_s)
-        _put(store, items[index], key, row)
-        if shared is not None:
-            _put(store, items[index], shared, row)
-
-    decided = (
-        decide_until_differs(executor, items, expect, progress=progress, on_result=save, call_answers=call_answers)
-        if items
-        else []
-    )
-    ran = 0
-    for (r, k, _, _), result in zip(owners, decided, strict=True):
-        if result is not None:
-            rows[r][k] = StoredDecision(result.decision.value, result.reason, result.duration_s)
-            ran += 1
-    return deferred, ran
 
 
 def decide_stored_verifiers(
@@ -285,12 +204,7 @@ def decide_stored_verifiers(
             stored = store.get_many([*keys[n], *(k for k in shares[n] if k is not None)])
             have = rows[n]
             for i, key in enumerate(keys[n]):
-                shared = shares[n][i]
-                if key in stored:
-                    have[i] = stored[key]
-                elif shared is not None and shared in stored:
-                    have[i] = stored[shared]
-                    _put(store, (task, case, verifiers[i]), key, stored[shared])
+                have[i] = _stored(store, stored, (task, case, verifiers[i]), key, shares[n][i])
             needed = [i for i, d in enumerate(have) if d is None]
             wanted = {shares[n][i] for i in needed} - {None}
             if wanted & claimed and todo:
@@ -315,10 +229,6 @@ def decide_stored_verifiers(
                 ran += 1
         pending = deferred
     return [[d for d in row if d is not None] for row in rows], ran
-
-
-def _differs(decision: str, expected: str | None) -> bool:
-    return decision in _VALID and expected in _VALID and decision != expected
 
 
 def trivial_rows(name: str, tasks: Sequence[Task], seed: int) -> list[DecisionRow]:
