@@ -148,37 +148,53 @@ def test_any_of_several_accepted_answers_passes():
         (
             "incomplete",
             {"book": ["date", "seats"]},
-            "Missing necessary parameters (date, seats) for the api (book)",
+            "The request lacks required parameters (date, seats) for the function (book).",
             True,
         ),
         (
             "incomplete",
             {"book": ["date", "seats"]},
-            "missing  necessary parameters (seats, date) for the api (book)",
+            "the request  lacks REQUIRED parameters (seats, date) for the function (book)",
             True,
         ),
         (
             "incomplete",
             {"book": [" date ", " seats"]},
-            "Missing necessary parameters (date, seats) for the api (book)",
+            "The request lacks required parameters (date, seats) for the function (book).",
             True,
         ),
-        ("incomplete", {"book": ["date", "seats"]}, "Missing necessary parameters (date) for the api (book)", False),
-        ("incomplete", {"book": ["date"]}, "Missing necessary parameters (date) for the api (cancel)", False),
+        (
+            "incomplete",
+            {"book": ["date", "seats"]},
+            "The request lacks required parameters (date) for the function (book).",
+            False,
+        ),
+        (
+            "incomplete",
+            {"book": ["date"]},
+            "The request lacks required parameters (date) for the function (cancel).",
+            False,
+        ),
         ("incomplete", {"book": ["date"]}, "Please tell me the date for book.", False),
         (
             "incomplete",
             {"book": ["date"]},
-            "Missing necessary parameters (date) for the api (book). There is incorrect value (x) for y",
+            "The request lacks required parameters (date) for the function (book). "
+            "The conversation gives invalid values (x) for y",
             False,
         ),
         (
             "error_param",
             {"seat_code": ["7-B"]},
-            "There is incorrect value (7-B) for the parameters (seat_code) ...",
+            "The conversation gives invalid values (7-B) for the parameters (seat_code) ...",
             True,
         ),
-        ("error_param", {"seat_code": ["7-B"]}, "There is incorrect value for the parameters (seat_code).", False),
+        (
+            "error_param",
+            {"seat_code": ["7-B"]},
+            "The conversation gives invalid values for the parameters (seat_code).",
+            False,
+        ),
         ("irrelevant", REFUSAL, "Sorry: owing to  the TOOLS at hand I must pass.", True),
         ("irrelevant", REFUSAL, "The tools at hand cannot do this.", False),  # not its first clause
         ("irrelevant", REFUSAL, "I cannot help with that.", False),
@@ -194,7 +210,7 @@ def test_the_refusal_phrase_is_its_first_clause_and_other_tasks_reject_it():
     assert refusal_phrase("No way") == "no way"
     phrases = special_phrases(REFUSAL)
     assert phrases["irrelevant"] == "owing to the tools at hand"
-    gold = "Missing necessary parameters (date) for the api (book)"
+    gold = "The request lacks required parameters (date) for the function (book)."
     truth = {"book": ["date"]}
     assert special_matches({"calls": [], "final_answer": gold}, "incomplete", truth, phrases)
     stuffed = {"calls": [], "final_answer": f"{gold} {REFUSAL}"}
@@ -289,7 +305,7 @@ def test_special_tasks_share_one_instruction_that_gives_every_format(one_per_cat
     rules = {t.instruction.split("---", 1)[1] for t in specials}
     assert len(rules) == 1  # nothing tells the three special categories apart
     (text,) = rules
-    assert "Missing necessary parameters" in text and "There is incorrect value" in text
+    assert "lacks required parameters" in text and "gives invalid values" in text
     refusal = _acebench.read_refusal(None)  # from the data directory
     assert refusal and refusal in " ".join(text.split())
 

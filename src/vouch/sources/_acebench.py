@@ -378,9 +378,9 @@ If the request is clear and the functions can serve it, answer with the call(s) 
 make no call and answer in text, in the format for the first problem that applies:
 
 1. A value in the conversation does not fit the function's definition (its type or form):
-   `There is incorrect value (VALUE) for the parameters (KEY) in the conversation history.`
+   `The conversation gives invalid values (VALUE) for the parameters (KEY).`
 2. The conversation lacks details a function requires:
-   `Missing necessary parameters (KEY1, KEY2, ...) for the api (API_NAME)`
+   `The request lacks required parameters (KEY1, KEY2, ...) for the function (FUNCTION_NAME).`
 3. No function can serve the request: {refusal}
 """
 

@@ -30,10 +30,11 @@ _NATURAL = re.compile(r"^[A-Za-z][A-Za-z' ]*[A-Za-z]$")
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 
 GOLD_TEXT = {
-    "incomplete": "Missing necessary parameters ({keys}) for the api ({api})",
-    "error_param": "There is incorrect value ({values}) for the parameters ({keys}) in the conversation history.",
+    "incomplete": "The request lacks required parameters ({keys}) for the function ({api}).",
+    "error_param": "The conversation gives invalid values ({values}) for the parameters ({keys}).",
 }
-"""The answer formats ACEBench's prompt asks for, with the placeholders filled by the builder. The
+"""The answer formats the task's instruction asks for (vouch's own wording; ``SPECIAL_RULES``),
+with the placeholders filled by the builder. The
 irrelevant scenario's text is the refusal of the data's answers, which the builder passes in."""
 
 
@@ -700,7 +701,7 @@ def special_drafts(
                         dropped=values[k],
                     )
                 )
-        body = f"There is incorrect value for the parameters ({', '.join(keys)}) in the conversation history."
+        body = f"The conversation gives invalid values for the parameters ({', '.join(keys)})."
         out.append(text("err-no-value", "incomplete-answer", body, "Says a value is incorrect but not which one."))
     # Attacks: answer every problem at once, or call anyway.
     stuffed = " ".join(

@@ -40,9 +40,10 @@ side alone, so a nested list of strings with spaces never matches:
 here they compare value by value.
 
 Special categories (the answer is the problem the assistant must point out, with no call):
-``incomplete`` (the text says ``Missing necessary parameters``, names the function and every
-missing parameter), ``error_param`` (``There is incorrect value`` and every incorrect value) and
-``irrelevant`` (the refusal). The first two phrases are the formats ACEBench's prompt gives; the
+``incomplete`` (the text says ``lacks required parameters``, names the function and every
+missing parameter), ``error_param`` (``gives invalid values`` and every incorrect value) and
+``irrelevant`` (the refusal). The first two phrases are the formats the task's instruction asks
+for, in vouch's own words (ACEBench's prompt has formats of its own, which vouch does not copy); the
 refusal's phrase is the first clause of the refusal text in the irrelevant category's answers,
 which the builder reads from the data and passes in ``PHRASES``. The phrases are matched
 ignoring letter case and runs of whitespace; names and values exactly. A text that also carries
@@ -58,10 +59,10 @@ _IGNORED = re.compile(r"[\s,./\-_*^]")
 _SUFFIX = re.compile(r"_\d+$")
 _WORD = re.compile(r"[^\W_]+")
 FORMAT_PHRASES: dict[str, str] = {
-    "incomplete": "missing necessary parameters",
-    "error_param": "there is incorrect value",
+    "incomplete": "lacks required parameters",
+    "error_param": "gives invalid values",
 }
-"""The phrase the answer of these special categories must carry (ACEBench's prompt), lower case.
+"""The phrase the answer of these special categories must carry (the instruction's formats), lower case.
 The irrelevant category's phrase comes from the data: :func:`refusal_phrase`."""
 _CLAUSE_END = re.compile(r"[,.;:!?]")
 
