@@ -11,9 +11,10 @@ import os
 import signal
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
-from conftest import ExecutorFactory, script_spec
-from vouch.exec import Limits, RunResult, Status
+from conftest import ExecutorFactory, call_spec, script_spec
+from vouch.exec import Limits, LocalExecutor, RunResult, Status
 
 SLOW = Limits(timeout_s=60, memory_mb=256)
 
@@ -81,11 +82,6 @@ def _running(zygote: int) -> int:
 def test_a_pool_first_used_from_a_thread_that_ends_outlives_that_thread() -> None:
     # The zygote dies with the thread that started it (PR_SET_PDEATHSIG): a pool whose first
     # run came from a short-lived worker thread (V4V's C6 threads) must survive that thread.
-    from concurrent.futures import ThreadPoolExecutor
-
-    from conftest import call_spec
-    from vouch.exec import LocalExecutor
-
     with LocalExecutor(workers=1) as pool:
         with ThreadPoolExecutor(max_workers=1) as threads:
             first = threads.submit(pool.run, call_spec("def f():\n    return 1\n")).result()
