@@ -19,9 +19,10 @@ An undetected mutant is shown equivalent, with its evidence, when
   ``MIN_COMPARED`` probes got a valid decision from both. This is evidence, not proof: the JSON
   names the method of every equivalence, so a reader can hold the suite to the stricter rule.
   A probe that distinguishes it is its evidence of a gap in the suite: a case like that probe is
-  missing. The reference decides every probe; a mutant decides them in order up to the first
-  one that distinguishes it (``compared`` counts the probes up to there), probe by probe with
-  the task's other mutants, as on the cases.
+  missing. A mutant decides the probes in order up to the first one that distinguishes it
+  (``compared`` counts the probes up to there), probe by probe with the reference and the
+  task's other mutants in one run, as on the cases; a task's probing stops when every mutant
+  is told apart, so the reference decides only the probes some mutant needed.
 A mutant that gets no valid decision on any case is *stillborn* (it crashes everywhere): it can
 detect nothing and decide nothing, so it is reported apart and left out of the set, as
 mutation tools leave out mutants that do not run.
@@ -40,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.bench import Decision, Task, decide_stored, decide_stored_verifiers
+from vouch.bench import Decision, Task, decide_stored_verifiers
 from vouch.bench._decide import CallAnswers
 from vouch.bench._share import verifier_identity
 from vouch.core import Case, MutationTarget, Provenance, content_hash
@@ -318,50 +319,57 @@ def _equivalence(
     # Drawn once per probed mutant, the last draw kept: the seeded draws, and so every task's
     # probes, stay those of earlier releases (the gold's mutants are made once: _gold_mutants).
     probes = {p.task.id: _probes(p.task, rng) for p, _ in probing}
-    # The reference first, on every probe; then each mutant in probe order, up to the first
-    # probe where it decides otherwise (that probe is its evidence; the rest cannot change it).
-    first = [(plans[t].task, case, references[t] or "") for t, cases in probes.items() for case in cases]
-    decided, ran = decide_stored(executor, store, first, call_answers=answers, share=True) if first else ([], 0)
-    before_of = {(t.id, c.id): d.decision for (t, c, _), d in zip(first, decided, strict=True)}
-    # Then probe by probe, the task's mutants not yet told apart, in one run per probe.
+    # Probe by probe, the reference with the task's mutants not yet told apart, in one run per
+    # probe (one candidate session); a mutant leaves at the first probe where it decides
+    # otherwise (that probe is its evidence; the rest cannot change it), and the task's probing
+    # stops when no mutant is left, so the reference decides only the probes someone needs.
+    before_of: dict[tuple[str, str], str] = {}
     rows: dict[str, list[Any]] = {}
     lock = threading.Lock()
-    ran_mutants = decided_mutants = 0
+    ran_probes = decided_probes = 0
 
     def probe(plan: _Plan) -> None:
-        nonlocal ran_mutants, decided_mutants
+        nonlocal ran_probes, decided_probes
         task_id = plan.task.id
+        reference = references[task_id] or ""
         live = [mutant for owner, mutant in probing if owner is plan]
         for mutant in live:
             rows[mutant.id + "@" + task_id] = [None] * len(probes[task_id])
         for step, case in enumerate(probes[task_id]):
             if not live:
                 break
-            [row], ran_now = decide_stored_verifiers(
-                executor, store, [(plan.task, case, [m.source for m in live])], call_answers=answers, share=True
+            [[before_got, *row]], ran_now = decide_stored_verifiers(
+                executor,
+                store,
+                [(plan.task, case, [reference, *(m.source for m in live)])],
+                call_answers=answers,
+                share=True,
             )
-            before = before_of[(task_id, case.id)]
+            before = before_got.decision
             staying = []
             for mutant, got in zip(live, row, strict=True):
                 rows[mutant.id + "@" + task_id][step] = got
                 if not (before in _VALID and got.decision in _VALID and got.decision != before):
-                    staying.append(mutant)  # told apart: the later probes cannot change its evidence
+                    staying.append(mutant)
             with lock:
-                ran_mutants += ran_now
-                decided_mutants += len(live)
+                before_of[(task_id, case.id)] = before
+                ran_probes += ran_now
+                decided_probes += 1 + len(live)
             live = staying
 
     _by_twins([p for p in plans.values() if any(owner is p for owner, _ in probing)], probe)
-    counts["probe_decisions"] = len(first) + decided_mutants
-    counts["probe_decisions_run"] = ran + ran_mutants
+    counts["probe_decisions"] = decided_probes
+    counts["probe_decisions_run"] = ran_probes
     for plan, mutant in probing:
         task_id = plan.task.id
         row = rows[mutant.id + "@" + task_id]
         compared = 0
         differing: dict[str, Any] | None = None
         for case, after in zip(probes[task_id], row, strict=True):
+            if after is None:
+                break  # the task's probing stopped before this probe
             before = before_of[(task_id, case.id)]
-            if after is None or before not in _VALID or after.decision not in _VALID:
+            if before not in _VALID or after.decision not in _VALID:
                 continue
             compared += 1
             if before != after.decision:
