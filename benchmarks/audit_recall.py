@@ -11,6 +11,11 @@ completes): the trials an auditor whose oracle is G can refute.
 
 Only this script reads the labels; the audit never does.
 
+The labelled tasks are split in two fixed parts: the *tuning* split (task numbers 0, 4, 8, ...)
+is what the audit may be tuned on, the *check* split (2, 6, 10, ...) is never tuned on and
+says whether a change generalises. Every figure is printed for both splits and for each samples
+file; a change that helps the tuning split and not the check split is not kept.
+
     .venv/bin/python benchmarks/audit_recall.py AUDIT.json --samples S [S2] --labels L [L2] [--misses]
     .venv/bin/python benchmarks/audit_recall.py AUDIT.json --samples S [S2] --labels L [L2] --run [--workers 2]
 
@@ -70,7 +75,7 @@ def merged_labels(samples: list[Path], labels: list[Path]) -> dict[str, dict[str
     if len(samples) != len(labels):
         sys.exit("give one labels file per samples file, in the same order")
     if len(samples) == 1:
-        return read_labels(labels[0])
+        return {t: row | {"file": samples[0].name} for t, row in read_labels(labels[0]).items()}
     problems = load_problems()
     offset: dict[str, int] = defaultdict(int)
     out: dict[str, dict[str, Any]] = {}
@@ -78,10 +83,18 @@ def merged_labels(samples: list[Path], labels: list[Path]) -> dict[str, dict[str
         for trial_id, row in read_labels(label_path).items():
             task, n = trial_id.rsplit("#", 1)
             moved = f"{task}#{int(n) + offset[task]}"
-            out[moved] = row | {"trial_id": moved}
+            out[moved] = row | {"trial_id": moved, "file": sample_path.name}
         for trial in load_samples(sample_path, problems).trials:
             offset[trial.task_id] += 1
     return out
+
+
+SPLITS = ("tuning", "check")
+
+
+def split_of(task_id: str) -> str:
+    """The fixed split of a labelled (even-numbered) task: numbers 0, 4, 8, ... tune, 2, 6, ... check."""
+    return SPLITS[int(task_id.rsplit("/", 1)[1]) // 2 % 2]
 
 
 def score(labels: dict[str, dict[str, Any]], results: dict[str, Any]) -> tuple[Score, dict[str, dict[str, int]]]:
@@ -153,6 +166,23 @@ def main() -> None:
     results = json.loads(args.audit.read_text())
     if results.get("kind") != "audit":
         sys.exit(f"{args.audit}: not an audit results file")
+    print(
+        f"{'split':<8}{'samples file':<36}{'passing':>8}{'wrong':>7}{'reach':>7}{'refuted':>8}{'false':>7}"
+        f"{'recall':>8}{'precision':>10}"
+    )
+    files = sorted({row["file"] for row in labels.values()})
+    for split in (*SPLITS, "both"):
+        for file in (*files, "all") if len(files) > 1 else files:
+            part = {
+                t: row
+                for t, row in labels.items()
+                if (split == "both" or split_of(row["task_id"]) == split) and (file == "all" or row["file"] == file)
+            }
+            p, _ = score(part, results)
+            print(
+                f"{split:<8}{file:<36}{p.labelled:>8}{p.wrong:>7}{p.reachable:>7}{p.refuted:>8}"
+                f"{p.refuted - p.true_refuted:>7}{p.recall:>8.1%}{p.precision:>10.1%}"
+            )
     s, per_task = score(labels, results)
     print(f"labelled passing trials: {s.labelled}, wrong {s.wrong}, g_reachable {s.reachable}")
     print(f"refuted: {s.refuted} ({s.true_refuted} wrong, {s.refuted - s.true_refuted} false)")

@@ -16,7 +16,7 @@ Every run is its own process: the pids are recorded and checked to be distinct. 
 sequential (one at a time) so that each median is a per-run latency, not a throughput.
 
 The engine has two modes of full isolation: as root (each run an unprivileged host uid of its
-own) and without root (the caller's uid in user namespaces of the pool's own, issue 14). The
+own) and without root (the caller's uid in user namespaces of the pool's own). The
 script measures the mode it runs in; run as root with ``--rootless-uid UID --rootless-python PY``,
 it also runs itself as that uid (``PY``: an interpreter that uid may execute, with vouch
 importable) and prints both modes side by side.

@@ -1,4 +1,4 @@
-"""The lightweight audit against the per-trial audit on the same trials, in one run (issue 12).
+"""The lightweight audit against the per-trial audit on the same trials, in one run.
 
 Target (TestJack section 3.3, RQ2): the lightweight mode recovers at least 90% of the per-trial
 audit's refutations at no more than 20% of its cost. Both audits run here, one after the other

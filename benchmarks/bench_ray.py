@@ -9,7 +9,7 @@ not timed); ``--tasks DIR`` screens a task set already built (``bench_v4v.py``'s
 
     python benchmarks/bench_ray.py [--tasks DIR] [--address HOST:PORT] [--rounds 2] [--json]
 
-Prints each executor's median wall time, the ratio Ray / local (target, issue 18: at most 1.15),
+Prints each executor's median wall time, the ratio Ray / local (target: at most 1.15),
 and whether every run's per-task results (every check's verdict and evidence) are identical.
 """
 

@@ -1,4 +1,4 @@
-"""Speed of replaying shared witnesses in the lightweight audit (issue 12), against one pytest
+"""Speed of replaying shared witnesses in the lightweight audit, against one pytest
 subprocess per (witness, trial) execution, measured in the same run.
 
 Target: at least 200 (witness, trial) executions a second on 2 cores, function level. The

@@ -14,7 +14,7 @@ source to every mutant of the run.
 (e.g. the release before a speed change) and counts the tasks whose six check outcomes differ.
 
 Prints the wall time per stage, mutants per second, and the ratio to the subprocess baseline.
-Target (issue 5): the whole V4V in at most 10 minutes on 2 cores.
+Target: the whole V4V in at most 10 minutes on 2 cores.
 """
 
 from __future__ import annotations

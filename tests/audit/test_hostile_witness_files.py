@@ -1,6 +1,6 @@
-"""Witness files hold G's values: once the audit writes one, no run of the process can read them
-(issue 14, finding 3). And in the repository form, the files of a trial's patch that could
-decide a witness's outcome from the trial's side are flagged (finding 1)."""
+"""Witness files hold G's values: once the audit writes one, no run of the process can read them.
+And in the repository form, the files of a trial's patch that could decide a witness's outcome
+from the trial's side are flagged."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The form here judges trials that are sets of the inputs they get wrong: a test i
 trial fails it when the input is in its set, and a trial's own audit finds its wrong inputs.
 What is checked is Algorithm 1's bookkeeping, which both real forms share: T1 first, seeded
 uniform sampling weighted by trials per program, the active set, the stop, the round log, the
-notes and the bad inputs of issue 12 (every trial fails T1, one trial, an audit that fails).
+notes and the bad inputs of the lightweight mode (every trial fails T1, one trial, an audit that fails).
 """
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ def test_instance_without_a_spec_is_one_error_line(visible_tmp: Path) -> None:
 
 @pytest.mark.slow
 def test_sigkill_halfway_then_the_same_command_resumes(visible_tmp: Path) -> None:
-    """SIGKILL of ``vouch audit swe`` mid-run (issue 14): what was judged stays in the store, the
+    """SIGKILL of ``vouch audit swe`` mid-run: what was judged stays in the store, the
     same command judges only the rest, and the verdicts are those of an uninterrupted run."""
     materialise_fixture_repo("booknotes", visible_tmp / "repos" / "booknotes")
     instances, predictions = _one_fixture(visible_tmp, "booknotes")

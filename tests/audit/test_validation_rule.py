@@ -1,4 +1,4 @@
-"""The one validation rule (issue 12): which failures count, in which world, how many runs."""
+"""The one validation rule: which failures count, in which world, how many runs."""
 
 from __future__ import annotations
 

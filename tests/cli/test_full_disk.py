@@ -1,4 +1,4 @@
-"""A full disk under the store or the output (issue 14): one clear line, exit 3, the store intact,
+"""A full disk under the store or the output: one clear line, exit 3, the store intact,
 and the same command resumes once there is space again.
 
 Each scenario runs in a mount namespace of its own (``unshare --mount``), with the store or the

@@ -85,7 +85,7 @@ SLOW = (
 
 @pytest.mark.slow
 def test_sigkill_halfway_then_resume_stores_each_judgement_exactly_once(visible_tmp):
-    """SIGKILL of ``vouch v4v`` mid-run (issue 14): the same command resumes from the store, every
+    """SIGKILL of ``vouch v4v`` mid-run: the same command resumes from the store, every
     (verifier, case) decision is stored once, and the result is the uninterrupted run's."""
     tasks = visible_tmp / "tasks"
     for n in range(6):
