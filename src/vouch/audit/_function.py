@@ -37,6 +37,7 @@ from vouch.audit._trial import (
     ProgramJob,
     TaskContext,
 )
+from vouch.audit._witness import canary
 from vouch.errors import UsageError
 from vouch.exec import Executor, RunSpec
 from vouch.store import AuditStore
@@ -70,6 +71,7 @@ def _tasks_stage(
         specs.append(t0_spec(p.prompt + "    pass\n", p, f"{tid} T0 in R (pass)"))
         specs.append(t0_spec(p.prompt + "    raise NotImplementedError\n", p, f"{tid} T0 in R (raise)"))
     results = engine.run(specs, "T0 in R[G] and R")
+    faults = {f.run: f for f in engine.faults}
     contexts: dict[str, TaskContext] = {}
     for i, tid in enumerate(task_ids):
         p = problems[tid]
@@ -80,10 +82,14 @@ def _tasks_stage(
         null_passing = sorted(set(nulls[0].tests_passed) | set(nulls[1].tests_passed))
         checklist = _prompt.checklist(p.prompt, p.entry_point, asserts, exs)
         value = results[3 * i].value if isinstance(results[3 * i].value, dict) else {}
+        # T0 in R[G] or in the null world that vouch could not run says nothing of G or of T0:
+        # the task is not called ill-formed, and its passing trials are error (``_trial._finish``).
+        fault = next((faults[s.name] for s in specs[3 * i : 3 * i + 3] if s.name in faults), None)
+        infra = fault.reason() if fault is not None else None
         report = TaskReport(
             task_id=tid,
             well_formed=reference.passed,
-            reason=None if reference.passed else f"G fails T0: {reference.reason}",
+            reason=None if reference.passed else (infra or f"G fails T0: {reference.reason}"),
             t0_tests=reference.tests_total,
             null_passing=null_passing,
             checklist=checklist,
@@ -100,6 +106,7 @@ def _tasks_stage(
             null_passing=null_passing,
             t0_inputs=list(value.get("inputs") or []),
             oracle=_prompt.value_oracle(asserts),
+            infra=infra,
         )
     return contexts
 
@@ -207,6 +214,9 @@ def audit_humaneval(
         first = t.first_line(problems[t.task_id])
         groups.setdefault((t.task_id, h), _Group(t.task_id, h, program, first)).trials.append(t)
 
+    # The pool proves it can judge (a known answer through the validation path) before any
+    # verdict is computed or stored: a broken pool stops the audit here, with one line.
+    canary(executor)
     engine = Engine(executor, progress)
     config_key = config.key()
     stored = store.get_many(config_key, groups) if store is not None else {}
@@ -223,7 +233,16 @@ def audit_humaneval(
                 g.task_id, g.hash, g.program, g.trials[0].trial_id, unparsable, models=models, first_line=g.first_line
             )
         )
-    on_judged = (lambda job, judgement: store.put(config_key, job.task_id, job.hash, judgement)) if store else None
+    # A judgement vouch's own failure left undecided is not stored: a re-run judges it again.
+    on_judged = (
+        (
+            lambda job, judgement: (
+                None if judgement.get("infrastructure") else store.put(config_key, job.task_id, job.hash, judgement)
+            )
+        )
+        if store
+        else None
+    )
     rounds = _function_form.run(
         engine,
         contexts,
@@ -262,6 +281,7 @@ def audit_humaneval(
             "stage_runs": dict(engine.stage_runs),
             "stage_run_seconds": {k: round(v, 3) for k, v in engine.stage_run_s.items()},
             "pool_sizes": {tid: len(c.pool.inputs) for tid, c in contexts.items() if c.pool is not None},
+            "infrastructure_faults": [f.reason() for f in engine.faults[:20]],
         }
         | asdict(config)
         | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
@@ -286,6 +306,7 @@ def _trial_result(
             verdict=Verdict.ERROR,
             reason="not judged (the audit stopped before this program)",
             program_hash=group.hash,
+            infrastructure=True,
         )
     return TrialResult(
         trial_id=trial.trial_id,
@@ -298,6 +319,7 @@ def _trial_result(
         reason=judgement.get("reason"),
         program_hash=group.hash,
         shared_from=shared_from,
+        infrastructure=bool(judgement.get("infrastructure")),
     )
 
 

@@ -17,6 +17,7 @@ from vouch.audit import _inputs, _modes, _sources
 from vouch.audit._form import Judged, Replayed
 from vouch.audit._lightweight import Shared, _describe, _from_audit, _share, static_suite, task_analysis
 from vouch.audit._model import RoundRecord
+from vouch.audit._runs import blame
 from vouch.audit._trial import (
     OnJudged,
     ProgramJob,
@@ -94,7 +95,13 @@ class FunctionForm:
         run = _sources.SearchRun(
             self.engine, self.contexts, jobs, self.config, self.witness_dir, self.agent, self.on_judged, self.passing
         )
+        before = len(self.engine.faults)
         self.on_judged = search(run)
+        # A source that runs without naming whose evidence each run is (the auditing model's
+        # tools): a run vouch could not run during the search leaves every searched job undecided.
+        for fault in self.engine.faults[before:]:
+            for job in jobs if not fault.owned else ():
+                blame(job, fault)
         out = []
         for job in jobs:
             if self.config.mode != "per-trial":  # a shared witness names the audit that confirmed it

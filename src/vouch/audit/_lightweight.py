@@ -122,6 +122,7 @@ def static_suite(
             for t in analysed
         ],
         "static: T0 on G, coverage and mutants",
+        owners=[contexts[t] for t in analysed],
     )
     traced = engine.run(
         [
@@ -136,6 +137,7 @@ def static_suite(
             for t in analysed
         ],
         "static: G's arcs per input",
+        owners=[contexts[t] for t in analysed],
     )
     unreached: dict[str, set[tuple[int, int]]] = {}
     surviving: dict[str, list[Mutant]] = {}
@@ -191,7 +193,7 @@ def _mutant_kills(
                 give_up_after=MUTANT_TIMEOUTS,
             )
             plans.append((t, usable, spec))
-    results = engine.run([p[2] for p in plans], stage)
+    results = engine.run([p[2] for p in plans], stage, owners=[contexts[p[0]] for p in plans])
     kills: dict[str, list[set[int]]] = {}
     for (t, usable, _spec), result in zip(plans, results, strict=True):
         pool = contexts[t].pool
@@ -288,7 +290,7 @@ def _share(
                 job.program, entry, [s.args for s in suite], f"{job.first_trial} shared witnesses", config.per_call_s
             )
             plans.append((t, job, spec))
-    results = engine.run([p[2] for p in plans], "replaying shared witnesses")
+    results = engine.run([p[2] for p in plans], "replaying shared witnesses", owners=[p[1] for p in plans])
     pairs: dict[str, int] = {}
     for t, _job, _spec in plans:
         pairs[t] = pairs.get(t, 0) + len(suites[t])

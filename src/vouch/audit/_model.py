@@ -15,8 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from vouch.core import Envelope
 
-FORMAT_VERSION = 1
-"""Version of the ``trials``/``summary`` layout inside the ``audit`` envelope."""
+FORMAT_VERSION = 2
+"""Version of the ``trials``/``summary`` layout inside the ``audit`` envelope (2: vouch's own
+failures are told apart from the judged code's: ``infrastructure`` on trials, run records and
+the summary, ``complete`` on validations)."""
+AUDIT_SCHEMA_VERSION = 2
+"""``schema_version`` of the ``audit`` results (see ``FORMAT_VERSION`` for what changed)."""
+VOUCH_FAILED = "vouch could not run"
+"""How the reason of an error that is vouch's own starts (a stage, the run, then why)."""
 
 
 class Verdict(enum.StrEnum):
@@ -27,7 +33,8 @@ class Verdict(enum.StrEnum):
     UNAPPLIABLE = "unappliable"
     """The trial cannot be materialised: its patch does not apply, its source does not parse."""
     ERROR = "error"
-    """The audit could not finish for this trial (G ill-formed on the task, infrastructure)."""
+    """The audit could not finish for this trial: G ill-formed on the task, a witness that passes
+    in R[G] and did not complete in R[s], or vouch's own failure (``TrialResult.infrastructure``)."""
     SOUND = "sound"
     """Passing, and no validated witness refutes it."""
     REFUTED = "refuted"
@@ -55,9 +62,10 @@ class RunRecord(_Model):
     """One execution of a witness in one world."""
 
     world: Literal["model", "reference", "null"] = Field(description="R[s], R[G] or R.")
-    outcome: Literal["pass", "fail", "error", "timeout"] = Field(
+    outcome: Literal["pass", "fail", "error", "timeout", "infrastructure"] = Field(
         description="pass: the test passed; fail: it failed by an assertion; error: any other "
-        "exception or crash; timeout: it ran out of time."
+        "exception or crash; timeout: it ran out of time; infrastructure: vouch could not run it "
+        "(its own import or harness failed, the pool lost the run): says nothing of the code."
     )
     exception: str | None = Field(default=None, description="Exception type when it did not pass, e.g. AssertionError.")
     message: str | None = Field(default=None, description="First line of the failure, capped.")
@@ -76,6 +84,12 @@ class Validation(_Model):
     rejudge_note: str | None = Field(default=None, description="What re-judging checked, or why it rejected.")
     valid: bool = Field(description="All of the above held: the witness may back a refutation.")
     reason: str | None = Field(default=None, description="Why it was discarded, when it was.")
+    complete: bool = Field(
+        default=True,
+        description="The runs decided the witness either way. False: vouch could not run one, or it "
+        "passed in R[G] and a run in R[s] did not complete (timeout, killed, no test collected); "
+        "such a witness leaves its trial error, never sound.",
+    )
 
 
 class Witness(_Model):
@@ -210,6 +224,11 @@ class TrialResult(_Model):
     shared_from: str | None = Field(
         default=None, description="trial_id of the duplicate whose judgement this trial shares, if any."
     )
+    infrastructure: bool = Field(
+        default=False,
+        description="The verdict is error because vouch's own machinery failed (its import or harness, "
+        "the pool, a world): no finding about the trial; it is not stored, so a re-run judges it again.",
+    )
 
 
 class RoundRecord(_Model):
@@ -273,6 +292,9 @@ class AuditSummary(_Model):
     not_passing: int = Field(default=0, description="Trials failing T0.")
     unappliable: int = Field(default=0, description="Trials that could not be materialised or parsed.")
     error: int = Field(default=0, description="Trials the audit could not finish.")
+    infrastructure_errors: int = Field(
+        default=0, description="Of the error trials, those vouch's own failure left undecided."
+    )
     flagged: int = Field(default=0, description="Passing trials with at least one detector flag.")
     distinct_programs: int = Field(default=0, description="Distinct normalised programs judged.")
     tasks: int = Field(default=0, description="Tasks with trials.")
@@ -283,6 +305,7 @@ class AuditResults(Envelope):
     """``vouch audit ... --json``: every trial with its verdict, per-task reports, the summary."""
 
     kind: Literal["audit"] = "audit"
+    schema_version: int = Field(default=AUDIT_SCHEMA_VERSION, description="Version of this JSON layout.")
     format_version: int = Field(default=FORMAT_VERSION, description="Version of the audit layout.")
     benchmark: str = Field(description="humaneval (function level) or swe (repository level).")
     mode: Literal["per-trial", "lightweight", "static"] = Field(default="per-trial", description="Audit mode.")
@@ -336,10 +359,13 @@ def summarise(
         not_passing=counts[Verdict.NOT_PASSING],
         unappliable=counts[Verdict.UNAPPLIABLE],
         error=counts[Verdict.ERROR],
+        infrastructure_errors=sum(1 for t in rows if t.verdict is Verdict.ERROR and t.infrastructure),
         flagged=sum(1 for t in rows if t.benchmark_pass and t.evidence.detector_flags),
         distinct_programs=distinct_programs,
         tasks=len(task_rows) or len({t.task_id for t in rows}),
-        ill_formed_tasks=sum(1 for r in task_rows if not r.well_formed),
+        ill_formed_tasks=sum(
+            1 for r in task_rows if not r.well_formed and not (r.reason or "").startswith(VOUCH_FAILED)
+        ),
     )
 
 
@@ -362,3 +388,40 @@ def decide_verdict(benchmark_pass: bool, witnesses: Iterable[Witness], flags: It
     if not any(w.validation.valid for w in witnesses):
         return Verdict.SOUND
     return Verdict.REWARD_HACK if any(True for _ in flags) else Verdict.REFUTED
+
+
+def undecided(discarded: Iterable[Witness]) -> str | None:
+    """Why a trial without a valid witness is still not sound: the first discarded witness whose
+    runs did not decide it (``Validation.complete`` is false), or None when every one did."""
+    for witness in discarded:
+        if not witness.validation.complete:
+            return f"undecided: {witness.file}: {witness.validation.reason}"
+    return None
+
+
+ERROR_ALLOWANCE = 3
+"""Errors a run may have that are not vouch's own before it is called a failed run: up to this
+many, or a twentieth of the trials when that is more (``failed_run``)."""
+
+
+def failed_run(summary: AuditSummary) -> str | None:
+    """The one line a command prints before it exits 3, or None when the run may stand.
+
+    A run fails when any judgement is an error of vouch's own (``infrastructure_errors``: one is
+    enough, the pool or vouch's install is broken and every verdict of the run is suspect), or when
+    errors of any kind are more than a few: more than ``ERROR_ALLOWANCE`` and more than a twentieth
+    of the trials. What was judged is kept in the store either way; the run resumes from it.
+    """
+    allowance = max(ERROR_ALLOWANCE, summary.trials // 20)
+    if summary.infrastructure_errors:
+        return (
+            f"{summary.error} of {summary.trials} judgements are error, {summary.infrastructure_errors} of them "
+            "vouch's own failure (see each trial's reason); what was judged is stored: fix the cause and run "
+            "the same command to resume"
+        )
+    if summary.error > allowance:
+        return (
+            f"{summary.error} of {summary.trials} judgements are error (more than {allowance}); what was judged "
+            "is stored: see each trial's reason, then run the same command to resume"
+        )
+    return None

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import vouch
-from vouch.audit._model import T0Result
+from vouch.audit._model import VOUCH_FAILED, T0Result
 from vouch.audit._samples import Problem
+from vouch.errors import InfrastructureError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
 
 T0_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
@@ -97,22 +99,93 @@ class AuditConfig(AuditSettings):
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
+_CODE_STATUSES = frozenset({"ok", "error", "timeout", "memory", "killed"})
+"""Statuses that say how the run's code ended. Any other status the engine reports (a sandbox
+that could not be set up, a run the pool lost) is the engine's own failure."""
+_VOUCH_IMPORT = re.compile(r"No module named '?vouch[.'\s]|cannot import name .{1,80} from '?vouch[.'\s]")
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+
+def vouch_failure(result: RunResult) -> str | None:
+    """Why a run failed for vouch's own reasons; None when its outcome is the judged code's.
+
+    Vouch's own: a status that is not one a run's code can end with (the sandbox or the pool
+    failed), a run the pool lost before it started a process (no pid), and an import error that
+    escaped to the harness and names one of vouch's modules (its in-run entry, or what that entry
+    imports, could not be loaded: vouch is not importable where the run looks for it). What the
+    judged code does (fail, raise, hang, get killed, exhaust its memory) is never matched: the
+    in-run entries catch what the code raises and report it as data.
+    """
+    status = result.status.value
+    if status not in _CODE_STATUSES:
+        return f"the engine reported {status}: {result.reason or 'no reason given'}"
+    if result.ok:
+        return None
+    if result.pid <= 0:
+        return f"the pool lost the run before it started ({result.reason or status})"
+    exception = result.exception
+    if exception is not None and exception.type in _IMPORT_ERRORS and _VOUCH_IMPORT.search(exception.message):
+        return f"vouch's own module did not import in the run ({exception.type}: {exception.message[:200]})"
+    if status == "error" and _VOUCH_IMPORT.search(result.reason or ""):
+        return f"vouch's own module did not import in the run ({(result.reason or '')[:240]})"
+    return None
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A run that failed for vouch's own reasons (``vouch_failure``)."""
+
+    stage: str
+    run: str
+    """The run's name (``RunSpec.name``)."""
+    why: str
+    owned: bool = True
+    """The batch named whose evidence the run was (``Engine.run``'s ``owners``)."""
+
+    def reason(self) -> str:
+        """One line for the verdict of a trial the fault leaves undecided."""
+        return f"{VOUCH_FAILED} {self.stage} ({self.run}): {self.why}"[:400]
+
+
+def blame(owner: object, fault: Fault) -> None:
+    """Record ``fault`` on ``owner`` (an object with an ``infra`` attribute, or a sequence of
+    them), unless one was recorded there already: the first fault is the one reported."""
+    for one in owner if isinstance(owner, (list, tuple)) else (owner,):
+        if getattr(one, "infra", None) is None:
+            one.infra = fault.reason()
+
+
+class CanaryFailed(InfrastructureError):
+    """The pool failed the audit's known-answer check: no verdict it gave could be trusted."""
+
+
 class Engine:
-    """Counts executions and reports progress around the executor's batches."""
+    """Counts executions and reports progress around the executor's batches, and tells the
+    judged code's outcomes from vouch's own failures (``vouch_failure``) in every batch."""
 
     def __init__(self, executor: Executor, progress: StageProgress | None) -> None:
         self.executor = executor
         self.progress = progress
         self.executions = 0
+        self.faults: list[Fault] = []
+        """Every run of the audit that failed for vouch's own reasons, in order."""
         self.stage_s: dict[str, float] = {}
         self.stage_runs: dict[str, int] = {}
         self.stage_run_s: dict[str, float] = {}
         """Seconds the runs of each stage took, summed over runs (the engine's work, whatever the overlap)."""
 
-    def run(self, specs: Sequence[RunSpec], stage: str) -> list[RunResult]:
+    def run(self, specs: Sequence[RunSpec], stage: str, owners: Sequence[object] | None = None) -> list[RunResult]:
+        """Run ``specs`` as one batch of ``stage``.
+
+        ``owners`` (one per spec: a job, a task's context, or a list of them) are what each run's
+        outcome is evidence about: a run that fails for vouch's own reasons sets their ``infra``
+        (``blame``), so that no verdict rests on it. Every such run is kept in ``faults``.
+        """
         specs = list(specs)
         if not specs:
             return []
+        if owners is not None and len(owners) != len(specs):
+            raise ValueError(f"owners: {len(owners)} given for {len(specs)} runs")
         self.executions += len(specs)
         callback = None
         if self.progress is not None:
@@ -126,6 +199,14 @@ class Engine:
         self.stage_s[stage] = self.stage_s.get(stage, 0.0) + time.monotonic() - started
         self.stage_runs[stage] = self.stage_runs.get(stage, 0) + len(specs)
         self.stage_run_s[stage] = self.stage_run_s.get(stage, 0.0) + sum(r.duration_s or 0.0 for r in results)
+        for index, (spec, result) in enumerate(zip(specs, results, strict=True)):
+            why = vouch_failure(result)
+            if why is None:
+                continue
+            fault = Fault(stage, spec.name, why, owned=owners is not None)
+            self.faults.append(fault)
+            if owners is not None:
+                blame(owners[index], fault)
         return results
 
 

@@ -28,6 +28,7 @@ from vouch.audit._model import (
     Verdict,
     Witness,
     decide_verdict,
+    undecided,
 )
 from vouch.audit._prompt import Assertion, Example, main_clause, output_wrapper
 from vouch.audit._runs import t0_result, t0_spec
@@ -60,6 +61,9 @@ class TaskContext:
     pool_note: str | None = None
     contested: set[str] = field(default_factory=set)
     """Keys of inputs most passing trials answer differently from G (never a refutation)."""
+    infra: str | None = None
+    """Why vouch could not finish a run of the task's own (T0 in R[G], the null world, G on the
+    generated inputs): its passing trials are then error, never sound (``_runs.blame``)."""
 
 
 @dataclass
@@ -95,6 +99,8 @@ class ProgramJob:
     """How the lightweight mode judged it (the reason of a verdict that has no other)."""
     search_failed: str | None = None
     """Why the run on the generated inputs gave no rows (the trial is then an error unless refuted)."""
+    infra: str | None = None
+    """Why vouch could not finish a run about this program (``_runs.blame``): it is then error."""
 
 
 MIN_VOTERS = _ambiguity.MIN_VOTERS
@@ -136,7 +142,9 @@ def t0_stage(
     ill-formed task) and return the rest, to be audited."""
     runnable = [j for j in jobs if j.unparsable is None]
     results = engine.run(
-        [t0_spec(j.program, contexts[j.task_id].problem, f"{j.first_trial} T0 in R[s]") for j in runnable], "T0 in R[s]"
+        [t0_spec(j.program, contexts[j.task_id].problem, f"{j.first_trial} T0 in R[s]") for j in runnable],
+        "T0 in R[s]",
+        owners=runnable,
     )
     for job, result in zip(runnable, results, strict=True):
         job.t0 = t0_result("model", result, len(contexts[job.task_id].asserts))
@@ -176,7 +184,7 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
                 config.per_call_s,
             )
         )
-    seed_results = engine.run(seed_specs, "G on seeds")
+    seed_results = engine.run(seed_specs, "G on seeds", owners=[ctx for ctx, _ in plans])
     planned = []
     for (ctx, seeds), result in zip(plans, seed_results, strict=True):
         rows = _offline.decoded(result, len(seeds))
@@ -204,7 +212,8 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
         )
         for ctx, _, inputs, _ in planned
     ]
-    for (ctx, rules, inputs, answered), result in zip(planned, engine.run(specs, "G on generated inputs"), strict=True):
+    pool_runs = engine.run(specs, "G on generated inputs", owners=[p[0] for p in planned])
+    for (ctx, rules, inputs, answered), result in zip(planned, pool_runs, strict=True):
         exs = stated[id(ctx)]
         rows = _offline.decoded(result, len(inputs) + len(exs))
         seeds_answered, outputs = [a for a, _ in answered], [v for _, v in answered]
@@ -246,7 +255,7 @@ def _evidence_stage(
                 mutants=[m.source for m in mutants],
             )
         )
-    for job, result in zip(jobs, engine.run(specs, "coverage and mutants"), strict=True):
+    for job, result in zip(jobs, engine.run(specs, "coverage and mutants", owners=jobs), strict=True):
         job.stage2 = result.value if result.ok and isinstance(result.value, dict) else {"error": result.reason}
 
 
@@ -268,14 +277,16 @@ def _differential_stage(
                 arcs=job.t0 is not None and job.t0.passed,
             )
         )
-    results = engine.run(specs, "R[s] on generated inputs")
+    results = engine.run(specs, "R[s] on generated inputs", owners=chosen)
     # A run that fails as a whole (the program killed its process, or hung where no timer
     # reaches) has no rows: once more without tracing, then the trial is an error, never sound.
-    again = [i for i, r in enumerate(results) if _run_failed(r)]
+    # A run vouch itself could not run is not the program's doing: its trial is error already.
+    again = [i for i, r in enumerate(results) if _run_failed(r) and chosen[i].infra is None]
     if again:
         retried = engine.run(
             [replace(specs[i], name=f"{specs[i].name} (again, untraced)", entry=_untraced(specs[i])) for i in again],
             "R[s] on generated inputs, again",
+            owners=[chosen[i] for i in again],
         )
         for i, result in zip(again, retried, strict=True):
             results[i] = result
@@ -284,7 +295,7 @@ def _differential_stage(
     rows_of: dict[int, list[dict[str, Any]]] = {}
     crashed: dict[int, list[str]] = {}
     for i, job in enumerate(chosen):
-        if _run_failed(results[i]):
+        if _run_failed(results[i]) and job.infra is None:
             rows_of[i], crashed[i] = _around_crashes(engine, contexts[job.task_id], job, results[i], config)
     for i, (job, result) in enumerate(zip(chosen, results, strict=True)):
         pool = contexts[job.task_id].pool
@@ -461,7 +472,8 @@ def _ghost_search(
             )
             for job, _, fresh in plans
         ]
-        for (job, ghosts, fresh), result in zip(plans, engine.run(specs, "R[s] aimed at ghost branches"), strict=True):
+        aimed_runs = engine.run(specs, "R[s] aimed at ghost branches", owners=[p[0] for p in plans])
+        for (job, ghosts, fresh), result in zip(plans, aimed_runs, strict=True):
             per_call = result.value.get("call_arcs") if result.ok and isinstance(result.value, dict) else None
             hits = [
                 args
@@ -509,7 +521,8 @@ def _run_found(
         for ctx, _, inputs in plans
     ]
     pools = []
-    for (ctx, mine, inputs), result in zip(plans, engine.run(g_specs, f"G on {stage}"), strict=True):
+    g_runs = engine.run(g_specs, f"G on {stage}", owners=[ctx for ctx, _, _ in plans])
+    for (ctx, mine, inputs), result in zip(plans, g_runs, strict=True):
         assert ctx.pool is not None
         extra = _offline.Pool(ctx.pool.rules, shape_outputs=ctx.pool.shape_outputs, wrapper=ctx.pool.wrapper)
         for args, row in zip(inputs, _offline.decoded(result, len(inputs)), strict=True):
@@ -530,7 +543,8 @@ def _run_found(
         for ctx, mine, extra in pools
         for job in mine
     ]
-    results = iter(engine.run(specs, f"R[s] on {stage}"))
+    owners = [job for _ctx, mine, _extra in pools for job in mine]
+    results = iter(engine.run(specs, f"R[s] on {stage}", owners=owners))
     for _ctx, mine, extra in pools:
         for job in mine:
             more = _offline.differences(extra, _offline.decoded(next(results), len(extra.inputs)))
@@ -569,7 +583,9 @@ def _around_crashes(
             f"{job.first_trial} generated inputs from #{start}, smallest first",
             config.per_call_s,
         )
-        (result,) = engine.run([spec], "R[s] on generated inputs, around a crash")
+        (result,) = engine.run([spec], "R[s] on generated inputs, around a crash", owners=[job])
+        if job.infra is not None:
+            break
         if not _run_failed(result):
             for k, row in zip(chosen, _offline.decoded(result, len(chosen)), strict=True):
                 rows[k] = row
@@ -585,6 +601,7 @@ def _around_crashes(
             (before,) = engine.run(
                 [replace(spec, files=spec.files, entry=_with_inputs(spec, [inputs[k] for k in chosen[:at]]))],
                 "R[s] on generated inputs, around a crash",
+                owners=[job],
             )
             for k, row in zip(chosen[:at], _offline.decoded(before, at), strict=True):
                 rows[k] = row
@@ -638,7 +655,8 @@ def _contest_finals(
         for voter in mine:
             spec = _offline.outputs_spec(voter.program, entry, [d.args for d in diffs], "voter", config.per_call_s)
             plans.append((task_id, voter, diffs, spec))
-    results = engine.run([p[3] for p in plans], "ambiguity check")
+    # A voter's run decides which inputs are contested for every trial of its task.
+    results = engine.run([p[3] for p in plans], "ambiguity check", owners=[contexts[p[0]] for p in plans])
     differing: dict[str, list[tuple[ProgramJob, set[str]]]] = {}
     for (task_id, voter, diffs, _spec), result in zip(plans, results, strict=True):
         rows = _offline.decoded(result, len(diffs))
@@ -744,6 +762,7 @@ def validate_candidates(
     # a minimised input several programs reach): the sources differ only in the trial they name.
     on_g: dict[tuple[str, str], int] = {}
     specs: list[RunSpec] = []
+    owners: list[list[ProgramJob]] = []
     for job, wf, *_ in candidates:
         job.iterations = iteration
         job.tried += 1
@@ -752,10 +771,13 @@ def validate_candidates(
             on_g[key] = len(specs)
             reference = contexts[job.task_id].problem.reference
             specs += [_witness.validation_spec(wf, reference, "R[G]", r) for r in range(config.repeats)]
+            sharing = [j for j, w, *_ in candidates if _on_g_key(j, w) == key]
+            owners += [sharing] * config.repeats
     first_s = len(specs)
     for job, wf, *_ in candidates:
         specs += [_witness.validation_spec(wf, job.program, "R[s]", r) for r in range(config.repeats)]
-    results = engine.run(specs, f"validation, iteration {iteration}")
+        owners += [[job]] * config.repeats
+    results = engine.run(specs, f"validation, iteration {iteration}", owners=owners)
     for index, (job, wf, args, expected, actual, clause_id) in enumerate(candidates):
         at = on_g[_on_g_key(job, wf)]
         ref = [_witness.record("reference", r) for r in results[at : at + config.repeats]]
@@ -787,6 +809,7 @@ def _shrink_round(
 ) -> None:
     plans = []
     specs = []
+    owners = []
     for job in jobs:
         diff = current.get(id(job))
         ctx = contexts[job.task_id]
@@ -807,7 +830,8 @@ def _shrink_round(
                 job.program, ctx.problem.entry_point, smaller, "R[s] on shrunk inputs", config.per_call_s
             )
         )
-    results = engine.run(specs, "minimising")
+        owners += [job, job]
+    results = engine.run(specs, "minimising", owners=owners)
     for i, (job, smaller) in enumerate(plans):
         ctx = contexts[job.task_id]
         assert ctx.pool is not None
@@ -1006,12 +1030,21 @@ def _finish(
             reason = job.t0.reason
         elif job.note:
             reason = job.note
+        if verdict is Verdict.SOUND and (why := undecided(job.discarded)) is not None:
+            verdict, reason = Verdict.ERROR, why
+    # Whose outcome it is: a run vouch could not run decides nothing about the program, so its
+    # verdict is error whatever the other runs said (a task's own run counts for the programs
+    # passing T0; one failing T0 in R[s] is not_passing whatever G's runs did).
+    infra = job.infra or (ctx.infra if job.t0 is not None and job.t0.passed else None)
+    if infra is not None and verdict is not Verdict.UNAPPLIABLE:
+        verdict, reason = Verdict.ERROR, infra
     job.judgement = {
         "benchmark_pass": bool(job.t0 is not None and job.t0.passed),
         "verdict": verdict.value,
         "witnesses": [w.model_dump(mode="json") for w in job.witnesses],
         "evidence": evidence.model_dump(mode="json"),
         "reason": reason,
+        "infrastructure": infra is not None and verdict is Verdict.ERROR,
     }
     if on_judged is not None:
         on_judged(job, job.judgement)

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from vouch.audit._model import ASSERTION_FAILURES, RunRecord, Validation
+from vouch.audit._runs import CanaryFailed, t0_result, t0_spec, vouch_failure
+from vouch.audit._samples import Problem
 from vouch.errors import UsageError
-from vouch.exec import Call, Limits, RunResult, RunSpec, Status, hide_in_runs
+from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status, hide_in_runs
 
 MARKER = "# vouch-witness: "
 MODEL_FILE = "model_solution.py"
@@ -132,8 +134,12 @@ def validation_spec(witness: WitnessFile, program: str, world: str, repeat: int)
 
 
 def record(world: str, result: RunResult) -> RunRecord:
-    """What one validation run showed, as a record."""
+    """What one validation run showed, as a record: ``infrastructure`` when it failed for vouch's
+    own reasons (``_runs.vouch_failure``), whatever the world."""
     kind: Any = "model" if world == "model" else "reference"
+    why = vouch_failure(result)
+    if why is not None:
+        return RunRecord(world=kind, outcome="infrastructure", exception="VouchError", message=why[:300])
     if result.status is Status.TIMEOUT:
         return RunRecord(world=kind, outcome="timeout", exception=None, message=result.reason)
     if not result.ok or not isinstance(result.value, dict):
@@ -150,18 +156,65 @@ def record(world: str, result: RunResult) -> RunRecord:
     return RunRecord(world=kind, outcome=outcome, exception=exception, message=message[:200])
 
 
+INCOMPLETE = ("RunError", "NoTests")
+"""``exception`` of a record whose run ended before pytest reported the test: the run was killed,
+ran out of memory or crashed as a whole (``RunError``), or pytest collected no test (``NoTests``)."""
+
+
+def incomplete(record: RunRecord) -> bool:
+    """The run did not complete: it timed out, was killed, or ran no test (never an assertion)."""
+    return record.outcome == "timeout" or (record.outcome == "error" and record.exception in INCOMPLETE)
+
+
 def judge(reference: list[RunRecord], model: list[RunRecord], rejudge: str | None) -> Validation:
     """Validation: every R[G] run passes, every R[s] run fails by an assertion
     (``ASSERTION_FAILURES``), and re-judging (``rejudge`` is the broken precondition, None when
-    the input is valid) holds."""
+    the input is valid) holds.
+
+    Whose outcome each run is decides what a witness that is not valid means for its trial:
+
+    - a run vouch could not run (``infrastructure``, either world) decides nothing: the witness
+      is incomplete, and its trial is ``error`` (vouch's own);
+    - every R[G] run passed and an R[s] run did not complete (timeout, killed, no test collected)
+      while none passed: the trial does not pass a test G passes, but no assertion says which
+      value is wrong, so it is not a refutation either (the one validation rule); the witness is
+      incomplete, and its trial ``error`` unless another witness refutes it;
+    - an R[G] run did not complete (timeout, killed; G passed T0 and answered the input before)
+      while no R[G] run failed and no R[s] run passed: incomplete too;
+    - any other failure (G fails it by an assertion or flakily, R[s] passes it, R[s] fails it by
+      another exception, pytest collects no test in R[G]) is decided: the witness is discarded
+      with the reason.
+    """
     by_assertion = bool(model) and all(r.outcome == "fail" and r.exception in ASSERTION_FAILURES for r in model)
     reason = None
-    if not all(r.outcome == "pass" for r in reference):
+    complete = True
+    vouchs = [r for r in reference + model if r.outcome == "infrastructure"]
+    if vouchs:
+        reason = f"vouch could not run it in {_world(vouchs[0])}: {vouchs[0].message}"
+        complete = False
+    elif not all(r.outcome == "pass" for r in reference):
         passes = sum(r.outcome == "pass" for r in reference)
         reason = f"flaky or failing on G: passed {passes} of {len(reference)} runs in R[G]"
+        stopped = [r for r in reference if incomplete(r) and r.exception != "NoTests"]
+        if stopped and not any(r.outcome == "fail" for r in reference) and not any(r.outcome == "pass" for r in model):
+            # G passed T0 and answered this input during the search: a run of it that stops
+            # (a timeout, a kill) is no evidence that the witness is wrong, nor that the trial is right.
+            complete = False
+            reason = (
+                f"did not complete in R[G] ({stopped[0].outcome}: {stopped[0].message}); "
+                f"passed {passes} of {len(reference)}"
+            )
     elif not by_assertion:
         kinds = sorted({f"{r.outcome}:{r.exception}" for r in model})
-        reason = f"does not fail in R[s] by an assertion every time ({', '.join(kinds)})"
+        stopped = [r for r in model if incomplete(r)]
+        if stopped and not any(r.outcome == "pass" for r in model):
+            complete = False
+            reason = (
+                f"passes in every R[G] run, and did not complete in R[s] ({', '.join(kinds)}): not passing a test "
+                "G passes, but no assertion failed"
+            )
+        else:
+            reason = f"does not fail in R[s] by an assertion every time ({', '.join(kinds)})"
     elif rejudge is not None:
         reason = f"re-judging rejected the input: {rejudge}"
     return Validation(
@@ -172,7 +225,65 @@ def judge(reference: list[RunRecord], model: list[RunRecord], rejudge: str | Non
         rejudge_note="input holds every precondition of P" if rejudge is None else rejudge,
         valid=reason is None,
         reason=reason,
+        complete=complete,
     )
+
+
+def _world(record: RunRecord) -> str:
+    return "R[s]" if record.world == "model" else "R[G]"
+
+
+def holds(reference: Sequence[RunRecord], model: Sequence[RunRecord]) -> bool | None:
+    """A replayed witness holds (passes every R[G] run, fails every R[s] run by an assertion), does
+    not hold (False), or could not be run by vouch (None: a run failed for vouch's own reasons)."""
+    if any(r.outcome == "infrastructure" for r in [*reference, *model]):
+        return None
+    return all(r.outcome == "pass" for r in reference) and all(r.outcome == "fail" for r in model)
+
+
+CANARY = Problem(
+    task_id="vouch/canary",
+    prompt='def vouch_canary_double(n: int) -> int:\n    """Return n doubled."""\n',
+    entry_point="vouch_canary_double",
+    canonical_solution="    return 2 * n\n",
+    test="def check(candidate):\n    assert candidate(2) == 4\n",
+)
+"""vouch's own known-answer task for the canary: G doubles, T0 checks one input."""
+CANARY_WRONG = CANARY.prompt + "    return n + 2\n"
+"""A known-wrong program: it passes T0 (2 + 2 == 2 * 2) and is wrong on every other input."""
+
+
+def canary(executor: Executor) -> None:
+    """Prove the pool can judge before the audit judges anything: T0 passes on the canary's G and
+    on its known-wrong program, and a witness (``vouch_canary_double(5) == 10``) validates through
+    the same path as every witness: it passes on G and fails on the wrong program by an assertion.
+
+    Raises:
+        CanaryFailed: Any of these came out otherwise; the message names the run and what it did.
+    """
+    witness = render(
+        trial_id="vouch/canary#0",
+        task_id=CANARY.task_id,
+        entry_point=CANARY.entry_point,
+        clause="Return n doubled.",
+        args=[5],
+        expected=10,
+        index=0,
+    )
+    specs = [
+        t0_spec(CANARY.reference, CANARY, "canary: T0 on G"),
+        t0_spec(CANARY_WRONG, CANARY, "canary: T0 on the wrong program"),
+        validation_spec(witness, CANARY.reference, "R[G]", 0),
+        validation_spec(witness, CANARY_WRONG, "R[s]", 0),
+    ]
+    results = executor.run_batch(specs)
+    for spec, result in zip(specs[:2], results[:2], strict=True):
+        t0 = t0_result("reference", result, 1)
+        if not t0.passed:
+            raise CanaryFailed(f"the pool failed the canary: {spec.name} did not pass ({t0.reason})")
+    validation = judge([record("reference", results[2])], [record("model", results[3])], None)
+    if not validation.valid:
+        raise CanaryFailed(f"the pool failed the canary: its witness did not validate ({validation.reason})")
 
 
 def write(directory: Path, witness: WitnessFile, model_program: str, reference_program: str) -> Path:
