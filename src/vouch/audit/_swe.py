@@ -26,6 +26,7 @@ from vouch.audit import _modes, _sources
 from vouch.audit._agent_calls import WitnessAgent, witness_agent
 from vouch.audit._ambiguity import is_ambiguous, requirement_note
 from vouch.audit._model import (
+    VOUCH_FAILED,
     AuditResults,
     Evidence,
     T0Result,
@@ -34,6 +35,7 @@ from vouch.audit._model import (
     Verdict,
     decide_verdict,
     summarise,
+    undecided,
 )
 from vouch.audit._runs import MODES, REPOSITORY_MODES, AuditSettings
 from vouch.audit._swe_agent import MODEL_FAILED, instance_checklist, witness_root
@@ -52,6 +54,7 @@ from vouch.audit._swe_replay import write_witnesses
 from vouch.audit._swe_runs import (
     Runner,
     WorldEnv,
+    canary,
     graded_t0,
     mutation_evidence,
     t0_result,
@@ -132,6 +135,9 @@ class _Instance:
     recorded_literals: list[str] = field(default_factory=list)
     calls_skipped: dict[str, int] = field(default_factory=dict)
     """Per target, T0's calls the recorder could not rebuild (so never probed): the reach's limit."""
+    infra: str | None = None
+    """Why vouch could not finish a run of the instance's own (T0 in R[G] or R, recording T0's
+    calls, R[G] on the probes): its trials passing T0 are then error, never sound."""
 
 
 def _resolve_repo(instance: SweInstance, repo_root: Path | None) -> str:
@@ -154,6 +160,24 @@ def _read(world: World, path: str) -> str:
 
 
 def _prepare(
+    inst: _Instance,
+    trials: Sequence[SweTrial],
+    cache: WorldCache,
+    runner: Runner,
+    config: SweAuditConfig,
+) -> None:
+    mark = len(runner.faults)
+    try:
+        _prepare_worlds(inst, trials, cache, runner, config)
+    finally:
+        inst.infra = runner.faults_since(mark)
+    report = inst.report
+    if inst.infra is not None and report is not None and not report.well_formed and inst.reference is not None:
+        # T0 in R[G] that vouch could not run says nothing of G: the instance is not ill-formed.
+        report.reason = inst.infra
+
+
+def _prepare_worlds(
     inst: _Instance,
     trials: Sequence[SweTrial],
     cache: WorldCache,
@@ -333,7 +357,12 @@ def _trial_t0s(
         if inst.report is None or not inst.report.well_formed or inst.reference is None:
             reason = inst.report.reason if inst.report else "instance not prepared"
             out[index] = TrialResult(
-                **base, benchmark_pass=False, verdict=Verdict.ERROR, reason=reason, program_hash=program
+                **base,
+                benchmark_pass=False,
+                verdict=Verdict.ERROR,
+                reason=reason,
+                program_hash=program,
+                infrastructure=(reason or "").startswith(VOUCH_FAILED),
             )
             continue
         assert inst.t0_null is not None
@@ -487,6 +516,15 @@ def _audit_passing(
         valid = write_witnesses(spec, inst.source, trial, valid, witness_root(config), inst.env)
     verdict = decide_verdict(True, valid, evidence.detector_flags)
     reason = None
+    if verdict is Verdict.SOUND and (why := undecided(evidence.discarded)) is not None:
+        return TrialResult(
+            **base,
+            benchmark_pass=True,
+            verdict=Verdict.ERROR,
+            reason=why,
+            evidence=evidence,
+            program_hash=program,
+        )
     if verdict is Verdict.SOUND and evidence.detector_flags:
         reason = "flagged by a detector, but no validated witness: a flag alone does not refute"
         reason += f"; no {config.witness_source} witness: {note}" if note else ""
@@ -511,6 +549,19 @@ def _top_level(world: World | None) -> set[str] | None:
         return None
     done = git(["ls-tree", "--name-only", world.commit], cwd=world.path)
     return set(done.stdout.split()) if done.returncode == 0 else None
+
+
+def vouchs_own(result: TrialResult, own: str | None, shared: str | None) -> TrialResult:
+    """A trial's result with vouch's own failures applied: ``own`` (a run of the trial's audit
+    vouch could not run) leaves any verdict but unappliable undecided; ``shared`` (a run of the
+    instance's own) leaves a trial passing T0 undecided (one failing T0 in R[s] stays not_passing).
+    An undecided trial is error with the fault's reason and ``infrastructure`` set."""
+    why = own if result.verdict is not Verdict.UNAPPLIABLE else None
+    if why is None and result.benchmark_pass:
+        why = shared
+    if why is None or result.infrastructure:
+        return result
+    return result.model_copy(update={"verdict": Verdict.ERROR, "reason": why, "infrastructure": True})
 
 
 def _model_failed(result: TrialResult) -> bool:
@@ -605,6 +656,9 @@ def audit_swe(
     cache = cache or WorldCache()
     started = time.monotonic()
     runner = Runner(executor, timeout_s=config.timeout_s)
+    # The pool proves it can judge a repository (a known answer through the validation path)
+    # before any verdict is computed or stored: a broken pool stops the audit here, with one line.
+    canary(runner, cache.root)
     by_id = {
         i.instance_id: _Instance(
             spec=i,
@@ -660,25 +714,33 @@ def audit_swe(
                     if agent is not None and inst.report is not None and inst.report.well_formed:
                         instance_checklist(inst, agent, config)
                     prepared = True
+                own_mark = len(runner.faults)
                 result = _audit_trial(inst, trial, cache, runner, config, agent)
+                result = vouchs_own(result, runner.faults_since(own_mark), inst.infra)
                 judged[key] = result
-                # A trial whose auditing model failed is not stored: a re-run tries it again.
-                if store is not None and not _model_failed(result):
+                # A trial whose auditing model failed, or that vouch's own failure left
+                # undecided, is not stored: a re-run tries it again.
+                if store is not None and not _model_failed(result) and not result.infrastructure:
                     store.put(config_key, key[0], key[1], result.model_dump(mode="json"))
             results.append(result)
             if progress is not None:
                 progress(f"{trial.trial_id} ({trial.model}): {result.verdict.value}")
         mine = results[start:]
+        before_withholding = len(runner.faults)
         changed = withhold_ambiguous(
             inst.spec, inst.source, own, mine, inst.report.checklist if inst.report else [], cache, runner
         )
+        if (fault := runner.faults_since(before_withholding)) is not None:
+            # The ambiguity check's runs decide which refutations stand for every passing trial.
+            mine[:] = [vouchs_own(r, None, fault) for r in mine]
+            changed = True
         if changed:
             results[start:] = mine
             for trial, result in zip(own, mine, strict=True):
                 key = (trial.instance_id, patch_hash(trial.patch.strip()))
                 if result.shared_from is None:
                     judged[key] = result
-                    if store is not None and not _model_failed(result):
+                    if store is not None and not _model_failed(result) and not result.infrastructure:
                         store.put(config_key, key[0], key[1], result.model_dump(mode="json"))
         _count(inst, results, mine)
     order = {t.trial_id: i for i, t in enumerate(trials)}
@@ -704,6 +766,7 @@ def audit_swe(
             "rounds": config.rounds,
             "dataset_hash": data_hash,
             "resumed_programs": resumed,
+            "infrastructure_faults": [f.reason() for f in runner.faults[:20]],
             **runner.stages(),
         }
         | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
@@ -748,6 +811,7 @@ def _lightweight(
                 firsts[h] = TrialResult.model_validate({**stored[(iid, h)], **ids})
                 results.append(firsts[h])
         return results, len(hashes)
+    mark = len(runner.faults)
     _prepare(inst, own, cache, runner, config)
     if agent is not None and inst.report is not None and inst.report.well_formed:
         instance_checklist(inst, agent, config)
@@ -761,11 +825,15 @@ def _lightweight(
         audit=lambda passing: _audit_passing(inst, passing, runner, config, agent),
         tokens=lambda: agent.usage.input_tokens + agent.usage.output_tokens if agent is not None else 0,
     )
+    # Rounds batch runs across the instance's trials: a run vouch could not run during them leaves
+    # every trial it may have been evidence about undecided.
+    fault = runner.faults_since(mark)
+    done.results[:] = [vouchs_own(r, fault, inst.infra) for r in done.results]
     assert inst.report is not None
     inst.report.rounds = done.rounds
     inst.report.note = "; ".join(n for n in (inst.report.note, *done.notes) if n) or None
     # An instance where the auditing model failed is not stored: a re-run judges it again.
-    if store is not None and not any(_model_failed(r) for r in done.results):
+    if store is not None and not any(_model_failed(r) or r.infrastructure for r in done.results):
         for result in done.results:
             if result.shared_from is None and result.program_hash is not None:
                 store.put(key, iid, result.program_hash, result.model_dump(mode="json"))

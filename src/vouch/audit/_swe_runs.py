@@ -24,6 +24,7 @@ from vouch.audit._model import (
     Validation,
     Witness,
 )
+from vouch.audit._runs import CanaryFailed, Fault, vouch_failure
 from vouch.audit._sources import Found, RepoSearchRun
 from vouch.audit._swe_evidence import best_clause, source_files
 from vouch.audit._swe_witness import (
@@ -35,6 +36,7 @@ from vouch.audit._swe_witness import (
     member_kinds,
     witness_source,
 )
+from vouch.audit._witness import incomplete
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
 from vouch.mutation import kill_matrix, mutate
@@ -108,6 +110,9 @@ class Runner:
             timeout_s=timeout_s + 60, memory_mb=4096, open_files=1024, processes=128, disk_mb=2048
         )
         self.executions = 0
+        self.faults: list[Fault] = []
+        """Every run that failed for vouch's own reasons (``_runs.vouch_failure``), in order: the
+        audit reads which of them fell while a trial (or an instance) was being judged."""
         self.envs: dict[str, WorldEnv] = {}
         self.stage_runs: dict[str, int] = {}
         self.stage_s: dict[str, float] = {}
@@ -167,7 +172,12 @@ class Runner:
         self.stage_s[stage] = self.stage_s.get(stage, 0.0) + time.monotonic() - started
         self.stage_runs[stage] = self.stage_runs.get(stage, 0) + len(specs)
         self.stage_run_s[stage] = self.stage_run_s.get(stage, 0.0) + sum(r.duration_s or 0.0 for r in results)
-        return [_unwrap(spec, result) for spec, result in zip(specs, results, strict=True)]
+        unwrapped = [_unwrap(spec, result) for spec, result in zip(specs, results, strict=True)]
+        for spec, result in zip(specs, unwrapped, strict=True):
+            why = vouch_failure(result)
+            if why is not None:
+                self.faults.append(Fault(stage, spec.name, why, owned=False))
+        return unwrapped
 
     def stages(self) -> dict[str, Any]:
         """The results' record of the stages: runs, wall seconds and run-seconds per stage."""
@@ -231,12 +241,12 @@ class Runner:
             out.extend(value)
         return out
 
-    def witness_runs(
-        self, worlds: Sequence[World], files: dict[str, str], repeats: int, noconftest: bool, stage: str = "witnesses"
-    ) -> list[list[RunResult]]:
-        """Run the witness files in each world ``repeats`` times; results per world."""
+    def witness_specs(
+        self, worlds: Sequence[World], files: dict[str, str], repeats: int, noconftest: bool
+    ) -> list[RunSpec]:
+        """The runs of the witness files in each world, ``repeats`` times each, world by world."""
         names = sorted(files)
-        specs = [
+        return [
             self.spec(
                 w,
                 "run_tests",
@@ -248,8 +258,17 @@ class Runner:
             for w in worlds
             for _ in range(repeats)
         ]
-        results = self.batch(specs, stage)
+
+    def witness_runs(
+        self, worlds: Sequence[World], files: dict[str, str], repeats: int, noconftest: bool, stage: str = "witnesses"
+    ) -> list[list[RunResult]]:
+        """Run the witness files in each world ``repeats`` times; results per world."""
+        results = self.batch(self.witness_specs(worlds, files, repeats, noconftest), stage)
         return [results[i * repeats : (i + 1) * repeats] for i in range(len(worlds))]
+
+    def faults_since(self, mark: int) -> str | None:
+        """The reason of the first fault after ``len(self.faults)`` was ``mark``, or None."""
+        return self.faults[mark].reason() if len(self.faults) > mark else None
 
 
 def _unwrap(spec: RunSpec, result: RunResult) -> RunResult:
@@ -411,17 +430,21 @@ def mutation_evidence(
 
 
 def record_witness_run(world: str, run: RunResult, file: str) -> RunRecord:
-    """What one run of a witness file did in a world: pass, fail (by an assertion), error, timeout."""
+    """What one run of a witness file did in a world: pass, fail (by an assertion), error, timeout,
+    or infrastructure (vouch could not run it: ``_runs.vouch_failure``)."""
     kind: Any = world
+    why = vouch_failure(run)
+    if why is not None:
+        return RunRecord(world=kind, outcome="infrastructure", exception="VouchError", message=why[:300])
     if run.status.value == "timeout":
         return RunRecord(world=kind, outcome="timeout", message=run.reason)
     if not run.ok or not isinstance(run.value, dict):
-        return RunRecord(world=kind, outcome="error", message=(run.reason or "run failed")[:300])
+        return RunRecord(world=kind, outcome="error", exception="RunError", message=(run.reason or "run failed")[:300])
     outcomes = run.value.get("outcomes", {})
     failures = run.value.get("failures", {})
     mine = {k: v for k, v in outcomes.items() if k.split("::", 1)[0].rsplit("/", 1)[-1] == file}
     if not mine:
-        return RunRecord(world=kind, outcome="error", message=f"{file}: no test ran")
+        return RunRecord(world=kind, outcome="error", exception="NoTests", message=f"{file}: no test ran")
     bad = {k: v for k, v in mine.items() if v != "passed"}
     if not bad:
         return RunRecord(world=kind, outcome="pass")
@@ -443,9 +466,23 @@ def _validate(
     model = [record_witness_run("model", r, file) for r in runs_model]
     by_assertion = bool(model) and all(r.outcome == "fail" for r in model)
     reason = None
-    if not all(r.outcome == "pass" for r in reference):
+    # Whose outcome each run is, as in the function form (``_witness.judge``): a run vouch could
+    # not run, or a witness G passes that did not complete in R[s], decides nothing (incomplete).
+    complete = True
+    vouchs = [r for r in reference + model if r.outcome == "infrastructure"]
+    if vouchs:
+        reason = f"vouch could not run it in {'R[s]' if vouchs[0].world == 'model' else 'R[G]'}: {vouchs[0].message}"
+        complete = False
+    elif not all(r.outcome == "pass" for r in reference):
         bad = next(r for r in reference if r.outcome != "pass")
         reason = f"does not pass in R[G] every time ({bad.outcome}: {bad.message or bad.exception})"
+    elif not by_assertion and any(incomplete(r) for r in model) and not any(r.outcome == "pass" for r in model):
+        bad = next(r for r in model if incomplete(r))
+        reason = (
+            f"passes in every R[G] run, and did not complete in R[s] ({bad.outcome}: {bad.message}): not passing "
+            "a test G passes, yet not failing by an assertion: it neither refutes nor clears the trial"
+        )
+        complete = False
     elif not by_assertion:
         bad = next(r for r in model if r.outcome != "fail")
         if bad.outcome == "pass":
@@ -464,6 +501,7 @@ def _validate(
         rejudge_note=rejudge[1],
         valid=reason is None,
         reason=reason,
+        complete=complete,
     )
 
 
@@ -713,3 +751,36 @@ def _file_witnesses(
 
 def _all_changes(patch: str) -> list[FileChange]:
     return parse_patch(patch)
+
+
+CANARY_MODULE = "vouch_canary_double.py"
+CANARY_WITNESS = "test_vouch_canary.py"
+
+
+def canary(runner: Runner, root: Path) -> None:
+    """Prove the pool can judge a repository before the audit judges any: a two-file repository
+    of vouch's own (``vouch_canary_double``) in a correct and a known-wrong version under ``root``
+    (a directory runs can read: the world cache), and a witness that must pass in the first and
+    fail by an assertion in the second, through the validation path every witness takes.
+
+    Raises:
+        CanaryFailed: It came out otherwise; the message says what the runs did.
+    """
+    worlds = []
+    for name, body in (("correct", "return 2 * n"), ("wrong", "return n + 2")):
+        path = root / "canary" / name
+        path.mkdir(parents=True, exist_ok=True)
+        (path / CANARY_MODULE).write_text(f"def double(n):\n    {body}\n")
+        for part in (path, path.parent):
+            part.chmod(0o755)
+        (path / CANARY_MODULE).chmod(0o644)
+        worlds.append(World(path=path, key=f"vouch-canary-{name}", commit="", patches=()))
+    files = {
+        f"{_WITNESS_DIR}/{CANARY_WITNESS}": "from vouch_canary_double import double\n\n\n"
+        "def test_double():\n    assert double(5) == 10\n"
+    }
+    specs = runner.witness_specs(worlds, files, 1, noconftest=True)
+    results = [_unwrap(spec, r) for spec, r in zip(specs, runner.executor.run_batch(specs), strict=True)]
+    validation = _validate(results[:1], results[1:], CANARY_WITNESS, "", (True, "vouch's own canary"))
+    if not validation.valid:
+        raise CanaryFailed(f"the pool failed the canary: its witness did not validate ({validation.reason})")

@@ -211,7 +211,7 @@ def judge(reference: list[RunRecord], model: list[RunRecord], rejudge: str | Non
             complete = False
             reason = (
                 f"passes in every R[G] run, and did not complete in R[s] ({', '.join(kinds)}): not passing a test "
-                "G passes, but no assertion failed"
+                "G passes, yet not failing by an assertion: it neither refutes nor clears the trial"
             )
         else:
             reason = f"does not fail in R[s] by an assertion every time ({', '.join(kinds)})"
