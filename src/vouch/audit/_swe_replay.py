@@ -15,6 +15,7 @@ from typing import Any
 
 from vouch.audit._model import RunRecord, Witness
 from vouch.audit._swe_runs import Runner, WorldEnv, record_witness_run
+from vouch.audit._witness import holds
 from vouch.errors import UsageError
 from vouch.exec import Executor
 from vouch.sources._swe import SweInstance, SweTrial
@@ -28,15 +29,17 @@ _WITNESS_DIR = "vouch_witness"
 
 @dataclass(frozen=True)
 class ReplayOutcome:
-    """A witness re-run: it holds when it passes every time in R[G] and fails every time in R[s]."""
+    """A witness re-run: it holds when it passes every time in R[G] and fails every time in R[s]
+    by an assertion; vouch could not tell when one of its runs failed for vouch's own reasons."""
 
     file: Path
     reference: tuple[RunRecord, ...]
     model: tuple[RunRecord, ...]
 
     @property
-    def holds(self) -> bool:
-        return all(r.outcome == "pass" for r in self.reference) and all(r.outcome == "fail" for r in self.model)
+    def holds(self) -> bool | None:
+        """True or False; None when a run failed for vouch's own reasons (it says nothing of the witness)."""
+        return holds(self.reference, self.model)
 
 
 def write_witnesses(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -13,7 +14,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, Tim
 from rich.table import Table
 
 from vouch.audit import PRELOAD, AuditConfig, AuditResults, audit_humaneval
+from vouch.audit._model import failed_run
 from vouch.audit._sources import SOURCES
+from vouch.audit._witness import holds as witness_holds
 from vouch.audit._witness import load_replay, validation_spec
 from vouch.audit._witness import record as record_run
 from vouch.cli._agent_options import (
@@ -25,6 +28,7 @@ from vouch.cli._agent_options import (
 )
 from vouch.cli._executor_options import executor_options
 from vouch.cli._progress import Bar, progress_bar, progress_option
+from vouch.errors import EXIT_FINDINGS, EXIT_INFRASTRUCTURE, InfrastructureError
 from vouch.exec import LocalExecutor, check_executor, make_executor
 from vouch.store import AuditStore, default_store_path
 
@@ -218,6 +222,15 @@ def humaneval(
 
         results.config["evalplus"] = report_evalplus(evalplus, evalplus_results, results, Console())
     write_results(results, json_out, Console())
+    stop_if_failed(results)
+
+
+def stop_if_failed(results: AuditResults) -> None:
+    """After the results are written: exit 3 with one line when the run cannot stand
+    (``_model.failed_run``: any error of vouch's own, or more than a few errors)."""
+    line = failed_run(results.summary)
+    if line is not None:
+        raise InfrastructureError(f"audit {results.benchmark}: {line}")
 
 
 def audit_config(
@@ -402,7 +415,10 @@ def compare_command(
 @click.option("--repeat", type=click.IntRange(min=1, max=10), default=1, show_default=True)
 @click.option("--allow-weak-isolation", is_flag=True)
 def replay(witnesses: tuple[Path, ...], repeat: int, allow_weak_isolation: bool) -> None:
-    """Re-run witness tests in R[G] and R[s] and print what each did (pass in R[G], fail in R[s])."""
+    """Re-run witness tests in R[G] and R[s] and print what each did (pass in R[G], fail in R[s]).
+
+    Exits 0 when every witness holds, 1 when one does not hold, 3 when vouch could not run one
+    (a run failed for vouch's own reasons: that says nothing of the witness)."""
     plans = [load_replay(path) for path in witnesses]
     specs = []
     for plan in plans:
@@ -411,11 +427,23 @@ def replay(witnesses: tuple[Path, ...], repeat: int, allow_weak_isolation: bool)
             specs.append(validation_spec(plan.witness, plan.model_program, "R[s]", r))
     with LocalExecutor(preload=PRELOAD, allow_weak=allow_weak_isolation) as ex:
         results = ex.run_batch(specs)
+    codes = []
     for i, path in enumerate(witnesses):
         chunk = results[i * 2 * repeat : (i + 1) * 2 * repeat]
         ref = [record_run("reference", r) for r in chunk[0::2]]
         mod = [record_run("model", r) for r in chunk[1::2]]
-        holds = all(r.outcome == "pass" for r in ref) and all(r.outcome == "fail" for r in mod)
-        click.echo(f"{path}: {'witness holds' if holds else 'witness does NOT hold'}")
-        click.echo(f"  R[G]: {', '.join(r.outcome for r in ref)}")
-        click.echo(f"  R[s]: {', '.join(r.outcome + (f' ({r.message})' if r.message else '') for r in mod)}")
+        codes.append(print_replay(path, ref, mod))
+    if max(codes) != 0:
+        sys.exit(max(codes))
+
+
+def print_replay(path: Path, reference: Sequence[Any], model: Sequence[Any]) -> int:
+    """Print what a replayed witness did; its exit code: 0 holds, 1 does not hold, 3 vouch could
+    not run it (never "does NOT hold" for a run that failed for vouch's own reasons)."""
+    holds = witness_holds(reference, model)
+    verdict = {True: "witness holds", False: "witness does NOT hold", None: "vouch could not run the witness"}[holds]
+    click.echo(f"{path}: {verdict}")
+    for name, records in (("R[G]", reference), ("R[s]", model)):
+        shown = [r.outcome + (f" ({r.message})" if r.outcome != "pass" and r.message else "") for r in records]
+        click.echo(f"  {name}: {', '.join(shown)}")
+    return {True: 0, False: EXIT_FINDINGS, None: EXIT_INFRASTRUCTURE}[holds]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -27,6 +28,7 @@ from vouch.cli._agent_options import (
     repo_mode_option,
     rounds_option,
 )
+from vouch.cli._audit import print_replay, stop_if_failed
 from vouch.cli._progress import progress_bar, progress_option
 from vouch.errors import VouchError
 from vouch.exec import LocalExecutor
@@ -171,9 +173,9 @@ def swe(
     if replay_file is not None:
         with LocalExecutor(workers=workers, preload=SWE_PRELOAD, allow_weak=allow_weak_isolation) as executor:
             outcome = replay_witness(replay_file, executor=executor, cache=WorldCache(cache_dir), repeats=repeat)
-        click.echo(f"{replay_file}: {'witness holds' if outcome.holds else 'witness does NOT hold'}")
-        click.echo(f"  R[G]: {', '.join(r.outcome for r in outcome.reference)}")
-        click.echo(f"  R[s]: {', '.join(r.outcome + (f' ({r.message})' if r.message else '') for r in outcome.model)}")
+        code = print_replay(replay_file, outcome.reference, outcome.model)
+        if code != 0:
+            sys.exit(code)
         return
     if run_dir is not None and predictions_file is not None:
         raise click.UsageError("--run-dir takes the place of --predictions: give one of them")
@@ -319,6 +321,7 @@ def swe(
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(results.model_dump_json(indent=2) + "\n")
         console.print(f"wrote {json_out}")
+    stop_if_failed(results)
 
 
 def _pairs(option: str, values: tuple[str, ...]) -> dict[str, str]:
