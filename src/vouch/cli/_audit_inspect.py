@@ -17,7 +17,7 @@ from vouch.cli._agent_options import (
     mode_option,
     rounds_option,
 )
-from vouch.cli._audit import audit_config, print_summary, run_audit, run_options, write_results
+from vouch.cli._audit import audit_config, print_summary, run_audit, run_options, stop_if_failed, write_results
 from vouch.sources._inspect import comparison, read_inspect_log, write_back, write_back_path
 
 __all__ = ["inspect_command"]
@@ -113,6 +113,7 @@ def inspect_command(
         results.config["inspect"]["write_back"] = str(written)
         out.print(f"wrote {written} (score vouch_audit on {len(rows)} samples)")
     write_results(results, json_out, out)
+    stop_if_failed(results)
 
 
 def _print_comparison(rows: list[dict[str, Any]], console: Console) -> None:
