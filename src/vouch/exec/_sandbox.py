@@ -206,6 +206,9 @@ class Prepared:
     covered: tuple[tuple[str, int], ...] = ()
     """Each covered directory with an O_PATH descriptor of what it covers, opened before the
     cover: the way to bind back a path the caller exposes later (without root only)."""
+    under_tmp: tuple[tuple[str, int], ...] = ()
+    """Each interpreter path under /tmp, /var/tmp or /dev/shm with an O_PATH descriptor of it,
+    opened before the private tmpfs covered it: bound back over the run's own /tmp."""
 
 
 class SetupError(Exception):
@@ -376,6 +379,15 @@ def _mount_disk_budget(job: JobSetup) -> int | None:
     return work_fd
 
 
+def _bind_under_tmp(held: tuple[tuple[str, int], ...]) -> None:
+    for path, fd in held:
+        os.makedirs(path, exist_ok=True)
+        _linux.mount(f"/proc/self/fd/{fd}", path, None, _linux.MS_BIND | _linux.MS_REC)
+        flags = _linux.locked_mount_flags(path)
+        _linux.mount(None, path, None, _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY | flags)
+        os.close(fd)
+
+
 def _bind_budgeted_workdir(work_fd: int, job: JobSetup) -> None:
     # The working directory's path may lie under /tmp, now the budget's: recreate it there.
     os.makedirs(job.workdir, exist_ok=True)
@@ -462,21 +474,9 @@ def prepare(setup: SpareSetup) -> Prepared:
             if os.path.isdir(target):
                 options = f"size={_PRIVATE_TMP_MB}m,mode=1777"
                 _linux.mount("tmpfs", target, "tmpfs", _linux.MS_NOSUID | _linux.MS_NODEV, options)
-        # An interpreter or checkout under /tmp would vanish under the private tmpfs: bind its
-        # paths back, read-only, at the same place.
-        for path, fd in under_tmp:
-            os.makedirs(path, exist_ok=True)
-            _linux.mount(f"/proc/self/fd/{fd}", path, None, _linux.MS_BIND | _linux.MS_REC)
-            _linux.mount(
-                None,
-                path,
-                None,
-                _linux.MS_BIND | _linux.MS_REMOUNT | _linux.MS_RDONLY | _linux.locked_mount_flags(path),
-            )
-            os.close(fd)
         _linux.mount("proc", "/proc", "proc", _linux.MS_NOSUID | _linux.MS_NODEV | _linux.MS_NOEXEC)
         socket.sethostname("vouch-run")
-        return Prepared(setup=setup, runs_dir_fd=runs_dir_fd, covered=covered)
+        return Prepared(setup=setup, runs_dir_fd=runs_dir_fd, covered=covered, under_tmp=tuple(under_tmp))
     except OSError as exc:
         raise SetupError(str(exc)) from None
 
@@ -491,6 +491,9 @@ def enter(prepared: Prepared, job: JobSetup) -> None:
             _cover_hidden(job.hidden)
             alone = setup.rootless and _cover_runs_dir(setup.runs_dir)
             work_fd = _mount_disk_budget(job) if job.disk_mb is not None else None
+            # An interpreter or an install of vouch under /tmp would vanish under the run's own
+            # /tmp (the disk budget's, just mounted): bind its paths back, read-only, in place.
+            _bind_under_tmp(prepared.under_tmp)
             if work_fd is not None:
                 _bind_budgeted_workdir(work_fd, job)
             else:

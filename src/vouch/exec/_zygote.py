@@ -30,6 +30,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+import vouch
 from vouch.exec import _harness, _linux, _pytest, _sandbox, _service
 from vouch.exec._protocol import MessageReader, pack_message, send_message
 from vouch.exec._spec import RunSpec
@@ -818,9 +819,12 @@ def _head(fd: int, limit: int) -> bytes:
 
 
 def _interpreter_paths() -> list[str]:
-    """What a run needs to read to work like this interpreter: prefixes, sys.path, the binary."""
+    """What a run needs to read to work like this interpreter: prefixes, sys.path, the binary,
+    and vouch's own package wherever an import finder maps it (an editable install's finder
+    puts no path of it on sys.path)."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable)}
     paths.update(p for p in sys.path if p and os.path.isdir(p))
+    paths.update(os.path.realpath(p) for p in vouch.__path__ if os.path.isdir(p))
     paths.add(os.path.realpath(sys.executable))
     return sorted(paths)
 
