@@ -399,7 +399,16 @@ def _call_all(
     return None
 
 
-def run_witness(test_file: str) -> dict[str, Any]:
+ANSWER_S = 5.0
+"""A witness run waits this long for any one answer of the program. G answered the witness's
+input within the search's per-call timer (1 s), in a run of its own; a program that gives no
+answer by then fails the call by an assertion that names the time."""
+ANSWERS_S = 10.0
+"""A witness run waits this long for all the program's answers together: half of the run's 20 s
+(``_witness.LIMITS``), so that pytest always has the time to finish and report the test."""
+
+
+def run_witness(test_file: str, answer_s: float = ANSWER_S, answers_s: float = ANSWERS_S) -> dict[str, Any]:
     """Run one witness test file with pytest; per test: outcome and the failure's first line.
 
     The program (``solution.py``) never runs in this process: ``solution`` is a module whose
@@ -407,13 +416,18 @@ def run_witness(test_file: str) -> dict[str, Any]:
     comes back (``vouch.exec._apart``). The test's comparisons are then the harness's, on data,
     and an object that claims to equal anything (or that is not data at all) fails it. Judge and
     judged never share a process, as for a verifier and its candidate.
+
+    The program cannot stall, interrupt or end this process (it is PID 1 of a PID namespace of
+    its own, and each answer has a deadline: ``answer_s``, and ``answers_s`` for all of them):
+    what it does instead of answering fails the test by an assertion naming it, and pytest
+    reports the test.
     """
     import pytest
 
     from vouch.exec._apart import Program
     from vouch.exec._pytest import POOL_ARGS, make_collector
 
-    program = Program(SOLUTION, "solution", hide=[test_file])
+    program = Program(SOLUTION, "solution", hide=[test_file], answer_s=answer_s, answers_s=answers_s)
     sys.modules["solution"] = program.module()
     collector = make_collector()
     try:

@@ -3,19 +3,26 @@
 A witness test judges a program. When both share one interpreter, the program can reach every
 comparison the test makes (an ``__eq__`` that is always True, a patched ``math.isclose``, a
 frame written with the harness's nonce), so the test's verdict is the program's claim. Here the
-judging process (the harness running the test) never imports the program: it forks a child
+judging process (the harness running the test) never imports the program: it starts a child
 that loads the program and answers calls, and only JSON data crosses back. A return value that
 cannot cross as plain data is not a value any requirement can ask for, and the call fails the
 test by an ``AssertionError``.
 
 Before the child exists the judging process makes itself non-dumpable (so the child, which has
 the same uid, cannot ptrace it, read or write its memory, or reach its descriptors through
-``/proc``), removes the test files from the working directory (the test module is compiled by
-then; the program cannot read the expected values off the disk) and drops the working directory
-from ``sys.path`` (a module the child writes there is never imported by the judge). The child
-closes the harness's result descriptor before the program loads. What the child can still do is
-end or stop the judging process (a run that is ``killed`` or ``timeout``): an outcome the audit
-never counts as a pass.
+``/proc``) and drops the working directory from ``sys.path`` (a module the child writes there is
+never imported by the judge). The child starts in user, mount and PID namespaces of its own: the
+test files are covered in its mount namespace (the test module is compiled by then; the program
+cannot read the expected values off the disk), and it is PID 1 of its PID namespace, as the
+harness is of the run's, so it can name no other process: not the judge (``kill(1)``,
+``kill(getppid())``, ``kill(-1)`` and its old process group all miss it), and ``getppid()`` is 0
+as in every other run. It closes the harness's result descriptor before the program loads.
+
+What the program does to its judge is its own failure. Each answer has a deadline; a program
+that does not answer within it (it sleeps, stops, loops), ends its process or breaks the channel
+fails the call by an ``AssertionError`` that names what happened (``ProgramGone``), and the judge
+ends the program and goes on to report the test. Where the run cannot nest namespaces (weak
+isolation, recorded in every result) the child is a plain fork, within reach of the judge.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any
@@ -38,24 +46,51 @@ from vouch.exec._values import DataError, decode, from_data, to_data
 MAX_REPLY_BYTES = 16 * 1024 * 1024
 _HEADER = struct.Struct("<I")
 _MESSAGE_CHARS = 200
+_OWN_NAMESPACES = _linux.CLONE_NEWUSER | _linux.CLONE_NEWNS | _linux.CLONE_NEWPID
+_EXIT_GRACE_S = 0.5
+"""How long a program whose channel ended may take to exit before it is ended."""
 
 
 class NotData(AssertionError):
     """The program returned something that is not plain data: not a value a requirement asks for."""
 
 
-class ProgramGone(Exception):
-    """The program's process ended (or broke the channel) instead of answering."""
+class ProgramGone(AssertionError):
+    """The program did not answer: its process ended, broke the channel, or ran past its deadline.
+
+    An ``AssertionError``: the program owes the test an answer, and what it did instead is the
+    program's failure, never the judge's."""
 
 
-def _send(sock: socket.socket, payload: dict[str, Any]) -> None:
+class NoAnswer(ProgramGone):
+    """The program gave no answer within its deadline; the judge ended it."""
+
+
+class ChildSetupError(BaseException):
+    """The child could not be set up before the program loaded: the judge's own failure, so not
+    an ``Exception`` (a test that turns every exception of a call into an assertion lets it by)."""
+
+
+def _send(sock: socket.socket, payload: dict[str, Any], deadline: float | None = None) -> None:
     data = json.dumps(payload).encode()
+    _settimeout(sock, deadline)
     sock.sendall(_HEADER.pack(len(data)) + data)
 
 
-def _recv_exact(sock: socket.socket, size: int) -> bytes | None:
+def _settimeout(sock: socket.socket, deadline: float | None) -> None:
+    if deadline is None:
+        return
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("deadline passed")
+    sock.settimeout(left)
+
+
+def _recv_exact(sock: socket.socket, size: int, deadline: float | None) -> bytes | None:
     chunks = bytearray()
     while len(chunks) < size:
+        # The deadline is for the whole message: a program that sends a byte at a time gains nothing.
+        _settimeout(sock, deadline)
         chunk = sock.recv(min(size - len(chunks), 1 << 20))
         if not chunk:
             return None
@@ -63,15 +98,16 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes | None:
     return bytes(chunks)
 
 
-def _recv(sock: socket.socket, limit: int) -> Any:
-    """One message, or None when the other end is gone. Raises ValueError on a broken one."""
-    head = _recv_exact(sock, _HEADER.size)
+def _recv(sock: socket.socket, limit: int, deadline: float | None = None) -> Any:
+    """One message, or None when the other end is gone. Raises ValueError on a broken one and
+    TimeoutError when ``deadline`` (``time.monotonic()``) passes first."""
+    head = _recv_exact(sock, _HEADER.size, deadline)
     if head is None:
         return None
     (length,) = _HEADER.unpack(head)
     if length > limit:
         raise ValueError(f"a reply of {length} bytes is over the {limit} byte cap")
-    body = _recv_exact(sock, length)
+    body = _recv_exact(sock, length, deadline)
     if body is None:
         return None
     try:
@@ -106,13 +142,28 @@ class Program:
     Args:
         path: the program's file, imported in the child as ``module_name``.
         module_name: the name the program is imported under.
-        hide: files removed from the working directory before the child starts (the tests).
+        hide: files covered in the child's mount namespace before the program loads (the tests).
+        answer_s: how long the judge waits for any one answer (None: for ever).
+        answers_s: how long the judge waits for all the program's answers together (None: no
+            bound), so that a program that answers just in time, again and again, cannot hold
+            the judge past its run's limit either.
     """
 
-    def __init__(self, path: str, module_name: str, hide: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        path: str,
+        module_name: str,
+        hide: Sequence[str] = (),
+        *,
+        answer_s: float | None = None,
+        answers_s: float | None = None,
+    ) -> None:
         self.path = os.path.abspath(path)
         self.module_name = module_name
         self.hide = tuple(os.path.abspath(p) for p in hide)
+        self.answer_s = answer_s
+        self.answers_s = answers_s
+        self._waited = 0.0
         self._sock: socket.socket | None = None
         self._pid: int | None = None
         self._gone: str | None = None
@@ -122,14 +173,21 @@ class Program:
     def module(self) -> ModuleType:
         """A module whose attributes are the program's: its callables are called in its process,
         anything else is copied as data (``from solution import f`` fails as it would in-process
-        when the program has no ``f``)."""
+        when the program has no ``f``).
+
+        A program that does not load, or that does not answer while the test module imports
+        (it stalls, ends or breaks the channel at import), fails each call of the names the test
+        imported instead: the test runs, and fails by what the program did."""
         program = self
         proxy = ModuleType(self.module_name, f"{self.module_name}, called in a process of its own")
 
         def __getattr__(name: str) -> Any:
             if name.startswith("__"):
                 raise AttributeError(name)
-            return program.attribute(name)
+            try:
+                return program.attribute(name)
+            except (ProgramGone, NotLoaded) as exc:
+                return _Failed(name, exc)
 
         proxy.__getattr__ = __getattr__  # type: ignore[method-assign]
         proxy.__file__ = self.path
@@ -167,48 +225,99 @@ class Program:
         except DataError as exc:
             raise NotData(f"{shown} sent back a value that is not valid data ({exc})") from None
 
+    def _deadline(self) -> tuple[str, float | None]:
+        """How the wait for the next answer is bounded (for the message), and its deadline on the
+        monotonic clock (None: no bound)."""
+        bounds = []
+        if self.answer_s is not None:
+            bounds.append((self.answer_s, f"{_seconds(self.answer_s)} s"))
+        if self.answers_s is not None:
+            left = max(0.0, self.answers_s - self._waited)
+            bounds.append((left, f"the {_seconds(self.answers_s)} s its answers may take in all"))
+        if not bounds:
+            return "", None
+        wait, shown = min(bounds)
+        return shown, time.monotonic() + wait
+
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         if self._gone is not None:
             raise ProgramGone(self._gone)
         sock = self._start()
+        bound, deadline = self._deadline()
+        began = time.monotonic()
+        broken = None
         try:
-            _send(sock, request)
-            answer = _recv(sock, MAX_REPLY_BYTES)
+            _send(sock, request, deadline)
+            answer = _recv(sock, MAX_REPLY_BYTES, deadline)
+        except TimeoutError:
+            self._end(f"the program gave no answer within {bound}; it was ended")
+            raise NoAnswer(f"the program gave no answer within {bound}") from None
         except (OSError, ValueError) as exc:
             answer = None
-            self._gone = f"the program broke its channel ({_describe(exc)})"
+            broken = f"the program broke its channel ({_describe(exc)})"
+        except BaseException:
+            # Interrupted between question and answer (the test's own timer): the channel is out
+            # of step from here on, so no later call may read this answer as its own.
+            self._end("a call was interrupted before the program answered; the program was ended")
+            raise
+        finally:
+            self._waited += time.monotonic() - began
         if not isinstance(answer, dict):
-            self._gone = self._gone or self._ended()
+            self._end(self._ended() or broken or "the program closed its channel instead of answering")
             raise ProgramGone(self._gone)
+        if "setup_error" in answer:
+            self._end("its process could not be set up")
+            raise ChildSetupError(f"the program's process could not be set up: {str(answer['setup_error'])[:200]}")
         if "load_error" in answer:
-            raise ImportError(f"the program does not load: {str(answer['load_error'])[:_MESSAGE_CHARS]}")
+            raise NotLoaded(f"the program does not load: {str(answer['load_error'])[:_MESSAGE_CHARS]}")
         return answer
 
-    def _ended(self) -> str:
+    def _ended(self) -> str | None:
+        """How the program's process ended, after its channel did; None when it lives on past a
+        short grace (it closed its end of the channel, or sent what is not a message)."""
         if self._pid is None:
             return "the program's process ended"
-        try:
-            _, status = os.waitpid(self._pid, 0)
-        except ChildProcessError:
-            return "the program's process ended"
+        give_up = time.monotonic() + _EXIT_GRACE_S
+        while True:
+            try:
+                pid, status = os.waitpid(self._pid, os.WNOHANG)
+            except ChildProcessError:
+                self._pid = None
+                return "the program's process ended"
+            if pid:
+                break
+            if time.monotonic() > give_up:
+                return None
+            time.sleep(0.01)
         self._pid = None
         if os.WIFSIGNALED(status):
             return f"the program's process was killed by signal {os.WTERMSIG(status)} instead of answering"
         return f"the program's process exited with code {os.WEXITSTATUS(status)} instead of answering"
 
+    def _end(self, why: str) -> None:
+        self._gone = self._gone or why
+        self.close()
+
     def _start(self) -> socket.socket:
         if self._sock is not None:
             return self._sock
         # Nothing of the judge is within the child's reach once it starts: not its memory or
-        # descriptors (non-dumpable), not the tests (removed; compiled already), not its imports.
+        # descriptors (non-dumpable), not the tests (covered), not its imports, not its process.
         _linux.prctl(_linux.PR_SET_DUMPABLE, 0)
         workdir = os.path.dirname(self.path)
         sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != workdir]
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        pid = os.fork()
+        uid, gid = os.getuid(), os.getgid()
+        try:
+            pid = _linux.clone_process(_OWN_NAMESPACES)
+            apart = True
+        except OSError:
+            # No nested namespaces here (weak isolation): a plain fork, within the judge's reach.
+            pid = os.fork()
+            apart = False
         if pid == 0:  # pragma: no cover - the child; its outcome is what it answers
             parent.close()
-            _child_main(child, self.path, self.module_name, self.hide)
+            _child_main(child, self.path, self.module_name, self.hide, (uid, gid) if apart else None)
         child.close()
         self._sock, self._pid = parent, pid
         return parent
@@ -218,11 +327,20 @@ class Program:
             self._sock.close()
             self._sock = None
         if self._pid is not None:
+            # PID 1 of its namespace: when it goes, the kernel ends every process it started.
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self._pid, 0)
             self._pid = None
+
+
+def _seconds(value: float | None) -> str:
+    return f"{value or 0.0:.3g}"
+
+
+class NotLoaded(ImportError):
+    """The program raised while it loaded in its process."""
 
 
 class _Remote:
@@ -237,6 +355,21 @@ class _Remote:
 
     def __repr__(self) -> str:
         return f"<{self._program.module_name}.{self.__name__}, called in the program's process>"
+
+
+class _Failed:
+    """A name the test imported while the program did not answer (or did not load): each call
+    fails as the import would have."""
+
+    def __init__(self, name: str, error: Exception) -> None:
+        self._error = error
+        self.__name__ = self.__qualname__ = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise type(self._error)(*self._error.args)
+
+    def __repr__(self) -> str:
+        return f"<{self.__name__}: {_describe(self._error)}>"
 
 
 # --- the program's side --------------------------------------------------------------------
@@ -254,18 +387,16 @@ def _quiet() -> Iterator[None]:
         sink.close()
 
 
-def _hide(paths: Sequence[str]) -> None:
-    """Cover ``paths`` (the tests) with /dev/null in a mount namespace of the child's own.
+def _own_namespaces(ids: tuple[int, int], paths: Sequence[str]) -> None:
+    """In the user, mount and PID namespaces the child was cloned into: map its ids to
+    themselves (the program sees the uid it has in every other run), cover ``paths`` (the tests)
+    with /dev/null, and drop every capability before the program loads.
 
-    The child has no capability in the run's namespaces; a user namespace of its own (mapping
-    only its uid) gives it one to mount with, and it drops every capability before the program
-    loads. A mount made in a namespace the program holds no capability over cannot be undone by
-    it, nor by any namespace it nests further (the mounts come locked).
+    A mount made in a namespace the program holds no capability over cannot be undone by it, nor
+    by any namespace it nests further (the mounts come locked).
     """
-    uid, gid = os.getuid(), os.getgid()
     _linux.prctl(_linux.PR_SET_DUMPABLE, 1)  # its own /proc/self files, to write the maps
-    _linux.unshare(_linux.CLONE_NEWUSER | _linux.CLONE_NEWNS)
-    _linux.map_own_ids(uid, gid)
+    _linux.map_own_ids(*ids)
     for path in paths:
         if os.path.exists(path):
             _linux.mount("/dev/null", path, None, _linux.MS_BIND)
@@ -273,22 +404,37 @@ def _hide(paths: Sequence[str]) -> None:
     _linux.prctl(_linux.PR_SET_NO_NEW_PRIVS, 1)
 
 
-def _child_main(sock: socket.socket, path: str, module_name: str, hide: Sequence[str]) -> None:
-    """Load the program and answer requests until the judge goes away. Never returns."""
+def _child_main(
+    sock: socket.socket, path: str, module_name: str, hide: Sequence[str], ids: tuple[int, int] | None
+) -> None:
+    """Set the child up, load the program and answer requests until the judge goes away. Never returns."""
     try:
-        if hide:
-            # Under full isolation a run may always nest a user namespace. Without one (weak
-            # isolation, recorded in every result) the tests stay readable to the program.
-            with contextlib.suppress(OSError):
-                _hide(hide)
+        setup_error = None
+        if ids is not None:
+            try:
+                _own_namespaces(ids, hide)
+            except OSError as exc:
+                setup_error = f"{type(exc).__name__}: {_describe(exc)}"
+        # A session of its own: its old process group (the judge's) is out of reach of killpg.
+        with contextlib.suppress(OSError):
+            os.setsid()
         # The harness's result descriptor and every other inherited one go before any of the
         # program's code runs.
         own = sock.fileno()
         os.closerange(3, own)
         os.closerange(own + 1, 1 << 20)
-        _serve(sock, path, module_name)
+        if setup_error is not None:
+            _refuse(sock, setup_error)
+        else:
+            _serve(sock, path, module_name)
     finally:
         os._exit(0)
+
+
+def _refuse(sock: socket.socket, setup_error: str) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        if isinstance(_recv(sock, MAX_REPLY_BYTES), dict):
+            _send(sock, {"setup_error": setup_error})
 
 
 def _serve(sock: socket.socket, path: str, module_name: str) -> None:

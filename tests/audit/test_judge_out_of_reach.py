@@ -1,0 +1,107 @@
+"""The judge of a witness run is out of the judged program's reach.
+
+A witness run's harness runs pytest on the witness; the program answers its calls from a
+process of its own (``vouch.exec._apart``). Whatever that process does instead of answering
+(it sleeps, interrupts pid 1, its parent or every pid it can see, closes its
+channel, ends itself) the harness finishes the test and reports it: the witness
+fails in R[s] by an ``AssertionError`` naming what happened, and passes in R[G].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from vouch.audit import PRELOAD, _witness
+from vouch.audit._inrun import ANSWER_S
+from vouch.audit._offline import outputs_spec
+from vouch.audit._samples import load_problems
+from vouch.exec import LocalExecutor, RunSpec
+
+pytestmark = pytest.mark.slow
+
+PROBLEM = load_problems()["HumanEval/0"]
+# has_close_elements with `<=` where P says "closer than": True on [1.0, 2.0] with threshold 1.0.
+NON_STRICT = (
+    "    for i, a in enumerate(numbers):\n        for b in numbers[i + 1:]:\n"
+    "            if abs(a - b) <= threshold:\n                return True\n    return False\n"
+)
+WITNESS = _witness.render(
+    trial_id="HumanEval/0#0",
+    task_id="HumanEval/0",
+    entry_point="has_close_elements",
+    clause="closer to each other than the given threshold",
+    args=[[1.0, 2.0], 1.0],
+    expected=False,
+    index=1,
+)
+INTERRUPT_EVERY_PID = (
+    "    import os, signal\n"
+    "    for name in os.listdir('/proc'):\n"
+    "        if name.isdigit() and int(name) != os.getpid():\n"
+    "            try:\n                os.kill(int(name), signal.SIGINT)\n"
+    "            except OSError:\n                pass\n"
+)
+# (what the program does, code before the prompt, code at the top of the body, what the failure names).
+# A PID 1 ignores the signals it has no handler for; pytest's process handles SIGINT.
+HOSTILE = [
+    ("sleeps in the call", "", "    import time\n    time.sleep(60)\n", f"no answer within {ANSWER_S:g} s"),
+    ("sleeps at import", "import time\ntime.sleep(60)\n", "", f"no answer within {ANSWER_S:g} s"),
+    ("interrupts pid 1", "", "    import os, signal\n    os.kill(1, signal.SIGINT)\n", ""),
+    ("interrupts pid 1 at import", "import os, signal\nos.kill(1, signal.SIGINT)\n", "", ""),
+    ("interrupts its parent", "", "    import os, signal\n    os.kill(os.getppid(), signal.SIGINT)\n", ""),
+    ("interrupts every pid in /proc", "", INTERRUPT_EVERY_PID, ""),
+    (
+        "closes its channel and sleeps",
+        "",
+        "    import os, time\n    os.closerange(3, 1024)\n    time.sleep(60)\n",
+        "closed its channel",
+    ),
+    ("exits at import", "import os\nos._exit(3)\n", "", "exited with code 3"),
+]
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[LocalExecutor]:
+    with LocalExecutor(workers=2, preload=PRELOAD) as pool:
+        yield pool
+
+
+@pytest.fixture(scope="module")
+def records(executor: LocalExecutor) -> dict[str, object]:
+    """The R[s] record of the witness on each hostile program, and R[G]'s, from one batch."""
+    specs: list[RunSpec] = [_witness.validation_spec(WITNESS, PROBLEM.reference, "R[G]", 0)]
+    for name, top, body, _ in HOSTILE:
+        program = top + PROBLEM.prompt + body + NON_STRICT
+        specs.append(_witness.validation_spec(WITNESS, program, f"R[s] {name}", 0))
+    results = executor.run_batch(specs)
+    out: dict[str, object] = {"G": _witness.record("reference", results[0])}
+    for (name, *_), result in zip(HOSTILE, results[1:], strict=True):
+        out[name] = _witness.record("model", result)
+    return out
+
+
+@pytest.mark.parametrize(("name", "names"), [(h[0], h[3]) for h in HOSTILE], ids=[h[0] for h in HOSTILE])
+def test_what_the_program_does_to_its_judge_fails_the_witness_by_an_assertion(
+    records: dict[str, object], name: str, names: str
+) -> None:
+    reference, model = records["G"], records[name]
+    assert reference.outcome == "pass", reference  # type: ignore[attr-defined]
+    assert model.outcome == "fail" and model.exception == "AssertionError", model  # type: ignore[attr-defined]
+    assert names in (model.message or ""), model  # type: ignore[attr-defined]
+    verdict = _witness.judge([reference], [model], None)  # type: ignore[list-item]
+    assert verdict.valid and verdict.fails_by_assertion, verdict.reason
+
+
+def test_the_program_sees_the_process_it_has_in_every_other_run(executor: LocalExecutor) -> None:
+    """PID 1 with no parent it can name, in a witness run as in a run on generated inputs: a
+    program cannot tell that it is being judged by the process it runs in."""
+    program = "import os\n\n\ndef where():\n    return [os.getpid(), os.getppid()]\n"
+    searched = outputs_spec(program, "where", [[]], "search", 1.0)
+    witness = _witness.render(
+        trial_id="T/1#0", task_id="T/1", entry_point="where", clause="c", args=[], expected=[1, 0], index=1
+    )
+    search, judged = executor.run_batch([searched, _witness.validation_spec(witness, program, "R[s]", 0)])
+    assert search.ok and search.value["results"] == [{"ok": True, "value": [1, 0]}], search
+    assert _witness.record("model", judged).outcome == "pass", judged.value
