@@ -104,8 +104,10 @@ class Pool:
 
 RESOURCE_ERRORS = ("MemoryError", "SystemError")
 """Exceptions that show the run's memory limit (CPython raises these when a frame or an object
-cannot be allocated under it) rather than the trial's logic: no difference rests on them. A
-``RecursionError`` does: Python's own limit, the same everywhere the benchmark runs."""
+cannot be allocated under it). On an input of the pool they are a difference like any other: G
+answered that input under the same limit (an input G runs out of memory on is dropped), so a
+trial that does not is the trial's failure, and its witness shows whether it holds. They rank
+after wrong values and other exceptions, which make plainer witnesses."""
 MAX_KINDS = 64
 """More distinct outputs than this and ``Pool.balance`` spreads over their type and size instead."""
 
@@ -333,13 +335,18 @@ def differences(pool: Pool, s_rows: Sequence[dict[str, Any]]) -> list[Difference
                 continue
             if row.get("error") == "timeout" and _inputs.key(args) in pool.slow:
                 continue  # G is slow here too: running out of time shows nothing
-            if str(row.get("error", "")).startswith(RESOURCE_ERRORS):
-                continue  # the sandbox's memory limit, not a defect P speaks of
             out.append(Difference(level, args, expected, f"raised {row.get('error')}"))
         elif "opaque" in row:
             out.append(Difference(level, args, expected, row["opaque"]))
         elif not close(pool.normal(row["value"]), expected):
             out.append(Difference(level, args, expected, row["value"]))
-    # A wrong value or an exception makes a plainer witness than running out of time: those first.
-    out.sort(key=lambda d: (d.actual == "raised timeout", d.level, _inputs.size(d.args)))
+    # A wrong value or an exception makes a plainer witness than running out of memory or time: those first.
+    out.sort(key=lambda d: (_resource_rank(d.actual), d.level, _inputs.size(d.args)))
     return out
+
+
+def _resource_rank(actual: Any) -> int:
+    """0 for a wrong value or an exception, 1 for running out of memory, 2 for running out of time."""
+    if actual == "raised timeout":
+        return 2
+    return int(isinstance(actual, str) and actual.startswith(tuple(f"raised {e}" for e in RESOURCE_ERRORS)))
