@@ -39,7 +39,7 @@ SETUP_EXIT = 121
 _CLONE_FLAGS = (
     _linux.CLONE_NEWUSER | _linux.CLONE_NEWPID | _linux.CLONE_NEWNS | _linux.CLONE_NEWIPC | _linux.CLONE_NEWUTS
 )
-"""What each spare gets new; its network namespace is its slot's (see ``Zygote.slot_netns``)."""
+"""What each spare gets new; its network namespace is one of its slot's (see ``Zygote.slot_netns``)."""
 _FULL_FLAGS = (
     _linux.CLONE_NEWUSER
     | _linux.CLONE_NEWPID
@@ -65,6 +65,8 @@ class _Spare:
     result_fd: int
     ready_r: int
     service: socket.socket
+    netns: tuple[int, int] = (0, 0)
+    """Which of ``Zygote.slot_netns`` the spare (and so its run) lives in."""
     vm: int = 0
     """The zygote's address-space size when it cloned this spare: what the child starts with."""
     clone_s: float = 0.0
@@ -109,17 +111,21 @@ class Zygote:
     outbuf: bytearray = field(default_factory=bytearray)
     counter: int = 0
     generations: dict[int, int] = field(default_factory=dict)
-    slot_netns: dict[int, int] = field(default_factory=dict)
-    """Slot -> descriptor of a network namespace made for that slot alone (only its own lo, up).
+    slot_netns: dict[tuple[int, int], int] = field(default_factory=dict)
+    """(slot, 0 or 1) -> descriptor of a network namespace made for that slot alone (only its
+    own lo, up). A spare is cloned into the one the slot's running run is not in.
 
     A fresh network namespace per run costs little to make, but the kernel tears them down
     asynchronously under a global lock, and at thousands of runs that backlog doubled the cost
-    of every run. One namespace per slot is never shared by two runs at a time (a slot runs
-    one run at once, and a spare only starts its code after the slot's previous run is gone),
-    holds no state a run could leave (no capability over it; its loopback is up, but a socket
-    dies with the run's processes), and keeps the per-run cost flat. The loopback is what a
-    container gives its tests: a repository's tests may start a local server (requests' httpbin,
-    werkzeug's dev server) and connect to it; nothing routes beyond it."""
+    of every run. So a namespace is made anew only when a run left something in it: a run has
+    no capability over it, so what it can leave is the kernel's state of its connections (a TCP
+    TIME_WAIT, cached TCP metrics), and every such state comes from a packet, which moves the
+    namespace's IP counters (``netns_marks``). The loopback is what a container gives its tests:
+    a repository's tests may start a local server (requests' httpbin, werkzeug's dev server) and
+    connect to it; nothing routes beyond it."""
+    netns_marks: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    """Each slot namespace's IP counters and unix sockets as made: one that reads otherwise
+    has carried a run's traffic and is replaced before its next run."""
     own_netns: int = -1
     exposed: tuple[str, ...] = ()
     """Paths the caller exposed to runs (``expose_to_runs``), bound back in covered homes."""
@@ -158,10 +164,9 @@ class Zygote:
                 _own_user_namespace()
             self.own_netns = os.open("/proc/self/ns/net", os.O_RDONLY)
             for slot in range(2 * self.config["workers"]):
-                _linux.unshare(_linux.CLONE_NEWNET)
-                _linux.loopback_up()  # a run's own loopback: its tests may serve and connect locally
-                self.slot_netns[slot] = os.open("/proc/self/ns/net", os.O_RDONLY)
-                _linux.setns(self.own_netns, _linux.CLONE_NEWNET)
+                for index in (0, 1):
+                    self._new_slot_netns((slot, index))
+                    _linux.setns(self.own_netns, _linux.CLONE_NEWNET)
         preloaded = []
         for name in self.config["preload"]:
             # "package.module" is imported; "package.module:function" is imported and called,
@@ -260,6 +265,27 @@ class Zygote:
             "disk_mb": limits.disk_mb if full else None,
         }
 
+    def _new_slot_netns(self, key: tuple[int, int]) -> None:
+        """Make a network namespace for ``key`` and stay in it (the caller returns to its own)."""
+        _linux.unshare(_linux.CLONE_NEWNET)
+        _linux.loopback_up()  # a run's own loopback: its tests may serve and connect locally
+        old = self.slot_netns.get(key)
+        self.slot_netns[key] = os.open("/proc/self/ns/net", os.O_RDONLY)
+        self.netns_marks[key] = _netns_mark()
+        if old is not None:
+            os.close(old)
+
+    def _enter_slot_netns(self, slot: int) -> tuple[int, int]:
+        """Enter a network namespace of ``slot`` that no run is in and that no run left anything in."""
+        busy = {run.child.netns for run in self.running.values() if run.child.slot == slot}
+        key = (slot, self.generations[slot] % 2)
+        if key in busy:
+            key = (slot, 1 - key[1])
+        _linux.setns(self.slot_netns[key], _linux.CLONE_NEWNET)
+        if _netns_mark() != self.netns_marks[key]:
+            self._new_slot_netns(key)
+        return key
+
     def make_spare(self, slot: int) -> None:
         """Clone the child that will take the next run of ``slot``.
 
@@ -292,11 +318,12 @@ class Zygote:
         )
         vm = _vm_size()
         begun = time.monotonic()
+        netns = (slot, 0)
         if self.full:
-            # The child inherits the slot's network namespace: made once, only lo (up), owned
-            # by the host's user namespace (so nothing in a run can configure it).
-            _linux.setns(self.slot_netns[slot], _linux.CLONE_NEWNET)
+            # The child inherits a network namespace of the slot: only lo (up), owned by the
+            # host's user namespace (so nothing in a run can configure it), clean of earlier runs.
             try:
+                netns = self._enter_slot_netns(slot)
                 pid = _linux.clone_process(_CLONE_FLAGS)
             except BaseException:
                 _linux.setns(self.own_netns, _linux.CLONE_NEWNET)
@@ -328,6 +355,7 @@ class Zygote:
             result_fd=result_fd,
             ready_r=ready_r,
             service=service,
+            netns=netns,
             vm=vm,
             clone_s=time.monotonic() - begun,
         )
@@ -827,6 +855,16 @@ def _interpreter_paths() -> list[str]:
     paths.update(os.path.realpath(p) for p in vouch.__path__ if os.path.isdir(p))
     paths.add(os.path.realpath(sys.executable))
     return sorted(paths)
+
+
+def _netns_mark() -> bytes:
+    """What a run's traffic changes in the calling thread's network namespace: the IPv4 and IPv6
+    counters (every packet moves them) and the unix sockets (bound names included)."""
+    parts = []
+    for name in ("snmp", "snmp6", "unix"):
+        with open(f"/proc/thread-self/net/{name}", "rb") as f:
+            parts.append(f.read())
+    return b"\0".join(parts)
 
 
 def _vm_size() -> int:
