@@ -145,10 +145,12 @@ def test_bad_results_are_usage_errors(body: dict) -> None:  # type: ignore[type-
 
 def test_store_keeps_judgements_per_configuration(tmp_path: Path) -> None:
     store = AuditStore(tmp_path / "s.sqlite")
-    store.put("cfg1", "T/1", "h1", {"verdict": "sound"})
-    store.put("cfg1", "T/1", "h1", {"verdict": "refuted"})  # a second put of the same key is ignored
-    store.put("cfg2", "T/1", "h1", {"verdict": "refuted"})
-    assert store.get_many("cfg1", [("T/1", "h1"), ("T/1", "h2")]) == {("T/1", "h1"): {"verdict": "sound"}}
+    sound = {"benchmark_pass": True, "verdict": "sound"}
+    failing = {"benchmark_pass": False, "verdict": "not_passing"}
+    store.put("cfg1", "T/1", "h1", sound)
+    store.put("cfg1", "T/1", "h1", failing)  # a second put of the same key is ignored
+    store.put("cfg2", "T/1", "h1", failing)
+    assert store.get_many("cfg1", [("T/1", "h1"), ("T/1", "h2")]) == {("T/1", "h1"): sound}
     assert store.count("cfg1") == 1 and store.count() == 2
     store.close()
     reopened = AuditStore(tmp_path / "s.sqlite")

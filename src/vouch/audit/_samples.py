@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from vouch._json import BAD_JSON, why_not_json
 from vouch.errors import UsageError
 
 TASK_IDS_SUFFIX = "_task_ids.json"
@@ -146,8 +147,8 @@ def load_samples(
                 continue
             try:
                 rows.append((number, json.loads(text)))
-            except json.JSONDecodeError as exc:
-                bad.append(BadLine(number, f"not JSON: {exc.msg} at column {exc.colno}"))
+            except BAD_JSON as exc:  # also too deep, too many digits: one bad line, not a crash
+                bad.append(BadLine(number, f"not JSON: {why_not_json(exc)}"))
     if not rows and not bad:
         raise UsageError(f"--samples {path}: the file is empty")
     codet = any(isinstance(row, dict) and "samples" in row for _, row in rows)
@@ -196,9 +197,11 @@ def _codet(
             )
         task_ids = (stem_match or candidates)[0]
     try:
-        ids = json.loads(task_ids.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        ids = json.loads(task_ids.read_text(encoding="utf-8"))
+    except OSError as exc:
         raise UsageError(f"--task-ids {task_ids}: cannot read a JSON list of task ids ({exc})") from None
+    except BAD_JSON as exc:
+        raise UsageError(f"--task-ids {task_ids}: not a JSON list of task ids ({why_not_json(exc)})") from None
     if not isinstance(ids, list):
         raise UsageError(f"--task-ids {task_ids}: expected a JSON list of task ids, got {type(ids).__name__}")
     trials: list[Trial] = []

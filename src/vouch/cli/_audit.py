@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -101,11 +102,12 @@ def print_summary(results: AuditResults, console: Console) -> None:
         console.print(
             f"auditing model {agent.get('model')}: {agent.get('sessions')} trial sessions, "
             f"{agent.get('model_calls')} calls, {agent.get('input_tokens')} tokens in, "
-            f"{agent.get('output_tokens')} out" + (f", ${cost:.4f}" if isinstance(cost, float) else "")
+            f"{agent.get('output_tokens')} out" + (f", ${cost:.4f}" if isinstance(cost, float) else ""),
+            markup=False,
         )
     errors = [t for t in results.trials if t.verdict.value == "error" and t.shared_from is None]
     for trial in errors[:5]:
-        console.print(f"  error {trial.trial_id}: {trial.reason}")
+        console.print(escape(f"  error {trial.trial_id}: {trial.reason}"))
     if len(errors) > 5:
         console.print(f"  ... and {len(errors) - 5} more trials in error (see --json)")
     shown = set()
@@ -115,8 +117,8 @@ def print_summary(results: AuditResults, console: Console) -> None:
             if len(shown) > 12:
                 console.print("  ... (see --json for every refutation)")
                 break
-            console.print(f"  {trial.verdict.value} {trial.trial_id}: {trial.witnesses[0].defect}")
-            console.print(f"      replay: {trial.witnesses[0].replay}")
+            console.print(escape(f"  {trial.verdict.value} {trial.trial_id}: {trial.witnesses[0].defect}"))
+            console.print(escape(f"      replay: {trial.witnesses[0].replay}"))
 
 
 @audit.command("humaneval")
@@ -193,7 +195,7 @@ def humaneval(
         programs = {t.trial_id: t.program(problems[t.task_id]) for t in samples.trials}
         evalplus = label_trials(samples.trials, programs, load_eval_results(evalplus_results))
     for bad in samples.bad_lines[:5]:
-        console.print(f"[yellow]skipped line {bad.line}: {bad.reason}[/yellow]")
+        console.print(f"[yellow]skipped line {bad.line}: {escape(bad.reason)}[/yellow]")
     if len(samples.bad_lines) > 5:
         console.print(f"[yellow]... and {len(samples.bad_lines) - 5} more bad lines[/yellow]")
     results = run_audit(
@@ -330,7 +332,7 @@ def write_results(results: AuditResults, json_out: Path | None, console: Console
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(results.model_dump(mode="json"), indent=1) + "\n")
-        console.print(f"wrote {json_out}")
+        console.print(escape(f"wrote {json_out}"))
 
 
 @audit.command("compare")
@@ -403,11 +405,13 @@ def compare_command(
     )
     missed = [t for t in body["tasks"] if t["missed"]]
     for t in missed[:10]:
-        console.print(f"  {t['task_id']}: missed {len(t['missed'])} of {t['per_trial_refuted']} ({t['rounds']} rounds)")
+        console.print(
+            escape(f"  {t['task_id']}: missed {len(t['missed'])} of {t['per_trial_refuted']} ({t['rounds']} rounds)")
+        )
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(body, indent=1) + "\n")
-        console.print(f"wrote {json_out}")
+        console.print(escape(f"wrote {json_out}"))
 
 
 @audit.command("replay")

@@ -6,7 +6,7 @@ templates ship in ``templates/`` and its plots are inline SVG.
 
 from __future__ import annotations
 
-from vouch.report._html import render_html, render_view, write_html
+from vouch.report._html import render_html, render_view, write_html, write_page
 from vouch.report._view import SUPPORTED_KINDS, ReportView, build_view
 
-__all__ = ["SUPPORTED_KINDS", "ReportView", "build_view", "render_html", "render_view", "write_html"]
+__all__ = ["SUPPORTED_KINDS", "ReportView", "build_view", "render_html", "render_view", "write_html", "write_page"]

@@ -85,7 +85,7 @@ class AuditView:
     mode: str
     summary: dict[str, Any]
     counts: dict[str, int]
-    tasks: list[dict[str, Any]]
+    tasks: list[Mapping[str, Any]]
     refutations: list[Refutation]
     findings: list[Finding]
     rows: list[TrialRow]
@@ -100,6 +100,30 @@ def _get(mapping: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
     return value
 
 
+def _objects(value: Any, where: str) -> list[Mapping[str, Any]]:
+    """``value`` as a list of objects (None as none), else a UsageError naming ``where``."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise UsageError(f"audit results: field {where!r} should be list, got {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise UsageError(f"audit results: field {where}[{i}] should be an object, got {type(item).__name__}")
+    return value
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UsageError(f"audit results: field {where!r} should be an object, got {type(value).__name__}")
+    return value
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def build_view(results: Mapping[str, Any]) -> AuditView:
     """Read an ``audit`` results dict into the page's view model.
 
@@ -108,8 +132,12 @@ def build_view(results: Mapping[str, Any]) -> AuditView:
     """
     if results.get("kind") != "audit":
         raise UsageError(f"render_audit takes results of kind 'audit', not {results.get('kind')!r}")
-    trials: Sequence[Mapping[str, Any]] = _get(results, "trials", list, [])
+    trials: Sequence[Mapping[str, Any]] = _objects(_get(results, "trials", list, []), "trials")
     summary: dict[str, Any] = _get(results, "summary", dict, {})
+    tasks = _objects(results.get("tasks"), "tasks")
+    for n, task in enumerate(tasks):
+        _objects(task.get("rounds"), f"tasks[{n}].rounds")
+    config = _get(results, "config", dict, {})
     counts = {v: 0 for v in VERDICT_COLOURS}
     shared: dict[str, int] = {}
     for t in trials:
@@ -119,12 +147,14 @@ def build_view(results: Mapping[str, Any]) -> AuditView:
     refutations = []
     groups: dict[tuple[str, str], list[Refutation]] = {}
     rows: list[TrialRow] = []
-    for t in trials:
+    for n, t in enumerate(trials):
         verdict = str(t.get("verdict"))
-        evidence = t.get("evidence") or {}
-        flags = [f"{f.get('detector')}: {f.get('detail')}" for f in evidence.get("detector_flags") or []]
+        evidence = _object(t.get("evidence"), f"trials[{n}].evidence")
+        detected = _objects(evidence.get("detector_flags"), f"trials[{n}].evidence.detector_flags")
+        flags = [f"{f.get('detector')}: {f.get('detail')}" for f in detected]
+        witnesses = _objects(t.get("witnesses"), f"trials[{n}].witnesses")
         if verdict in ("refuted", "reward_hack") and not t.get("shared_from"):
-            for w in (t.get("witnesses") or [])[:1]:
+            for w in witnesses[:1]:
                 refutation = Refutation(
                     trial_id=str(t.get("trial_id")),
                     verdict=verdict,
@@ -148,10 +178,10 @@ def build_view(results: Mapping[str, Any]) -> AuditView:
                     task_id=str(t.get("task_id")),
                     model=str(t.get("model")),
                     verdict=verdict,
-                    branch_coverage=evidence.get("branch_coverage"),
-                    ghosts=len(evidence.get("ghost_branches") or []),
-                    surviving=len(evidence.get("surviving_mutants") or []),
-                    mutants=int(evidence.get("mutants_run") or 0),
+                    branch_coverage=_number(evidence.get("branch_coverage")),
+                    ghosts=_count(evidence.get("ghost_branches")),
+                    surviving=_count(evidence.get("surviving_mutants")),
+                    mutants=int(_number(evidence.get("mutants_run")) or 0),
                     flags=len(flags),
                     reason=str(t.get("reason") or ""),
                 )
@@ -162,13 +192,21 @@ def build_view(results: Mapping[str, Any]) -> AuditView:
         mode=str(results.get("mode") or "per-trial"),
         summary=summary,
         counts=counts,
-        tasks=list(results.get("tasks") or []),
+        tasks=list(tasks),
         refutations=refutations,
         findings=[Finding(task, found[0], found) for (task, _key), found in groups.items()],
         rows=rows,
         left_out=max(0, passing - len(rows)),
-        config=dict(results.get("config") or {}),
+        config=dict(config),
     )
+
+
+def _count(value: Any) -> int:
+    return len(value) if isinstance(value, (list, dict, str)) else 0
+
+
+def _names(value: Any) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value or "")
 
 
 def _witness_key(witness: Mapping[str, Any]) -> str:
@@ -270,7 +308,7 @@ def render_audit(results: Mapping[str, Any], *, generated_at: datetime | None = 
         ("corrected rate", _pct(s.get("corrected_resolution_rate"))),
         ("refuted of passing", _pct(s.get("refuted_rate"))),
         ("executions", s.get("executions")),
-        ("wall time", f"{float(s.get('wall_s') or 0):.1f} s"),
+        ("wall time", f"{_number(s.get('wall_s')) or 0:.1f} s"),
     ]
     out = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
@@ -297,8 +335,8 @@ def render_audit(results: Mapping[str, Any], *, generated_at: datetime | None = 
                 sampled = r.get("trial_id") or "task analysis (T1)"
                 out.append(
                     f"<tr><td>{_e(t.get('task_id'))}</td><td>{_e(r.get('round'))}</td><td>{_e(sampled)}</td>"
-                    f"<td>{_e(len(r.get('witnesses') or []))}</td><td>{_e(r.get('replayed', 0))}</td>"
-                    f"<td>{_e(', '.join(r.get('refuted') or []) or '-')}</td><td>{_e(r.get('executions'))}</td></tr>"
+                    f"<td>{_e(_count(r.get('witnesses')))}</td><td>{_e(r.get('replayed', 0))}</td>"
+                    f"<td>{_e(_names(r.get('refuted')) or '-')}</td><td>{_e(r.get('executions'))}</td></tr>"
                 )
         out.append("</table>")
     out.append("<h2>Tasks</h2><table><tr><th>task</th><th>well-formed</th><th>T0 tests</th>")
@@ -307,9 +345,9 @@ def render_audit(results: Mapping[str, Any], *, generated_at: datetime | None = 
     for t in view.tasks:
         out.append(
             f"<tr><td>{_e(t.get('task_id'))}</td><td>{'yes' if t.get('well_formed') else _e(t.get('reason'))}</td>"
-            f"<td>{_e(t.get('t0_tests'))}</td><td>{_e(len(t.get('null_passing') or []))}</td>"
+            f"<td>{_e(t.get('t0_tests'))}</td><td>{_e(_count(t.get('null_passing')))}</td>"
             f"<td>{_e(t.get('trials'))}</td><td>{_e(t.get('passing'))}</td><td>{_e(t.get('refuted'))}</td>"
-            f"<td>{_e(len(t.get('ambiguous_inputs') or []))}</td><td>{_e(t.get('note') or '')}</td></tr>"
+            f"<td>{_e(_count(t.get('ambiguous_inputs')))}</td><td>{_e(t.get('note') or '')}</td></tr>"
         )
     out.append("</table>")
     out.append(f"<h2>Passing trials ({len(view.rows)} shown)</h2>")

@@ -527,7 +527,15 @@ def write_html(results: Mapping[str, Any], out: Path, *, generated_at: datetime 
     Raises:
         UsageError: the results cannot be rendered, or ``out`` cannot be written.
     """
-    page = render_html(results, generated_at=generated_at)
+    write_page(render_html(results, generated_at=generated_at), out)
+
+
+def write_page(page: str, out: Path) -> None:
+    """Writes a rendered page to ``out``, making its directory.
+
+    Raises:
+        UsageError: ``out`` cannot be written.
+    """
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(page, encoding="utf-8")

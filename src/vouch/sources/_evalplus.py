@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vouch._json import BAD_JSON, why_not_json
 from vouch.errors import UsageError
 
 __all__ = ["EvalPlusEntry", "EvalPlusLabel", "EvalPlusResults", "comparison", "label_trials", "load_eval_results"]
@@ -118,8 +119,10 @@ def load_eval_results(path: Path) -> EvalPlusResults:
         raise UsageError(f"--evalplus-results {path}: no such file; give the eval_results.json evalplus.evaluate wrote")
     try:
         body = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except OSError as exc:
         raise _fail(path, "not JSON", str(exc)) from None
+    except BAD_JSON as exc:  # also not UTF-8, too deep, too many digits
+        raise _fail(path, "not JSON", why_not_json(exc)) from None
     if not isinstance(body, dict) or not isinstance(body.get("eval"), dict):
         raise _fail(path, "top level", "no 'eval' object of task ids")
     entries: dict[str, list[EvalPlusEntry]] = {}

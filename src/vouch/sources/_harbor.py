@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from vouch._json import BAD_JSON, why_not_json
 from vouch.errors import UsageError
 from vouch.sources._swe import SweInstance, SweTrial
 
@@ -97,8 +98,10 @@ class HarborJob:
 def _object(file: Path) -> dict[str, Any]:
     try:
         body = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{file}: not JSON ({exc}); give a harbor job directory") from None
+    except OSError as exc:
+        raise UsageError(f"{file}: cannot be read ({exc.strerror}); give a harbor job directory") from None
+    except BAD_JSON as exc:  # also not UTF-8, too deep, too many digits
+        raise UsageError(f"{file}: not JSON ({why_not_json(exc)}); give a harbor job directory") from None
     if not isinstance(body, dict):
         raise UsageError(f"{file}: a JSON object was expected, got {type(body).__name__}")
     return body

@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 import vouch
+from vouch._json import loads
 from vouch.audit._model import AuditResults, TrialResult, Verdict
 from vouch.audit._samples import BadLine, Problem, Samples, Trial, load_problems
 from vouch.errors import UsageError
@@ -166,6 +167,10 @@ def read_inspect_log(
     if not path.is_file():
         raise UsageError(f"{path}: no such file; give an Inspect log (.eval or .json)")
     fmt = log_format(path)
+    if fmt == "json":
+        # Inspect's streaming JSON reader grows without bound on a deeply nested document (it
+        # took the machine's memory at 100,000 levels): refuse what json cannot read first.
+        loads(path.read_bytes(), path)
     try:
         header = log_module.read_eval_log(str(path), header_only=True, format=fmt)
         samples: list[EvalSample] = []

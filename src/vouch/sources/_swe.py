@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from vouch._json import BAD_JSON, why_not_json
 from vouch.errors import InfrastructureError, UsageError
 
 __all__ = [
@@ -81,8 +82,8 @@ class SweInstance(BaseModel):
         if isinstance(value, str):
             try:
                 return json.loads(value)
-            except ValueError as exc:
-                raise ValueError(f"a JSON-encoded list of test ids was expected ({exc})") from None
+            except BAD_JSON as exc:
+                raise ValueError(f"a JSON-encoded list of test ids was expected ({why_not_json(exc)})") from None
         return value
 
     @property
@@ -117,14 +118,16 @@ class _Prediction(BaseModel):
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise UsageError(f"{path}: no such file; pass an existing JSONL file")
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.strip():
                 continue
             try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise UsageError(f"{path}:{number}: not JSON ({exc.args[0]}); each line must be one object") from None
+                row = json.loads(raw.decode("utf-8"))
+            except BAD_JSON as exc:  # also not UTF-8, too deep, too many digits
+                raise UsageError(
+                    f"{path}:{number}: not JSON ({why_not_json(exc)}); each line must be one object"
+                ) from None
             if not isinstance(row, dict):
                 raise UsageError(f"{path}:{number}: a JSON object was expected, got {type(row).__name__}")
             yield number, row

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from vouch._json import BAD_JSON, why_not_json
 from vouch.errors import UsageError
 from vouch.worlds import EnvRecipe, git, parse_patch
 
@@ -118,8 +119,8 @@ def load_environments(path: Path | str) -> dict[str, RepoEnvs]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"{path}: cannot be read ({exc.strerror}); pass an environments.json") from None
-    except ValueError as exc:
-        raise UsageError(f"{path}: not JSON ({exc})") from None
+    except BAD_JSON as exc:  # also not UTF-8, too deep, too many digits
+        raise UsageError(f"{path}: not JSON ({why_not_json(exc)})") from None
     repos = data.get("environments", data) if isinstance(data, dict) else None
     if not isinstance(repos, dict):
         raise UsageError(f"{path}: an object of repo -> spec was expected")

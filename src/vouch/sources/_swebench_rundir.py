@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from vouch._json import BAD_JSON, why_not_json
 from vouch.errors import UsageError
 from vouch.sources._swe import SweInstance, SweTrial
 
@@ -144,8 +145,14 @@ def read_run_dir(path: Path, instances: Sequence[SweInstance]) -> RunDir:
 def _read_report(file: Path, instance_id: str) -> HarnessReport:
     try:
         body = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{file}: not JSON ({exc}); give the report.json swebench's harness wrote") from None
+    except OSError as exc:
+        raise UsageError(
+            f"{file}: cannot be read ({exc.strerror}); give the report.json swebench's harness wrote"
+        ) from None
+    except BAD_JSON as exc:  # also not UTF-8, too deep, too many digits
+        raise UsageError(
+            f"{file}: not JSON ({why_not_json(exc)}); give the report.json swebench's harness wrote"
+        ) from None
     if not isinstance(body, dict) or not isinstance(body.get(instance_id), dict):
         raise UsageError(f"{file}: no object under {instance_id!r}; a swebench report.json is keyed by instance id")
     entry: dict[str, Any] = body[instance_id]

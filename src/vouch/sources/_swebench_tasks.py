@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from vouch._json import BAD_JSON, why_not_json
 from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, canonical_candidate, content_hash
 from vouch.errors import UsageError
 from vouch.sources._swe import SweInstance, SweTrial
@@ -73,8 +74,8 @@ def load_labels(path: Path) -> Labels:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"{path}: cannot be read ({exc.strerror}); pass a labels JSON file") from None
-    except ValueError as exc:
-        raise UsageError(f"{path}: not JSON ({exc})") from None
+    except BAD_JSON as exc:  # also not UTF-8, too deep, too many digits
+        raise UsageError(f"{path}: not JSON ({why_not_json(exc)})") from None
     if isinstance(data, dict) and isinstance(data.get("agents"), dict):
         counts: dict[str, list[int]] = {}
         for verdicts in data["agents"].values():
