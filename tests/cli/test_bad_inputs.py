@@ -8,6 +8,7 @@ bad sample lines, a forged store row) go through a subprocess, as a user runs th
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 import subprocess
@@ -16,10 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+from rich.progress import TextColumn
 
 import vouch
 from vouch.audit import AuditConfig
 from vouch.cli._main import main
+from vouch.cli._progress import progress_bar
 
 SWE_DATA = Path(vouch.__file__).resolve().parent / "data" / "swe"
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -211,3 +215,23 @@ def test_a_forged_store_row_is_no_verdict(tmp_path: Path) -> None:
     key = AuditConfig().key()
     rows = sqlite3.connect(store).execute("SELECT judgement FROM audit_judgements WHERE config_key = ?", (key,))
     assert [json.loads(text)["verdict"] for (text,) in rows] == ["sound"]  # the new judgement replaced it
+
+
+def test_an_error_quoting_a_line_break_is_still_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main(["report", "results\nTraceback.json", "--html", "o.html"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2
+    assert len(err.strip().splitlines()) == 1 and "no such results file" in err, err
+
+
+def test_a_rich_progress_bar_shows_descriptions_as_text() -> None:
+    stream = io.StringIO()
+    console = Console(file=stream, force_terminal=True, width=120)
+    with progress_bar("rich", TextColumn("{task.description}"), console=console) as bar:
+        task = bar.add_task("instance [/x] of [bold]model", total=2)
+        bar.update(task, completed=2, description="environment [/vouch] 1.0")
+    assert "environment [/vouch] 1.0" in stream.getvalue()

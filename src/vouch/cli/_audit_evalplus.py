@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vouch.audit import AuditResults
@@ -29,7 +30,7 @@ def report_evalplus(labelled: Labelled, path: Path, results: AuditResults, conso
         for r in shown:
             mark = "" if r["base_agrees"] else " [red](differs)[/red]"
             table.add_row(
-                r["trial_id"],
+                escape(r["trial_id"]),
                 r["base_status"],
                 r["plus_status"] or "-",
                 ("pass" if r["vouch_t0_passed"] else "fail") + mark,

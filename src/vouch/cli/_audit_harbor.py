@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vouch.sources._harbor import HarborJob, prediction_lines, read_job, swe_rows
@@ -69,7 +70,7 @@ def harbor_command(
     instances, trials = rows.instances, rows.trials
     if swe_out is not None:
         if not trials:
-            out.print(f"no trial to audit: nothing written to {swe_out}")
+            out.print(escape(f"no trial to audit: nothing written to {swe_out}"))
         else:
             swe_out.mkdir(parents=True, exist_ok=True)
             (swe_out / "instances.jsonl").write_text(
@@ -85,12 +86,14 @@ def harbor_command(
             )
             body["config"]["swe_out"] = str(swe_out)
             body["swe_command"] = command
-            out.print(f"wrote {len(trials)} trials of {len(instances)} instances to {swe_out}; audit them with:")
-            out.print(f"  {command}", soft_wrap=True)
+            out.print(
+                escape(f"wrote {len(trials)} trials of {len(instances)} instances to {swe_out}; audit them with:")
+            )
+            out.print(escape(f"  {command}"), soft_wrap=True)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(body, indent=1) + "\n")
-        out.print(f"wrote {json_out}")
+        out.print(escape(f"wrote {json_out}"))
     if run_audit and trials:
         assert swe_out is not None
         from vouch.cli._audit_swe import swe
@@ -149,12 +152,14 @@ def plan(job: HarborJob) -> dict[str, Any]:
 
 
 def _print_plan(job: HarborJob, console: Console) -> None:
-    table = Table(title=f"harbor job {job.job_name}: {len(job.trials)} trials")
+    table = Table(title=escape(f"harbor job {job.job_name}: {len(job.trials)} trials"))
     for column in ("trial", "task", "model", "reward", "audit"):
         table.add_column(column)
     for t in job.trials:
         reward = "-" if t.reward is None else f"{t.reward:g}"
-        table.add_row(t.trial_name, t.task_name, t.model, reward, "yes" if t.audit else (t.why_not or "no"))
+        table.add_row(
+            *map(escape, (t.trial_name, t.task_name, t.model, reward, "yes" if t.audit else (t.why_not or "no")))
+        )
     console.print(table)
     passing = sum(t.passing for t in job.trials)
     audited = sum(t.audit for t in job.trials)

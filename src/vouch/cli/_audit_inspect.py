@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vouch.audit._sources import SOURCES
@@ -74,7 +75,7 @@ def inspect_command(
     config = audit_config(mode, rounds, seed, k, witness_source, witness_files, agent_model, agent_config)
     agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
     for bad in run.samples.bad_lines[:5]:
-        console.print(f"[yellow]skipped {bad.reason}[/yellow]")
+        console.print(f"[yellow]skipped {escape(bad.reason)}[/yellow]")
     if len(run.samples.bad_lines) > 5:
         console.print(f"[yellow]... and {len(run.samples.bad_lines) - 5} more skipped samples (see --json)[/yellow]")
     # The log holds G (each sample's target) and every other trial: it stays out of the runs.
@@ -111,7 +112,7 @@ def inspect_command(
     if write_back_flag:
         written = write_back(run, results, config_key=config.key())
         results.config["inspect"]["write_back"] = str(written)
-        out.print(f"wrote {written} (score vouch_audit on {len(rows)} samples)")
+        out.print(escape(f"wrote {written} (score vouch_audit on {len(rows)} samples)"))
     write_results(results, json_out, out)
     stop_if_failed(results)
 
@@ -128,7 +129,9 @@ def _print_comparison(rows: list[dict[str, Any]], console: Console) -> None:
             inspect = "-" if r["inspect_passed"] is None else ("pass" if r["inspect_passed"] else "fail")
             vouch_t0 = "pass" if r["vouch_t0_passed"] else "fail"
             mark = " [red](differs)[/red]" if r["t0_agrees"] is False else ""
-            table.add_row(r["trial_id"], f"{inspect} ({r['inspect_value']})", vouch_t0 + mark, r["verdict"])
+            table.add_row(
+                escape(r["trial_id"]), escape(f"{inspect} ({r['inspect_value']})"), vouch_t0 + mark, r["verdict"]
+            )
         console.print(table)
     if disagreements:
         console.print(

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vouch.audit import AuditResults
@@ -100,9 +101,9 @@ def print_comparison(rows: Sequence[dict[str, Any]], console: Console) -> None:
             )
             more = len(r["disagreements"]) - 3
             table.add_row(
-                r["instance_id"],
+                escape(r["instance_id"]),
                 "resolved" if r["harness_resolved"] else "not resolved",
-                shown + (f"; and {more} more" if more > 0 else ""),
+                escape(shown + (f"; and {more} more" if more > 0 else "")),
             )
         console.print(table)
     compared = sum(r["vouch_ran_t0"] for r in rows)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, TaskID, TextColumn
 from rich.table import Table
 
@@ -198,7 +199,8 @@ def swe(
         console.print(
             f"run {run.run_id} of {run.model}: {len(run.reports)} graded instances "
             f"({sum(r.resolved for r in run.reports.values())} resolved), {len(run.ungraded)} ungraded; "
-            f"{len(trials)} trials"
+            f"{len(trials)} trials",
+            markup=False,
         )
         if not trials:
             raise click.UsageError(f"--run-dir {run_dir}: no resolved instance to audit (try --harness-only)")
@@ -228,7 +230,7 @@ def swe(
                 sources[inst.instance_id] = locator.locate(inst)
             except VouchError as exc:
                 missing[inst.instance_id] = str(exc)
-                console.print(f"{inst.instance_id}: error: {exc}")
+                console.print(escape(f"{inst.instance_id}: error: {exc}"))
         # The other instances of the file choose each version's environment too (its newest base
         # commit), so a run on some of them finds what a run on all of them built.
         siblings, where = siblings_of(instances, every, locator)
@@ -273,7 +275,7 @@ def swe(
     def progress(line: str) -> None:
         nonlocal done
         done += 1
-        console.print(f"[{done}/{len(trials)}] {line}")
+        console.print(f"[{done}/{len(trials)}] {escape(line)}")
 
     try:
         with LocalExecutor(workers=workers, preload=SWE_PRELOAD, allow_weak=allow_weak_isolation) as executor:
@@ -296,7 +298,7 @@ def swe(
     for column in ("trial", "model", "verdict", "why"):
         table.add_column(column)
     for trial in results.trials:
-        table.add_row(trial.trial_id, trial.model, trial.verdict.value, (trial.reason or "")[:90])
+        table.add_row(*map(escape, (trial.trial_id, trial.model, trial.verdict.value, (trial.reason or "")[:90])))
     Console().print(table)
     Console().print(
         f"refuted {summary.refuted} of {summary.passing} passing ({summary.reward_hack} reward_hack); "
@@ -366,11 +368,11 @@ def _build_environments(
         plan = plan_environments(located, sources, specs, cache, envs, progress=step, siblings=siblings or ())
     for name, env in sorted(plan.built.items()):
         how = f"built in {env.build_s:.0f} s ({env.installs} pip installs)" if env.built else "cached"
-        console.print(f"environment {name}: Python {env.python_version}, {how}")
+        console.print(escape(f"environment {name}: Python {env.python_version}, {how}"))
         for note in plan.notes.get(name, ()):
-            console.print(f"  note: {note}")
+            console.print(escape(f"  note: {note}"))
     for name, failure in sorted(plan.failed.items()):
-        console.print(f"environment {name}: failed at {failure.step}: {failure.reason}")
+        console.print(escape(f"environment {name}: failed at {failure.step}: {failure.reason}"))
     return plan
 
 
@@ -419,12 +421,12 @@ def _harness_only(
     for r in records:
         why = r.reason or "; ".join(f"{d.world}: {d.test} [{d.cause}]" for d in r.differences[:3])
         table.add_row(
-            r.instance_id,
+            escape(r.instance_id),
             "-" if r.gold is None else str(r.gold.resolved),
             "-" if r.agent is None else str(r.agent.resolved),
             str(r.harness_resolved),
             "yes" if r.gold_reproduced and r.agent_reproduced else "no",
-            why[:100],
+            escape(why[:100]),
         )
     Console().print(table)
     summary = summarise_reproduction(records)

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -55,7 +56,7 @@ def _emit(result: dict[str, Any], json_out: Path | None, console: Console) -> No
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2) + "\n")
-        console.print(f"wrote {json_out}")
+        console.print(escape(f"wrote {json_out}"))
 
 
 def _summary_table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
@@ -70,7 +71,7 @@ def _summary_table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
     for name, r in ordered:
         ci = r.get("ba_norm_ci95") or [None, None]
         table.add_row(
-            name,
+            escape(name),
             "-" if r["ba_norm"] is None else f"{r['ba_norm']:.1f}",
             "-" if ci[0] is None else f"[{ci[0]:.1f}, {ci[1]:.1f}]",
             pct(r["tpr"]),
@@ -202,14 +203,17 @@ def compare_command(run_a: Path, run_b: Path, seed: int, json_out: Path | None) 
     console.print(
         f"BAnorm {a.get('verifier_set')} {_num(a['ba_norm'])} -> {b.get('verifier_set')} {_num(b['ba_norm'])}: "
         f"difference {_num(diff['ba_norm_diff'], '+.1f')} (95% CI [{_num(ci[0], '+.1f')}, {_num(ci[1], '+.1f')}]) "
-        f"over {diff['tasks_compared']} tasks"
+        f"over {diff['tasks_compared']} tasks",
+        markup=False,
     )
     table = Table(title="largest per-task differences")
     for column in ("task", "A", "B", "B - A"):
         table.add_column(column)
     rows = [r for r in diff["per_task"] if r["diff"] is not None]
     for row in [*rows[:5], *rows[-5:]] if len(rows) > 10 else rows:
-        table.add_row(row["task_id"], _num(row["a"], ".0f"), _num(row["b"], ".0f"), _num(row["diff"], "+.0f"))
+        table.add_row(
+            escape(str(row["task_id"])), _num(row["a"], ".0f"), _num(row["b"], ".0f"), _num(row["diff"], "+.0f")
+        )
     console.print(table)
     if json_out is not None:
         json_out.write_text(json.dumps(_envelope("bench-compare", seed, {"a": str(run_a), "b": str(run_b)}) | diff))

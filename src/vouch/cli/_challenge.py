@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vouch.bench import ChallengeReport, load_public_task, preload_for, run_challenge, sealed_executor
@@ -28,7 +29,7 @@ def _read_json(path: Path, what: str) -> Any:
 
 
 def _table(report: ChallengeReport) -> Table:
-    table = Table(title=f"challenge of {report.task_id} ({report.kind}): {report.findings} finding(s)")
+    table = Table(title=escape(f"challenge of {report.task_id} ({report.kind}): {report.findings} finding(s)"))
     for column in ("candidate", "role", "decision"):
         table.add_column(column, no_wrap=True)
     for column in ("finding", "how", "why"):
@@ -36,12 +37,12 @@ def _table(report: ChallengeReport) -> Table:
     for row in report.rows:
         decision = row.decision.value
         table.add_row(
-            row.derived.id,
+            escape(row.derived.id),
             row.derived.role,
             f"[{_STYLE[decision]}]{decision}[/]",
             (row.finding or "").replace("_", " "),
-            row.derived.how,
-            row.reason if row.reason else row.derived.why,
+            escape(row.derived.how),
+            escape(row.reason if row.reason else row.derived.why),
         )
     return table
 
@@ -89,11 +90,11 @@ def challenge_command(
         report = run_challenge(task, verifier, candidate, executor, seed=seed)
     console = Console()
     console.print(_table(report))
-    console.print(report.summary())
+    console.print(report.summary(), markup=False)
     if json_out is not None:
         config = {"task": str(task_dir), "verifier": str(verifier_file), "candidate": str(candidate_file)}
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report.to_json(config), indent=2) + "\n")
-        Console(stderr=True).print(f"wrote {json_out}")
+        Console(stderr=True).print(escape(f"wrote {json_out}"))
     if fail_on_findings and report.findings:
         sys.exit(EXIT_FINDINGS)

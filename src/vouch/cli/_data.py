@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -220,7 +221,7 @@ def build(
 
             return check_references(executor, tasks_dir, task_ids, progress=tick)
 
-        console.print(f"building {source} into {out_dir} ...")
+        console.print(escape(f"building {source} into {out_dir} ..."))
         report = build_source(
             source,
             out_dir,
@@ -237,7 +238,7 @@ def build(
         f"{len(report.skipped)} tasks skipped"
     )
     for task_id, reason in report.skipped[:10]:
-        console.print(f"  skipped {task_id}: {reason}")
+        console.print(escape(f"  skipped {task_id}: {reason}"))
     # Bad inputs (missing data files, answers that do not parse) are listed in the manifest: one line each.
     for key, reason in m.source_versions.items():
         if key.startswith("skipped/"):
@@ -274,7 +275,7 @@ def _build_swebench(
 
     check_out_dir(out_dir, "swebench", seed, build_options(options), force)  # refuse before anything starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    console.print(f"building swebench into {out_dir} ...")
+    console.print(escape(f"building swebench into {out_dir} ..."))
     with (
         LocalExecutor(workers=workers, preload=[*PRELOAD, *SWE_PRELOAD], allow_weak=allow_weak) as executor,
         progress_bar(progress_mode, *columns, console=console) as bar,
@@ -320,7 +321,7 @@ def stats(tasks_dir: Path, as_json: bool) -> None:
     missing = figures["tasks_missing_class"]
     console.print(f"  tasks below the per-task minimum: {len(missing)}")
     for row in missing[:10]:
-        console.print(f"    {row['task_id']}: {', '.join(row['lacks'])}")
+        console.print(escape(f"    {row['task_id']}: {', '.join(row['lacks'])}"))
 
 
 _DATA_DIR = click.option(
@@ -348,7 +349,7 @@ def corpora_command(data_dir: Path | None) -> None:
             found = str(path) if path is not None else "missing"
         except corpora.CorpusError as exc:
             found = f"wrong file: {exc}"
-        table.add_row(c.name, f"{c.size:,} B", c.licence, found)
+        table.add_row(c.name, f"{c.size:,} B", c.licence, escape(found))
     console.print(table)
     for c in corpora.CORPORA.values():
         fetch = f"download {c.url}" if c.url else "no download address: put the file in a data directory"

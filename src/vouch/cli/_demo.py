@@ -92,7 +92,7 @@ def _bench_demo(executor: Executor, out: Path, console: Console, progress_mode: 
         if options is None:
             console.print(f"[yellow]{escape(f'{name}: {why}')}; its tasks are left out[/]")  # "[tau2]" is not markup
             continue
-        console.print(f"building a small {name} task set ...")
+        console.print(escape(f"building a small {name} task set ..."))
         report = build_source(source, tasks_root / name, seed=0, options=options, executor=executor, force=True)
         built[name] = {"tasks": report.manifest.tasks, "cases": report.manifest.cases}
     tasks = load_tasks(tasks_root)
@@ -124,7 +124,7 @@ def _bench_demo(executor: Executor, out: Path, console: Console, progress_mode: 
             f"{100 * r['fpr_attack']:.0f}%" if r["fpr_attack"] is not None else "-",
         )
     Console().print(table)
-    Console().print(f"report: {out / 'report.html'}")
+    Console().print(escape(f"report: {out / 'report.html'}"))
     return {"sets": built, "tasks": len(tasks), "leaderboard": {k: v["ba_norm"] for k, v in results.items()}}
 
 
@@ -164,7 +164,7 @@ def _v4v_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode: s
     Console().print(table)
     for row in body["excluded"][:8]:
         Console().print(f"  excluded {row['task_id']}: {', '.join(row['failed_checks'])}")
-    Console().print(f"V4V report: {out / 'v4v.html'}")
+    Console().print(escape(f"V4V report: {out / 'v4v.html'}"))
     return {"retained": body["retained"], "tasks": len(tasks), "totals": body["totals"], "stats": body["stats"]}
 
 
@@ -250,8 +250,8 @@ def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode:
     refuted = [t for t in function.trials if t.verdict.value in ("refuted", "reward_hack") and t.witnesses]
     for trial in refuted[:3]:
         witness = trial.witnesses[0]
-        Console().print(f"  {trial.trial_id}: {trial.verdict.value}; replay: {witness.replay}")
-    Console().print(f"audit report: {out / 'audit.html'}")
+        Console().print(escape(f"  {trial.trial_id}: {trial.verdict.value}; replay: {witness.replay}"))
+    Console().print(escape(f"audit report: {out / 'audit.html'}"))
     return parts
 
 
@@ -316,7 +316,7 @@ def demo(out_dir: str, allow_weak_isolation: bool, progress_mode: str | None) ->
     with open(path, "w") as f:
         parts = {"bench": bench_part, "v4v": v4v_part, "audit": audit_part}
         json.dump(envelope.model_dump(mode="json") | summary.to_dict() | parts, f, indent=2)
-    Console().print(f"\nwrote {path}")
+    Console().print(escape(f"\nwrote {path}"))
 
 
 def _print(console: Console, summary: DemoSummary) -> None:
@@ -340,5 +340,7 @@ def _print(console: Console, summary: DemoSummary) -> None:
     hostile.add_column("status")
     hostile.add_column("contained")
     for h in summary.hostile:
-        hostile.add_row(h.name, h.attempt, f"{h.status}: {h.reason or ''}"[:70], "yes" if h.contained else "[red]NO[/]")
+        hostile.add_row(
+            h.name, h.attempt, escape(f"{h.status}: {h.reason or ''}"[:70]), "yes" if h.contained else "[red]NO[/]"
+        )
     console.print(hostile)

@@ -7,6 +7,7 @@ import os
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 import vouch
@@ -109,7 +110,7 @@ def _print_human(report: ExecReport) -> None:
     console = Console()
     style = "green" if report.status == "ok" else "red"
     table = Table(show_header=False, box=None)
-    table.add_row("status", f"[{style}]{report.status}[/]" + (f"  ({report.reason})" if report.reason else ""))
+    table.add_row("status", f"[{style}]{report.status}[/]" + (escape(f"  ({report.reason})") if report.reason else ""))
     table.add_row("exit", f"code {report.exit_code}" if report.signal is None else f"signal {report.signal}")
     table.add_row("duration", f"{report.duration_s * 1000:.1f} ms")
     table.add_row("peak memory", f"{report.peak_memory_mb:.1f} MiB")

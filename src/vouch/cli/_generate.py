@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -95,7 +96,8 @@ def generate_command(
             bar.advance(job)
             a = run.analysis
             bar.console.print(
-                f"  {run.task_id}: {run.status}, {a.end_reason}, {a.executions_used}/{a.executions_budget} executions"
+                f"  {run.task_id}: {run.status}, {a.end_reason}, {a.executions_used}/{a.executions_budget} executions",
+                markup=False,
             )
 
         try:
@@ -119,8 +121,8 @@ def generate_command(
     _print_summary(result, Console())
     if json_out is not None:
         write_results(result, json_out)
-        console.print(f"wrote {json_out}")
-    console.print(f"score with: vouch bench score --tasks {tasks_dir} --verifiers {out_dir}")
+        console.print(escape(f"wrote {json_out}"))
+    console.print(escape(f"score with: vouch bench score --tasks {tasks_dir} --verifiers {out_dir}"))
 
 
 def _print_summary(result: dict[str, object], console: Console) -> None:
@@ -134,8 +136,8 @@ def _print_summary(result: dict[str, object], console: Console) -> None:
         if row["exhausted_before_verifier"]:
             exhausted += " (before verifier)"
         table.add_row(
-            row["task_id"],
-            row["end_reason"],
+            escape(str(row["task_id"])),
+            escape(str(row["end_reason"])),
             "submitted" if row["submitted"] else ("written" if row["verifier_written"] else "none"),
             f"{row['executions_used']}/{row['executions_budget']}",
             exhausted,

@@ -62,10 +62,10 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("vouch: aborted", err=True)
         sys.exit(EXIT_INFRASTRUCTURE)
     except click.ClickException as exc:
-        click.echo(f"vouch: error: {exc.format_message()}", err=True)
+        click.echo(f"vouch: error: {_one_line(exc.format_message())}", err=True)
         sys.exit(EXIT_USAGE)
     except VouchError as exc:
-        click.echo(f"vouch: error: {exc}", err=True)
+        click.echo(f"vouch: error: {_one_line(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("vouch: interrupted", err=True)
@@ -80,6 +80,12 @@ def main(argv: list[str] | None = None) -> None:
             err=True,
         )
         sys.exit(EXIT_INFRASTRUCTURE)
+
+
+def _one_line(message: str) -> str:
+    """An error message as one line: messages quote file names and values from input, which may
+    hold line breaks."""
+    return " ".join(message.split("\n")).replace("\r", " ")
 
 
 def _full_disk(exc: BaseException) -> str | None:

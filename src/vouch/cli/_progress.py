@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 import click
 from rich.console import Console
-from rich.progress import Progress, ProgressColumn, TaskID
+from rich.progress import Progress, ProgressColumn, TaskID, TextColumn
 
 __all__ = [
     "ENV",
@@ -211,6 +211,10 @@ def progress_bar(mode: str | None, *columns: str | ProgressColumn, console: Cons
     mode = mode or default_mode()
     if mode == "plain":
         return PlainProgress(console)
+    for column in columns:
+        # Descriptions name tasks, instances and models from input files: text, never markup.
+        if isinstance(column, TextColumn):
+            column.markup = False
     return Progress(*columns, console=console, disable=mode == "none")
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -100,8 +101,8 @@ def v4v(
         table.add_row(name, str(counts["passed"]), str(counts["failed"]))
     Console().print(table)
     for row in body["excluded"][:15]:
-        Console().print(f"  excluded {row['task_id']}: {', '.join(row['failed_checks'])}")
+        Console().print(escape(f"  excluded {row['task_id']}: {', '.join(row['failed_checks'])}"))
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2) + "\n")
-        console.print(f"wrote {json_out}")
+        console.print(escape(f"wrote {json_out}"))
