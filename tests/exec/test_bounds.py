@@ -6,8 +6,10 @@ pool, with bounds far from both the figure measured and the figure without the b
 
 from __future__ import annotations
 
-from conftest import run_script
-from vouch.exec import Limits, LocalExecutor
+from typing import Any
+
+from conftest import run_call, run_in_subprocess, run_script
+from vouch.exec import Limits, LocalExecutor, Status
 
 # --- the network namespace of a slot --------------------------------------------------------
 
@@ -42,3 +44,92 @@ def test_no_run_finds_the_connections_an_earlier_run_of_its_slot_left() -> None:
         assert result.ok, (result.reason, result.stderr_tail)
     seen = [r.stdout_tail.strip() for r in results]
     assert seen == ["closed", "0", "0", "0", "closed", "0", "0"], seen
+
+
+# --- host memory: result records and service requests ---------------------------------------
+
+_HOLD_A_POOL = r"""
+import json, resource
+from vouch.exec import Call, Limits, LocalExecutor, RunSpec
+SOURCE = '''
+import os, struct, sys, time
+
+def _nonce():
+    frame = sys._getframe(0)
+    while frame is not None:
+        value = frame.f_locals.get("nonce")
+        if isinstance(value, bytes) and len(value) == 16:
+            return value
+        frame = frame.f_back
+    raise RuntimeError("no nonce on the stack")
+
+def forge(mb):
+    body = b'{"outcome":"returned","value":[' + b"[]," * ((mb << 20) // 3) + b'[]],"exception":null}'
+    record = b"VOUCH-FRAME-1\\n" + _nonce() + struct.pack("<Q", len(body)) + body
+    os.ftruncate(1000, 0)
+    os.pwrite(1000, record, 0)
+    os._exit(0)
+
+def flood(mb, requests, lists):
+    if lists:
+        request = b"[" + b"[]," * (((mb << 20) - 4) // 3) + b"[]]"
+    else:
+        request = b'"' + b"x" * ((mb << 20) - 2) + b'"'
+    for _ in range(requests):
+        os.write(1002, struct.pack("<I", len(request)) + request)
+    time.sleep(0.3)
+    return requests
+'''
+seen = []
+with LocalExecutor(workers=1, warm_pytest=False) as pool:
+    spec = RunSpec(entry=Call(ENTRY, args=ARGS), files={"v.py": SOURCE}, limits=Limits(timeout_s=60, memory_mb=1024),
+                   service=ENTRY == "v.py:flood")
+    result = pool.run(spec, service=(lambda request: seen.append(len(request))) if spec.service else None)
+    with open(f"/proc/{pool.info.pid}/status") as f:
+        zygote_kb = int(next(line for line in f if line.startswith("VmHWM:")).split()[1])
+print(json.dumps({"status": result.status.value, "reason": result.reason, "value": result.value, "answered": seen,
+                  "pool_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "zygote_mb": zygote_kb / 1024}))
+"""
+
+
+def _hold_a_pool(entry: str, *args: object) -> dict[str, Any]:
+    """Run one call in a pool of a fresh interpreter: the run's outcome and both peak RSS."""
+    code = _HOLD_A_POOL.replace("ENTRY", repr(entry)).replace("ARGS", repr(args))
+    outcome: dict[str, Any] = run_in_subprocess(code, timeout_s=300)
+    return outcome
+
+
+def test_a_forged_record_of_many_small_values_is_refused_before_it_is_decoded() -> None:
+    """8 MiB of ``[[],[],...]`` decodes to some 400 MB of Python lists: the pool refuses the
+    record from its shape, and the run is an error (never an error of the pool)."""
+    outcome = _hold_a_pool("v.py:forge", 8)
+    assert outcome["status"] == "error", outcome
+    assert "would decode to" in outcome["reason"], outcome["reason"]
+    assert outcome["pool_mb"] < 200, outcome  # some 420 MB when the record was decoded
+
+
+def test_a_run_that_writes_requests_without_waiting_has_one_in_the_host_at_a_time() -> None:
+    """Two dozen requests of 8 MiB, written at once: the zygote reads the next only after the
+    answer to the last, so neither it nor the pool holds them all."""
+    outcome = _hold_a_pool("v.py:flood", 8, 24, False)
+    assert outcome["status"] == "ok", outcome
+    assert outcome["answered"] == [(8 << 20) - 2] * 24  # every request was answered, in turn
+    assert outcome["zygote_mb"] < 150, outcome  # some 290 MB when all were relayed at once
+
+
+def test_service_requests_of_many_small_values_are_refused_before_they_are_decoded() -> None:
+    """Requests that would decode to some 400 MB each get an error answer; the handler never
+    sees them, and the pool's memory stays small."""
+    outcome = _hold_a_pool("v.py:flood", 8, 6, True)
+    assert outcome["status"] == "ok", outcome
+    assert outcome["answered"] == [], outcome
+    assert outcome["pool_mb"] < 300, outcome  # some 1.8 GB when each was decoded
+
+
+def test_a_return_value_the_pool_would_refuse_is_the_runs_error_with_the_reason(executor: LocalExecutor) -> None:
+    """An honest call that returns three million small numbers: the harness says why the pool
+    would refuse the record instead of writing it."""
+    result = run_call(executor, "def f():\n    return [0] * 3_000_000\n", limits=Limits(timeout_s=30))
+    assert result.status is Status.ERROR, result
+    assert result.exception is not None and result.exception.type == "ResultTooLarge", result.exception
+    assert "would decode to" in (result.reason or ""), result.reason

@@ -167,3 +167,33 @@ def test_clock_readings_round_trip_and_bad_ones_are_dropped() -> None:
     assert frame.clock == (1.5, 2.5)
     for bad in ([1, 2], [1.5], "now", [1.5, "x"], None):
         assert decode(encode(NONCE, {**payload(value=1), "clock": bad}), NONCE).clock is None
+
+
+_MIB = 1 << 20
+
+
+@pytest.mark.parametrize(
+    ("body", "refused"),
+    [
+        (b'"' + b"x" * (12 * _MIB) + b'"', False),  # one long string: its size in Python
+        (json.dumps(["a line of output, with words"] * 200_000).encode(), False),
+        (json.dumps(list(range(100_000))).encode(), False),  # small: under the floor whatever its shape
+        (b"[" + b"[]," * (2 * _MIB) + b"[]]", True),  # 6 MiB of empty lists: some 170 MB decoded
+        (b"[" + b"{}," * (2 * _MIB) + b"{}]", True),
+        (b"[" + b"0," * (4 * _MIB) + b"0]", True),
+        (json.dumps({f"k{i}": i for i in range(600_000)}).encode(), True),
+    ],
+    ids=["long-string", "strings", "small-ints", "empty-lists", "empty-objects", "zeros", "wide-object"],
+)
+def test_json_whose_decoded_size_could_pass_the_budget_is_refused(body: bytes, refused: bool) -> None:
+    reason = _frame.json_refusal(body)
+    assert (reason is not None) == refused, reason
+    if refused:
+        with pytest.raises(FrameError, match="would decode to"):
+            decode(raw(NONCE, b'{"outcome":"returned","value":' + body + b',"exception":null}'), NONCE)
+
+
+def test_a_record_longer_than_the_cap_is_refused_by_its_length() -> None:
+    data = MAGIC + NONCE + struct.pack("<Q", _frame.MAX_FRAME_BYTES + 1) + b"{}"
+    with pytest.raises(FrameError, match="over the"):
+        decode(data, NONCE)

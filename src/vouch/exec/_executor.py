@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Self
 import vouch
 from vouch.errors import EngineCrashed, InfrastructureError, IsolationUnavailable, UsageError
 from vouch.exec import _protocol, _sandbox
+from vouch.exec._frame import load_json
 from vouch.exec._hidden import exposed_to_every_run, hidden_in_every_run
 from vouch.exec._outcome import build_result
 from vouch.exec._spec import Isolation, RunResult, RunSpec, Status
@@ -518,7 +519,7 @@ class LocalExecutor(Executor):
         try:
             if handler is None:
                 raise RuntimeError("this run has no service")
-            answer: dict[str, Any] = {"result": to_data(handler(from_data(json.loads(payload))))}
+            answer: dict[str, Any] = {"result": to_data(handler(from_data(load_json(payload))))}
             data = json.dumps(answer).encode()
         except Exception as exc:  # noqa: BLE001 - whatever the handler raised goes back to the run
             data = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()

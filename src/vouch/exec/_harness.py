@@ -34,6 +34,9 @@ _monotonic = time.monotonic
 _pwrite = os.pwrite
 _ftruncate = os.ftruncate
 _encode = _frame.encode
+_refusal = _frame.json_refusal
+_HEADER_BYTES = _frame.HEADER_BYTES
+_MAX_FRAME_BYTES = _frame.MAX_FRAME_BYTES
 _to_data = _values.to_data
 _BUILTINS = dict(builtins.__dict__)
 """A copy of the builtins as the zygote had them, put back before the frame is written."""
@@ -127,6 +130,22 @@ def run_entry(entry: Script | Call, nonce: bytes) -> NoReturn:
                 "message": f"return value of type {kind} is not JSON data: {exc}",
                 "traceback_tail": "",
             },
+        }
+        frame = _encode(nonce, payload)
+        status = 1
+    size = len(frame) - _HEADER_BYTES
+    too_large = (
+        f"{size} bytes of JSON, over the {_MAX_FRAME_BYTES} byte cap"
+        if size > _MAX_FRAME_BYTES
+        else _refusal(frame[_HEADER_BYTES:])
+    )
+    if too_large is not None:
+        # The pool would refuse the record: say why here, where the value is known.
+        kind = type(payload.get("value")).__name__
+        payload = {
+            "outcome": "raised",
+            "value": None,
+            "exception": {"type": "ResultTooLarge", "message": f"return value of type {kind}: {too_large}"},
         }
         frame = _encode(nonce, payload)
         status = 1

@@ -55,20 +55,26 @@ def request(payload: dict[str, Any]) -> Any:
 
 
 class Splitter:
-    """Splits a byte stream into length-prefixed messages, refusing oversized ones."""
+    """Splits a byte stream into length-prefixed messages, refusing oversized ones.
+
+    The reader takes one message at a time (``pop``) and feeds more bytes only when none is
+    complete, so what it holds stays under one message and one read."""
 
     def __init__(self) -> None:
         self._buf = bytearray()
 
-    def feed(self, data: bytes) -> list[bytes]:
+    def feed(self, data: bytes) -> None:
         self._buf += data
-        out = []
-        while len(self._buf) >= _HEADER.size:
-            (length,) = _HEADER.unpack_from(self._buf)
-            if length > MAX_MESSAGE_BYTES:
-                raise ServiceError(f"message of {length} bytes is over the {MAX_MESSAGE_BYTES} byte cap")
-            if len(self._buf) < _HEADER.size + length:
-                break
-            out.append(bytes(self._buf[_HEADER.size : _HEADER.size + length]))
-            del self._buf[: _HEADER.size + length]
-        return out
+
+    def pop(self) -> bytes | None:
+        """The next complete message, or None. Raises ServiceError for an oversized one."""
+        if len(self._buf) < _HEADER.size:
+            return None
+        (length,) = _HEADER.unpack_from(self._buf)
+        if length > MAX_MESSAGE_BYTES:
+            raise ServiceError(f"message of {length} bytes is over the {MAX_MESSAGE_BYTES} byte cap")
+        if len(self._buf) < _HEADER.size + length:
+            return None
+        message = bytes(self._buf[_HEADER.size : _HEADER.size + length])
+        del self._buf[: _HEADER.size + length]
+        return message

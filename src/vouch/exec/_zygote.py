@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import vouch
-from vouch.exec import _harness, _linux, _pytest, _sandbox, _service
+from vouch.exec import _frame, _harness, _linux, _pytest, _sandbox, _service
 from vouch.exec._protocol import MessageReader, pack_message, send_message
 from vouch.exec._spec import RunSpec
 
@@ -48,7 +48,7 @@ _FULL_FLAGS = (
     | _linux.CLONE_NEWIPC
     | _linux.CLONE_NEWUTS
 )
-_MAX_FRAME_READ = 64 * 1024 * 1024
+_MAX_FRAME_READ = _frame.MAX_FRAME_BYTES + _frame.HEADER_BYTES
 
 
 @dataclass
@@ -87,6 +87,9 @@ class _Running:
     """Where the zygote's share of the run's time went, in ms (``RunResult.phases``)."""
     timed_out: bool = False
     service_open: bool = False
+    service_pending: bool = False
+    """A request of the run is with the pool: its socket is not read until the answer comes,
+    so that a run that writes requests without waiting holds at most one in the host."""
     service_in: _service.Splitter = field(default_factory=_service.Splitter)
     service_out: bytearray = field(default_factory=bytearray)
 
@@ -523,6 +526,8 @@ class Zygote:
             run = self.running.get(message[1])
             if run is not None and run.service_open:
                 run.service_out += _service.frame(message[2])
+                run.service_pending = False
+                self._relay_request(run)
         elif message[0] == "shutdown":
             for queue in self.queues.values():
                 queue.clear()
@@ -541,7 +546,7 @@ class Zygote:
                 run.service_open = False
                 return
             del run.service_out[:sent]
-        if events & (select.POLLIN | select.POLLHUP | select.POLLERR):
+        if events & (select.POLLIN | select.POLLHUP | select.POLLERR) and not run.service_pending:
             try:
                 data = sock.recv(1 << 20)
             except BlockingIOError:
@@ -551,14 +556,25 @@ class Zygote:
             if not data:
                 run.service_open = False
                 return
+            run.service_in.feed(data)
+            self._relay_request(run)
+
+    def _relay_request(self, run: _Running) -> None:
+        """Send the pool the run's next complete request, if it has no other one pending."""
+        if run.service_pending or not run.service_open:
+            return
+        try:
+            payload = run.service_in.pop()
+        except _service.ServiceError:
+            run.service_open = False  # an oversized message ends the channel, not the engine
             try:
-                requests = run.service_in.feed(data)
-            except _service.ServiceError:
-                run.service_open = False  # an oversized message ends the channel, not the engine
-                sock.shutdown(socket.SHUT_RDWR)
-                return
-            for payload in requests:
-                self._reply(("request", run.run_id, payload))
+                run.child.service.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # the run closed it already
+            return
+        if payload is not None:
+            run.service_pending = True
+            self._reply(("request", run.run_id, payload))
 
     def serve(self) -> None:
         reader = MessageReader()
@@ -574,11 +590,18 @@ class Zygote:
                 poller.register(self.sock, select.POLLOUT)
             runs = {run.child.pidfd: run for run in self.running.values()}
             spares = {child.pidfd: child for child in self.spares.values()}
-            services = {run.child.service.fileno(): run for run in self.running.values() if run.service_open}
+            # A run with a request pending is not read (nor watched for a hang-up, which poll
+            # would report at once, over and over) until its answer is there to send.
+            services = {
+                run.child.service.fileno(): run
+                for run in self.running.values()
+                if run.service_open and (run.service_out or not run.service_pending)
+            }
             for fd in (*runs, *spares):
                 poller.register(fd, select.POLLIN)
             for fd, run in services.items():
-                poller.register(fd, select.POLLIN | (select.POLLOUT if run.service_out else 0))
+                reading = 0 if run.service_pending else select.POLLIN
+                poller.register(fd, reading | (select.POLLOUT if run.service_out else 0))
             now = time.monotonic()
             pending = [r.deadline for r in self.running.values() if not r.timed_out]
             timeout_ms = max(0, int((min(pending) - now) * 1000) + 1) if pending else None
