@@ -6,6 +6,7 @@ pool, with bounds far from both the figure measured and the figure without the b
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from conftest import run_call, run_in_subprocess, run_script
@@ -133,3 +134,58 @@ def test_a_return_value_the_pool_would_refuse_is_the_runs_error_with_the_reason(
     assert result.status is Status.ERROR, result
     assert result.exception is not None and result.exception.type == "ResultTooLarge", result.exception
     assert "would decode to" in (result.reason or ""), result.reason
+
+
+# --- memory a run could hold outside its processes ------------------------------------------
+
+_HOLD_SHARED_MEMORY = r"""
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+libc.shmdt.argtypes = [ctypes.c_void_p]
+CHUNK, TRIES = 64 << 20, 4
+held = {"memfd": 0, "sysv": 0, "nested_tmpfs": 0}
+fds = []
+for _ in range(TRIES):
+    try:
+        fd = os.memfd_create("hold")
+    except OSError:
+        break
+    for _ in range(CHUNK >> 20):
+        held["memfd"] += os.write(fd, b"m" * (1 << 20))
+    fds.append(fd)  # kept open, never mapped: no RLIMIT_AS counts it
+for _ in range(TRIES):
+    segment = libc.shmget(0, CHUNK, 0o1000 | 0o600)  # IPC_PRIVATE, IPC_CREAT
+    if segment < 0:
+        break
+    address = libc.shmat(segment, None, 0)
+    ctypes.memset(address, 1, CHUNK)
+    libc.shmdt(address)  # detached, the segment lives on
+    held["sysv"] += CHUNK
+libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: its own /proc files become writable to it
+if libc.unshare(0x10000000 | 0x20000) == 0:  # a user and a mount namespace of its own
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", "0 1000 1"), ("gid_map", "0 1000 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+    except OSError as exc:
+        print("maps", exc)
+    os.makedirs("/tmp/mine", exist_ok=True)
+    if libc.mount(b"tmpfs", b"/tmp/mine", b"tmpfs", 0, b"size=1g") == 0:
+        for i in range(TRIES):
+            with open(f"/tmp/mine/fill-{i}", "wb") as f:
+                for _ in range(CHUNK >> 20):
+                    held["nested_tmpfs"] += f.write(b"t" * (1 << 20))
+print(json.dumps(held))
+"""
+
+
+def test_a_run_holds_no_memory_in_memfds_shared_segments_or_mounts_of_its_own(executor: LocalExecutor) -> None:
+    """memfds, System V segments and a tmpfs mounted in a user namespace of the run's own hold
+    host memory that no per-process limit counts: a run cannot make any of them, so it holds
+    at most its memory budget (here 128 MiB) however many it tries."""
+    result = run_script(executor, _HOLD_SHARED_MEMORY, limits=Limits(timeout_s=60, memory_mb=128))
+    assert result.ok, (result.reason, result.stderr_tail)
+    held = json.loads(result.stdout_tail.strip().splitlines()[-1])
+    assert sum(held.values()) <= 128 << 20, held

@@ -7,6 +7,7 @@ errno on failure, like the ``os`` module does.
 from __future__ import annotations
 
 import ctypes
+import errno
 import fcntl
 import os
 import socket
@@ -201,3 +202,60 @@ def map_own_ids(uid: int, gid: int) -> None:
         f.write(f"{uid} {uid} 1")
     with open("/proc/self/gid_map", "w") as f:
         f.write(f"{gid} {gid} 1")
+
+
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_RET_K = 0x20, 0x15, 0x06
+_X32 = 0x40000000
+_UNBUDGETED_SYSCALLS = {
+    # AUDIT_ARCH_* -> (memfd_create, memfd_secret, shmget) and, on i386, the ipc() multiplexer
+    0xC000003E: (319, 447, 29, _X32 | 319, _X32 | 29),  # x86_64 and x32
+    0x40000003: (356, 447, 395, 117),  # i386, reachable from x86_64 through int 0x80
+    0xC00000B7: (279, 447, 194),  # aarch64
+}
+"""System calls that make memory no per-process limit counts: memfds (RLIMIT_AS counts them only
+while mapped) and System V shared memory segments (which outlive every process attached)."""
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _seccomp_program(denied: dict[int, tuple[int, ...]], errno: int) -> list[tuple[int, int, int, int]]:
+    """A classic BPF program: the listed system calls of each architecture fail with ``errno``."""
+    program: list[tuple[int, int, int, int]] = [(_BPF_LD_W_ABS, 0, 0, 4)]  # seccomp_data.arch
+    denials: list[int] = []
+    for arch, numbers in denied.items():
+        program.append((_BPF_JEQ_K, 0, len(numbers) + 2, arch))  # another arch: skip this block
+        program.append((_BPF_LD_W_ABS, 0, 0, 0))  # seccomp_data.nr
+        for number in numbers:
+            denials.append(len(program))
+            program.append((_BPF_JEQ_K, 0, 0, number))
+        program.append((_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW))
+    program.append((_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW))
+    deny = len(program)
+    program.append((_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | errno))
+    for index in denials:
+        code, _, jf, k = program[index]
+        program[index] = (code, deny - index - 1, jf, k)
+    return program
+
+
+def deny_unbudgeted_memory() -> None:
+    """Make ``memfd_create``, ``memfd_secret`` and ``shmget`` fail with ENOSYS in this process and
+    every process it starts (a seccomp filter; needs no_new_privs). Code that uses them then
+    sees what it sees on a kernel without them and falls back to files, which a run writes into
+    its disk budget.
+
+    Raises:
+        OSError: The filter was refused.
+    """
+    program = _seccomp_program(_UNBUDGETED_SYSCALLS, errno.ENOSYS)
+    filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
+    fprog = _SockFprog(len(program), filters)
+    prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog))

@@ -475,6 +475,10 @@ def prepare(setup: SpareSetup) -> Prepared:
                 options = f"size={_PRIVATE_TMP_MB}m,mode=1777"
                 _linux.mount("tmpfs", target, "tmpfs", _linux.MS_NOSUID | _linux.MS_NODEV, options)
         _linux.mount("proc", "/proc", "proc", _linux.MS_NOSUID | _linux.MS_NODEV | _linux.MS_NOEXEC)
+        # No user namespace inside the run: in one it could mount a tmpfs or make an IPC
+        # namespace of its own, memory that no limit of the run counts.
+        with open("/proc/sys/user/max_user_namespaces", "w") as f:
+            f.write("0")
         socket.sethostname("vouch-run")
         return Prepared(setup=setup, runs_dir_fd=runs_dir_fd, covered=covered, under_tmp=tuple(under_tmp))
     except OSError as exc:
@@ -506,6 +510,7 @@ def enter(prepared: Prepared, job: JobSetup) -> None:
         if setup.full:
             _linux.drop_all_capabilities()
         _linux.prctl(_linux.PR_SET_NO_NEW_PRIVS, 1)
+        _linux.deny_unbudgeted_memory()
         os.chdir(job.workdir)
         _set_environment(job)
     except OSError as exc:
