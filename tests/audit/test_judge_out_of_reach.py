@@ -15,7 +15,6 @@ import pytest
 
 from vouch.audit import PRELOAD, _witness
 from vouch.audit._inrun import ANSWER_S
-from vouch.audit._offline import outputs_spec
 from vouch.audit._samples import load_problems
 from vouch.exec import LocalExecutor, RunSpec
 
@@ -94,14 +93,15 @@ def test_what_the_program_does_to_its_judge_fails_the_witness_by_an_assertion(
     assert verdict.valid and verdict.fails_by_assertion, verdict.reason
 
 
-def test_the_program_sees_the_process_it_has_in_every_other_run(executor: LocalExecutor) -> None:
-    """PID 1 with no parent it can name, in a witness run as in a run on generated inputs: a
-    program cannot tell that it is being judged by the process it runs in."""
-    program = "import os\n\n\ndef where():\n    return [os.getpid(), os.getppid()]\n"
-    searched = outputs_spec(program, "where", [[]], "search", 1.0)
-    witness = _witness.render(
-        trial_id="T/1#0", task_id="T/1", entry_point="where", clause="c", args=[], expected=[1, 0], index=1
+def test_the_program_reads_nothing_of_the_tests_and_the_judge_reports_the_test(executor: LocalExecutor) -> None:
+    """Covered in the program's mount namespace, or emptied while it lives where the run may not
+    nest namespaces: either way the test's expected values are not on the program's disk."""
+    program = (
+        "import glob\n\n\ndef seen():\n    return ''.join(open(p).read() for p in sorted(glob.glob('test_*.py')))\n"
     )
-    search, judged = executor.run_batch([searched, _witness.validation_spec(witness, program, "R[s]", 0)])
-    assert search.ok and search.value["results"] == [{"ok": True, "value": [1, 0]}], search
-    assert _witness.record("model", judged).outcome == "pass", judged.value
+    witness = _witness.render(
+        trial_id="T/1#0", task_id="T/1", entry_point="seen", clause="c", args=[], expected="", index=1
+    )
+    (judged,) = executor.run_batch([_witness.validation_spec(witness, program, "R[s]", 0)])
+    record = _witness.record("model", judged)
+    assert record.outcome == "pass", record

@@ -10,19 +10,21 @@ test by an ``AssertionError``.
 
 Before the child exists the judging process makes itself non-dumpable (so the child, which has
 the same uid, cannot ptrace it, read or write its memory, or reach its descriptors through
-``/proc``) and drops the working directory from ``sys.path`` (a module the child writes there is
-never imported by the judge). The child starts in user, mount and PID namespaces of its own: the
-test files are covered in its mount namespace (the test module is compiled by then; the program
-cannot read the expected values off the disk), and it is PID 1 of its PID namespace, as the
-harness is of the run's, so it can name no other process: not the judge (``kill(1)``,
-``kill(getppid())``, ``kill(-1)`` and its old process group all miss it), and ``getppid()`` is 0
-as in every other run. It closes the harness's result descriptor before the program loads.
+``/proc``), drops the working directory from ``sys.path`` (a module the child writes there is
+never imported by the judge) and ignores every signal it has no use for, so that no signal the
+program sends does anything to it (the child puts the dispositions back before the program
+loads). Where the run may nest namespaces, the child starts in user, mount and PID namespaces of
+its own: the test files are covered in its mount namespace (the test module is compiled by then;
+the program cannot read the expected values off the disk), and it is PID 1 of its PID namespace,
+as the harness is of the run's, so it can name no other process and ``getppid()`` is 0 as in
+every other run. Where the run may not (``user.max_user_namespaces`` is 0 in it), the child is a
+plain fork leading a session of its own, and the test files are empty while it lives. The child
+closes the harness's result descriptor before the program loads.
 
 What the program does to its judge is its own failure. Each answer has a deadline; a program
 that does not answer within it (it sleeps, stops, loops), ends its process or breaks the channel
 fails the call by an ``AssertionError`` that names what happened (``ProgramGone``), and the judge
-ends the program and goes on to report the test. Where the run cannot nest namespaces (weak
-isolation, recorded in every result) the child is a plain fork, within reach of the judge.
+ends the program and goes on to report the test.
 """
 
 from __future__ import annotations
@@ -167,6 +169,9 @@ class Program:
         self._sock: socket.socket | None = None
         self._pid: int | None = None
         self._gone: str | None = None
+        self._apart = False
+        self._saved: dict[int, Any] = {}
+        self._removed: dict[str, bytes] = {}
 
     # --- the judging side ---------------------------------------------------------------
 
@@ -306,18 +311,25 @@ class Program:
         _linux.prctl(_linux.PR_SET_DUMPABLE, 0)
         workdir = os.path.dirname(self.path)
         sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != workdir]
+        # A signal the judge has no use for does nothing to it while the program lives (a PID 1
+        # drops those it keeps the default action for; its own handlers, SIGINT's
+        # KeyboardInterrupt first, are set aside). The child puts them back before the program loads.
+        self._saved = _set_aside_signals()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         uid, gid = os.getuid(), os.getgid()
         try:
             pid = _linux.clone_process(_OWN_NAMESPACES)
-            apart = True
+            self._apart = True
         except OSError:
-            # No nested namespaces here (weak isolation): a plain fork, within the judge's reach.
+            # The run may not nest namespaces: a plain fork, and the tests are empty while the
+            # program lives (the test module is compiled by now).
+            self._removed = _remove(self.hide)
             pid = os.fork()
-            apart = False
+            self._apart = False
         if pid == 0:  # pragma: no cover - the child; its outcome is what it answers
             parent.close()
-            _child_main(child, self.path, self.module_name, self.hide, (uid, gid) if apart else None)
+            ids = (uid, gid) if self._apart else None
+            _child_main(child, self.path, self.module_name, self.hide, ids, self._saved)
         child.close()
         self._sock, self._pid = parent, pid
         return parent
@@ -328,11 +340,58 @@ class Program:
             self._sock = None
         if self._pid is not None:
             # PID 1 of its namespace: when it goes, the kernel ends every process it started.
+            # A plain fork leads a session: its process group goes with it.
+            if not self._apart:
+                with contextlib.suppress(OSError):
+                    os.killpg(self._pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self._pid, 0)
             self._pid = None
+        _restore_signals(self._saved)
+        self._saved = {}
+        for path, data in self._removed.items():
+            # Written anew by path, never opened: the program may have left a FIFO there.
+            with contextlib.suppress(OSError):
+                fresh = f"{path}.{os.getpid()}.restored"
+                with open(fresh, "xb") as f:
+                    f.write(data)
+                os.replace(fresh, path)
+        self._removed = {}
+
+
+_KEPT_SIGNALS = {signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGCONT, signal.SIGALRM, signal.SIGPIPE}
+"""Signals the judge keeps as they are: those no process can ignore, those whose default is
+harmless, SIGALRM (a witness's own timer) and SIGPIPE (Python ignores it already)."""
+
+
+def _set_aside_signals() -> dict[int, Any]:
+    """Ignore every other signal; returns the dispositions it replaced."""
+    saved: dict[int, Any] = {}
+    for signum in signal.valid_signals():
+        if signum in _KEPT_SIGNALS:
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            saved[signum] = signal.signal(signum, signal.SIG_IGN)
+    return saved
+
+
+def _restore_signals(saved: dict[int, Any]) -> None:
+    for signum, handler in saved.items():
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            # None: a handler set outside Python (faulthandler's); the default stands in for it.
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+
+def _remove(paths: Sequence[str]) -> dict[str, bytes]:
+    """Empty each file (it stays, for pytest's checks by path); returns what they held."""
+    removed = {}
+    for path in paths:
+        with contextlib.suppress(OSError), open(path, "r+b") as f:
+            removed[path] = f.read()
+            f.truncate(0)
+    return removed
 
 
 def _seconds(value: float | None) -> str:
@@ -405,10 +464,16 @@ def _own_namespaces(ids: tuple[int, int], paths: Sequence[str]) -> None:
 
 
 def _child_main(
-    sock: socket.socket, path: str, module_name: str, hide: Sequence[str], ids: tuple[int, int] | None
+    sock: socket.socket,
+    path: str,
+    module_name: str,
+    hide: Sequence[str],
+    ids: tuple[int, int] | None,
+    signals: dict[int, Any],
 ) -> None:
     """Set the child up, load the program and answer requests until the judge goes away. Never returns."""
     try:
+        _restore_signals(signals)
         setup_error = None
         if ids is not None:
             try:
