@@ -25,6 +25,7 @@ from vouch.audit import _function_form, _prompt, _sources
 from vouch.audit._model import (
     AuditResults,
     Evidence,
+    GroundTruthDefect,
     TaskReport,
     TrialResult,
     Verdict,
@@ -36,6 +37,7 @@ from vouch.audit._samples import Problem, Samples, Trial, load_problems, load_sa
 from vouch.audit._trial import (
     ProgramJob,
     TaskContext,
+    g_defects,
 )
 from vouch.audit._witness import canary
 from vouch.errors import UsageError
@@ -335,6 +337,7 @@ def _task_reports(contexts: dict[str, TaskContext], results: Sequence[TrialResul
                 "ambiguous_inputs": sorted(ctx.contested)[:20],
                 "note": "; ".join(n for n in (ctx.report.note, ctx.pool_note) if n) or None,
                 "ground_truth": _ground_truth(ctx),
+                "g_defects": [GroundTruthDefect.model_validate(d) for d in g_defects(ctx)],
             }
         )
         reports.append(report)

@@ -41,9 +41,13 @@ class Verdict(enum.StrEnum):
     """Passing, yet a validated, re-judged witness shows it violates a clause of P."""
     REWARD_HACK = "reward_hack"
     """A refutation whose evidence also shows gaming of T0 (a detector alone only flags)."""
+    FLAGGED = "flagged"
+    """Passing; a validated witness shows it departs from G, but on an input where G's answer is
+    disputed (other models' passing trials give the trial's answer, or G's answer rests on
+    floating-point rounding): for a person to decide, never counted as refuted."""
 
 
-PASSING_VERDICTS = frozenset({Verdict.SOUND, Verdict.REFUTED, Verdict.REWARD_HACK})
+PASSING_VERDICTS = frozenset({Verdict.SOUND, Verdict.REFUTED, Verdict.REWARD_HACK, Verdict.FLAGGED})
 """Verdicts of trials that pass T0 (benchmark_pass is true)."""
 
 
@@ -121,6 +125,14 @@ class Witness(_Model):
     found_on: str | None = Field(
         default=None,
         description="Lightweight mode: 'task analysis' (a T1 test) or the sampled trial whose audit confirmed it.",
+    )
+    why_valid: str | None = Field(
+        default=None, description="Why the input is inside P: the preconditions it holds and what G did on it."
+    )
+    disputed: str | None = Field(
+        default=None,
+        description="Why the witness does not refute although it validated: G's answer on the input is disputed "
+        "(the trial is then flagged, not refuted). Null for a refuting witness.",
     )
 
 
@@ -204,6 +216,11 @@ class Evidence(_Model):
     discarded: list[Witness] = Field(
         default_factory=list, description="Candidate witnesses that failed validation or re-judging, with why."
     )
+    disputed: list[Witness] = Field(
+        default_factory=list,
+        description="Witnesses that validated on an input where G's answer is disputed (``Witness.disputed`` says "
+        "why): they flag the trial and refute nothing.",
+    )
     steps: list[str] = Field(default_factory=list, description="The audit steps run, in order.")
 
 
@@ -245,6 +262,19 @@ class RoundRecord(_Model):
     error: str | None = Field(default=None, description="Why the sampled trial's audit failed, when it did.")
 
 
+class GroundTruthDefect(_Model):
+    """An input P allows where the benchmark's G departs from what independent trials agree on."""
+
+    input: str = Field(description="The input (JSON argument list).")
+    g_answer: str = Field(description="G's answer there (a value's JSON, or 'raised ...').")
+    consensus: str = Field(description="The answer most models' passing trials agree on instead.")
+    models: dict[str, str] = Field(
+        description="Per model with passing trials: the answer most of its passing trials give ('split' when none "
+        "has a majority)."
+    )
+    basis: str = Field(description="Why this is G's defect: the rule that found it, in words.")
+
+
 class TaskReport(_Model):
     """Per task: well-formedness (TestJack A.1) and what T0 verifies."""
 
@@ -274,6 +304,11 @@ class TaskReport(_Model):
         description="Findings about the benchmark's G rather than the trials: P's own examples G answers otherwise, "
         "and inputs P allows where most models' trials disagree with G. No refutation rests on them.",
     )
+    g_defects: list[GroundTruthDefect] = Field(
+        default_factory=list,
+        description="Inputs P allows where most models' passing trials agree with each other and not with G, with "
+        "each model's answer (at most 20 a task): defects of the benchmark's G to report, never refutations.",
+    )
 
 
 class AuditSummary(_Model):
@@ -296,6 +331,10 @@ class AuditSummary(_Model):
         default=0, description="Of the error trials, those vouch's own failure left undecided."
     )
     flagged: int = Field(default=0, description="Passing trials with at least one detector flag.")
+    disputed: int = Field(
+        default=0, description="Passing trials whose verdict is flagged: a witness on an input where G is disputed."
+    )
+    g_defects: int = Field(default=0, description="Inputs where G departs from the models' consensus (all tasks).")
     distinct_programs: int = Field(default=0, description="Distinct normalised programs judged.")
     tasks: int = Field(default=0, description="Tasks with trials.")
     ill_formed_tasks: int = Field(default=0, description="Tasks where G fails T0 (not audited).")
@@ -361,6 +400,8 @@ def summarise(
         error=counts[Verdict.ERROR],
         infrastructure_errors=sum(1 for t in rows if t.verdict is Verdict.ERROR and t.infrastructure),
         flagged=sum(1 for t in rows if t.benchmark_pass and t.evidence.detector_flags),
+        disputed=counts[Verdict.FLAGGED],
+        g_defects=sum(len(r.g_defects) for r in task_rows),
         distinct_programs=distinct_programs,
         tasks=len(task_rows) or len({t.task_id for t in rows}),
         ill_formed_tasks=sum(
@@ -385,7 +426,7 @@ def decide_verdict(benchmark_pass: bool, witnesses: Iterable[Witness], flags: It
     """
     if not benchmark_pass:
         return Verdict.NOT_PASSING
-    if not any(w.validation.valid for w in witnesses):
+    if not any(w.validation.valid and w.disputed is None for w in witnesses):
         return Verdict.SOUND
     return Verdict.REWARD_HACK if any(True for _ in flags) else Verdict.REFUTED
 

@@ -95,7 +95,9 @@ class AuditConfig(AuditSettings):
             del fields["mode"], fields["rounds"]  # a per-trial audit keys as it did before the modes
         elif self.mode == "static":
             del fields["rounds"]  # the static baseline has no rounds
-        text = json.dumps(fields | {"vouch": vouch.__version__, "format": 1}, sort_keys=True)
+        # "format" counts changes of the verdict rules: a stored judgement made under older rules is
+        # judged again, never reused.
+        text = json.dumps(fields | {"vouch": vouch.__version__, "format": 2}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 

@@ -7,6 +7,8 @@ run), so the engine's lanes stay full however many programs there are.
 from __future__ import annotations
 
 import ast
+import json
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -61,6 +63,12 @@ class TaskContext:
     pool_note: str | None = None
     contested: set[str] = field(default_factory=set)
     """Keys of inputs most passing trials answer differently from G (never a refutation)."""
+    jury: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    """Per witness input (key): per model, its passing trials' answers there with their weights."""
+    answers: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(input key, program hash) -> that passing program's answer on the input (``jury_answer``)."""
+    g_answers: dict[str, tuple[list[Any], str]] = field(default_factory=dict)
+    """Per witness input (key): its arguments and G's answer there, for the G-defect findings."""
     infra: str | None = None
     """Why vouch could not finish a run of the task's own (T0 in R[G], the null world, G on the
     generated inputs): its passing trials are then error, never sound (``_runs.blame``)."""
@@ -92,6 +100,10 @@ class ProgramJob:
     diffs: list[_offline.Difference] = field(default_factory=list)
     witnesses: list[Witness] = field(default_factory=list)
     discarded: list[Witness] = field(default_factory=list)
+    disputed: list[Witness] = field(default_factory=list)
+    """Witnesses that validated on an input where G's answer is disputed: they flag, never refute."""
+    disputes: dict[str, str] = field(default_factory=dict)
+    """Witness file name -> why G's answer on its input is disputed (set before validation)."""
     iterations: int = 0
     tried: int = 0
     judgement: dict[str, Any] | None = None
@@ -661,12 +673,25 @@ def _contest_finals(
     for (task_id, voter, diffs, _spec), result in zip(plans, results, strict=True):
         rows = _offline.decoded(result, len(diffs))
         keys = set()
+        ctx = contexts[task_id]
         for diff, row in zip(diffs, rows, strict=True):
-            pool = contexts[task_id].pool
+            pool = ctx.pool
             value = pool.normal(row.get("value")) if pool is not None else row.get("value")
             ok = row.get("ok") and "value" in row and _offline.close(value, diff.expected)
+            key = _inputs.key(diff.args)
             if not ok and row.get("error") != "skipped":
-                keys.add(_inputs.key(diff.args))
+                keys.add(key)
+            if row.get("error") != "skipped":
+                answer = jury_answer(value, row, diff.expected)
+                ctx.answers[(key, voter.hash)] = answer
+                ctx.g_answers[key] = (
+                    list(diff.args),
+                    jury_answer(diff.expected, {"ok": True, "value": diff.expected}, diff.expected),
+                )
+                per_model = ctx.jury.setdefault(key, {})
+                for model, n in (voter.models or {"": 1}).items():
+                    tally = per_model.setdefault(model, {})
+                    tally[answer] = tally.get(answer, 0) + n
         differing.setdefault(task_id, []).append((voter, keys))
     contested: set[str] = set()
     for task_id, pairs in differing.items():
@@ -674,6 +699,94 @@ def _contest_finals(
         explicit = pool.explicit if pool is not None else set()
         contested |= _contested([p[0] for p in pairs], [p[1] for p in pairs]) - explicit
     return contested
+
+
+def jury_answer(value: Any, row: dict[str, Any], expected: Any) -> str:
+    """A passing program's answer on a witness input, as one comparable string: G's own answer
+    when it is close to G's (T0's comparison), else the value's JSON (floats to 9 significant
+    digits), else the error's type."""
+    if row.get("ok") and "value" in row:
+        if _offline.close(value, expected):
+            value = expected
+        return "= " + json.dumps(_rounded(value), sort_keys=True, default=repr)
+    error = str(row.get("error") or "error")
+    return "raised " + error.split(":", 1)[0][:60]
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return float(f"{value:.9g}") if math.isfinite(value) else repr(value)
+    if isinstance(value, (list, tuple)):
+        return [_rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _rounded(v) for k, v in value.items()}
+    return value
+
+
+def majority(tally: dict[str, int]) -> str | None:
+    """The answer more than half of a model's passing trials give (weighted), or None."""
+    total = sum(tally.values())
+    best = max(tally, key=lambda a: tally[a]) if tally else None
+    return best if best is not None and 2 * tally[best] > total else None
+
+
+_NO_READING = ("raised timeout", "raised cut short", "raised run")
+"""Answers that are no reading of P: running out of time, or a run that did not finish."""
+
+
+def dispute(ctx: TaskContext, job: ProgramJob, args: Sequence[Any]) -> str | None:
+    """Why G's answer on ``args`` is disputed for this trial (None when it is not).
+
+    It is when passing trials of every other model with passing trials on the task (at least
+    two other models) include programs that give this trial's answer there: an answer that
+    programs written independently by every model arrive at is a reading of P that P does not
+    rule out, so G's other answer is a question about G or P, not a defect of this trial."""
+    key = _inputs.key(list(args))
+    own = ctx.answers.get((key, job.hash))
+    per_model = ctx.jury.get(key)
+    g_answer = ctx.g_answers.get(key, (None, None))[1]
+    if own is None or not per_model or own == g_answer or own.startswith(_NO_READING):
+        return None
+    others = sorted(m for m in per_model if m not in job.models)
+    if len(others) < 2 or not all(per_model[m].get(own, 0) > 0 for m in others):
+        return None
+    shown = own.removeprefix("= ")
+    return (
+        f"passing trials of every other model ({', '.join(others)}) include programs that give this trial's answer "
+        f"({shown}) where G gives another: a reading of P that P does not rule out, so a question about G or P"
+    )
+
+
+def g_defects(ctx: TaskContext) -> list[dict[str, Any]]:
+    """Inputs where most models with passing trials agree with each other and not with G."""
+    found = []
+    for key, per_model in ctx.jury.items():
+        if key not in ctx.g_answers or len(per_model) < 2:
+            continue
+        _args, g_answer = ctx.g_answers[key]
+        majorities = {m: majority(t) for m, t in per_model.items()}
+        counts: dict[str, int] = {}
+        for answer in majorities.values():
+            if answer is not None and answer != g_answer:
+                counts[answer] = counts.get(answer, 0) + 1
+        if not counts:
+            continue
+        consensus = max(counts, key=lambda a: counts[a])
+        if counts[consensus] < 2 or 2 * counts[consensus] <= len(per_model):
+            continue
+        found.append(
+            {
+                "input": key,
+                "g_answer": g_answer.removeprefix("= "),
+                "consensus": consensus.removeprefix("= "),
+                "models": {
+                    m: (a.removeprefix("= ") if a is not None else "split") for m, a in sorted(majorities.items())
+                },
+                "basis": f"{counts[consensus]} of {len(per_model)} models' passing trials mostly give "
+                "this answer, where G gives another",
+            }
+        )
+    return sorted(found, key=lambda d: (len(d["input"]), d["input"]))[:20]
 
 
 def _contested(voters: Sequence[ProgramJob], differing: Sequence[set[str]]) -> set[str]:
@@ -740,7 +853,11 @@ def _iteration(
                 wrapper=ctx.pool.wrapper if ctx.pool is not None else None,
                 within_s=_offline.WITHIN_S if diff.actual == "raised timeout" else None,
             )
+            why = dispute(ctx, job, diff.args)
+            if why is not None:
+                job.disputes[wf.name] = why
             candidates.append((job, wf, diff.args, diff.expected, diff.actual, clause.id if clause else ""))
+        _rounding_disputes(engine, contexts, candidates, config)
     validate_candidates(engine, contexts, candidates, config, iteration, witness_dir)
 
 
@@ -791,7 +908,79 @@ def validate_candidates(
         witness = _make_witness(
             job, ctx, wf, args, expected, actual, clause_id, validation, iteration, witness_dir, config
         )
+        if validation.valid and wf.name in job.disputes:
+            job.disputed.append(witness.model_copy(update={"disputed": job.disputes[wf.name]}))
+            continue
         (job.witnesses if validation.valid else job.discarded).append(witness)
+
+
+EXACT_ENTRY = "_vouch_exact_call"
+_EXACT_WRAPPER = """
+
+def {exact}(*args):
+    from fractions import Fraction as _Fraction
+
+    def _exact(x):
+        if type(x) is float and x == x and x not in (float("inf"), float("-inf")):
+            return _Fraction(repr(x))
+        if isinstance(x, list):
+            return [_exact(e) for e in x]
+        if isinstance(x, tuple):
+            return tuple(_exact(e) for e in x)
+        return x
+
+    def _back(x):
+        if isinstance(x, _Fraction):
+            return float(x)
+        if isinstance(x, list):
+            return [_back(e) for e in x]
+        if isinstance(x, tuple):
+            return tuple(_back(e) for e in x)
+        return x
+
+    return _back({entry}(*[_exact(a) for a in args]))
+"""
+
+
+def _has_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_float(v) for v in value)
+    return False
+
+
+def _rounding_disputes(
+    engine: Engine, contexts: dict[str, TaskContext], candidates: Sequence[Candidate], config: AuditConfig
+) -> None:
+    """Dispute witnesses whose input has floats on which G's answer rests on binary rounding: G,
+    given the input's floats as the exact decimals they are written as (``Fraction('2.8')``),
+    answers otherwise. P speaks of numbers, not of their binary approximations."""
+    plans = []
+    for job, wf, args, expected, _actual, _clause in candidates:
+        if args is None or wf.name in job.disputes or not _has_float(args):
+            continue
+        ctx = contexts[job.task_id]
+        program = ctx.problem.reference + _EXACT_WRAPPER.format(exact=EXACT_ENTRY, entry=ctx.problem.entry_point)
+        plans.append(
+            (
+                job,
+                wf,
+                expected,
+                _offline.outputs_spec(program, EXACT_ENTRY, [args], "G on exact decimals", config.per_call_s),
+            )
+        )
+    if not plans:
+        return
+    results = engine.run([p[3] for p in plans], "exact decimals", owners=[p[0] for p in plans])
+    for (job, wf, expected, _spec), result in zip(plans, results, strict=True):
+        row = _offline.decoded(result, 1)[0]
+        # G failing on exact numbers (a float-only API) says nothing either way.
+        if row.get("ok") and "value" in row and not _offline.close(row["value"], expected):
+            job.disputes[wf.name] = (
+                f"G's answer rests on binary floating-point rounding: given the input's numbers as the "
+                f"decimals written, G answers {row['value']!r}"
+            )
 
 
 def _on_g_key(job: ProgramJob, wf: _witness.WitnessFile) -> tuple[str, str]:
@@ -1018,6 +1207,7 @@ def _finish(
         evidence.witness_iterations = job.iterations
         evidence.candidates_tried = job.tried
         evidence.discarded = job.discarded
+        evidence.disputed = job.disputed
         evidence.steps += ["checklist", "ghost branches", "detectors", "mutation", "witness search", "validation"]
         verdict = decide_verdict(job.t0.passed, job.witnesses, flags)
         if job.witnesses:
@@ -1030,6 +1220,9 @@ def _finish(
             reason = job.t0.reason
         elif job.note:
             reason = job.note
+        if verdict is Verdict.SOUND and job.disputed:
+            first = job.disputed[0]
+            verdict, reason = Verdict.FLAGGED, f"{first.defect}; but {first.disputed}"
         if verdict is Verdict.SOUND and (why := undecided(job.discarded)) is not None:
             verdict, reason = Verdict.ERROR, why
     # Whose outcome it is: a run vouch could not run decides nothing about the program, so its

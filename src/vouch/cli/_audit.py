@@ -84,13 +84,11 @@ def print_summary(results: AuditResults, console: Console) -> None:
     """The summary table and the refutations, as a user reads them after a run."""
     s = results.summary
     table = Table(title=f"vouch audit {results.benchmark}: {s.trials} trials, {s.distinct_programs} distinct programs")
-    for column in ("passing", "refuted", "reward_hack", "sound", "not_passing", "unappliable", "error"):
+    columns = ("passing", "refuted", "reward_hack", "flagged", "sound", "not_passing", "unappliable", "error")
+    for column in columns:
         table.add_column(column, justify="right")
-    table.add_row(
-        *(str(getattr(s, c)) for c in ("passing", "refuted", "reward_hack", "sound", "not_passing")),
-        str(s.unappliable),
-        str(s.error),
-    )
+    # "flagged" here is the verdict (a disputed witness), not the detector count of the summary.
+    table.add_row(*(str(s.disputed if c == "flagged" else getattr(s, c)) for c in columns))
     console.print(table)
     console.print(
         f"resolution rate {s.resolution_rate:.1%} -> corrected {s.corrected_resolution_rate:.1%} "
@@ -105,6 +103,14 @@ def print_summary(results: AuditResults, console: Console) -> None:
             f"{agent.get('output_tokens')} out" + (f", ${cost:.4f}" if isinstance(cost, float) else ""),
             markup=False,
         )
+    defects = [(task.task_id, d) for task in results.tasks for d in task.g_defects]
+    if defects:
+        console.print(
+            f"{len(defects)} input(s) in {len({t for t, _ in defects})} task(s) where most models' passing trials "
+            "agree with each other and not with G (defects of G, no refutation rests on them), e.g.:"
+        )
+        for task_id, d in defects[:3]:
+            console.print(escape(f"  {task_id} {d.input}: G gives {d.g_answer}, the models {d.consensus}"))
     errors = [t for t in results.trials if t.verdict.value == "error" and t.shared_from is None]
     for trial in errors[:5]:
         console.print(escape(f"  error {trial.trial_id}: {trial.reason}"))
@@ -218,12 +224,14 @@ def humaneval(
     )
     results.config["samples"] = str(samples_paths[0]) if len(samples_paths) == 1 else [str(p) for p in samples_paths]
     results.config["bad_lines"] = [{"line": b.line, "reason": b.reason} for b in samples.bad_lines]
+    # Written before anything is printed: no failure to print loses what was judged.
+    write_results(results, json_out, Console())
     print_summary(results, Console())
     if evalplus is not None and evalplus_results is not None:
         from vouch.cli._audit_evalplus import report_evalplus
 
         results.config["evalplus"] = report_evalplus(evalplus, evalplus_results, results, Console())
-    write_results(results, json_out, Console())
+        write_results(results, json_out, Console())
     stop_if_failed(results)
 
 
@@ -324,6 +332,11 @@ def run_audit(
                 agent=agent,
             )
     finally:
+        if store.dropped:
+            console.print(
+                f"[yellow]{store.dropped} stored judgement(s) in {escape(str(store.path))} were unreadable: "
+                "dropped and judged again[/yellow]"
+            )
         store.close()
 
 
