@@ -417,3 +417,31 @@ def test_report_renders_in_headless_chromium(tmp_path: Path, load_results: Load)
         shot = chromium.screenshot(page, tmp_path / f"{name}.png")
         assert shot.stat().st_size > 10_000, f"screenshot of {name} is {shot.stat().st_size} bytes: a blank page?"
         assert _png_size(shot) == (1280, 2000)
+
+
+def test_defects_of_g_and_flagged_trials_are_shown_apart_from_refutations() -> None:
+    results = {
+        "kind": "audit",
+        "benchmark": "humaneval",
+        "summary": {"trials": 1, "passing": 1, "refuted": 0, "disputed": 1},
+        "trials": [{"trial_id": "T/1#0", "task_id": "T/1", "model": "m", "benchmark_pass": True, "verdict": "flagged"}],
+        "tasks": [
+            {
+                "task_id": "T/1",
+                "g_defects": [
+                    {
+                        "input": "[-7, 3]",
+                        "g_answer": "2",
+                        "consensus": "<-1>",
+                        "models": {"a": "-1", "b": "-1"},
+                        "basis": "2 of 2 models",
+                    }
+                ],
+            }
+        ],
+    }
+    page = render_html(results)
+    assert "Defects of G: 1 inputs" in page
+    assert "&lt;-1&gt;" in page and "<-1>" not in page
+    assert "No passing trial was refuted." in page
+    assert ">flagged<" in page

@@ -24,6 +24,7 @@ VERDICT_COLOURS = {
     "sound": "#1a7f37",
     "refuted": "#cf222e",
     "reward_hack": "#8250df",
+    "flagged": "#d4a72c",
     "not_passing": "#afb8c1",
     "unappliable": "#bf8700",
     "error": "#6e7781",
@@ -326,6 +327,21 @@ def render_audit(results: Mapping[str, Any], *, generated_at: datetime | None = 
         out.append(f"<h3>{_e(task)}: {sum(f.trial_count for f in mine)} trials refuted by {len(mine)} findings</h3>")
         for finding in mine:
             out.append(_finding(finding))
+    defects = [(t, d) for t in view.tasks for d in _objects(t.get("g_defects"), "tasks[].g_defects")]
+    if defects:
+        out.append(f"<h2>Defects of G: {len(defects)} inputs where most models agree against the ground truth</h2>")
+        out.append("<p>Inputs P allows where most models' passing trials agree with each other and not with G. ")
+        out.append("No refutation rests on them: they are findings about the benchmark's G.</p>")
+        out.append("<table><tr><th>task</th><th>input</th><th>G</th><th>consensus</th><th>per model</th></tr>")
+        for t, d in defects:
+            models = d.get("models") if isinstance(d.get("models"), dict) else {}
+            per_model = "; ".join(f"{m}: {a}" for m, a in models.items())
+            out.append(
+                f"<tr><td>{_e(t.get('task_id'))}</td><td><code>{_e(d.get('input'))}</code></td>"
+                f"<td><code>{_e(d.get('g_answer'))}</code></td><td><code>{_e(d.get('consensus'))}</code></td>"
+                f"<td>{_e(per_model)}</td></tr>"
+            )
+        out.append("</table>")
     rounds = [t for t in view.tasks if t.get("rounds")]
     if rounds:
         out.append("<h2>Rounds (lightweight)</h2><table><tr><th>task</th><th>round</th><th>sampled trial</th>")
