@@ -673,7 +673,7 @@ CASES = [
     case("raises-SystemExit-0", "print('PASS')\nraise SystemExit(0)\n", ERROR, checks=(raised("SystemExit"),)),
     case("raises-KeyboardInterrupt", "raise KeyboardInterrupt\n", ERROR, checks=(raised("KeyboardInterrupt"),)),
     case("calls-os-exit-0", "import os\nprint('PASS')\nos._exit(0)\n", ERROR),
-    # A forged record the pool cannot decode is that run's error, never the pool's (issue 14).
+    # A forged record the pool cannot decode is that run's error, never the pool's.
     case(
         "call-forges-record-with-invalid-base64",
         _FORGE + f"def f():\n    forge({_BAD_BASE64!r})\n",
@@ -694,7 +694,7 @@ CASES = [
         ERROR,
         checks=(no_value, reason_has("not valid data")),
     ),
-    # One disk budget for the working directory and the private temp dirs together (issue 14).
+    # One disk budget for the working directory and the private temp dirs together.
     case(
         "fills-workdir-then-tmp-past-one-disk-budget",
         _FILL_DISK,
@@ -1016,7 +1016,7 @@ def test_a_run_may_serve_and_connect_on_its_own_loopback() -> None:
     assert served.ok and "got hello" in served.stdout_tail, (served.reason, served.stdout_tail, served.stderr_tail)
 
 
-# --- what a run may see of vouch and its caller (issue 14) --------------------------------
+# --- what a run may see of vouch and its caller --------------------------------
 
 
 def test_the_callers_working_directory_is_neither_importable_nor_readable_in_a_run(

@@ -1,4 +1,4 @@
-"""Faults of the engine itself (issue 14): the zygote is SIGKILLed in the middle of a batch.
+"""Faults of the engine itself: the zygote is SIGKILLed in the middle of a batch.
 
 The pool restarts, the runs that had no result yet are sent again once, a run in flight at a
 second death is an ``error`` with the reason, the batch completes, and every run is resolved

@@ -1,4 +1,4 @@
-"""Hostile runs through ``vouch exec`` as a user runs it (issue 14): what a run writes is that
+"""Hostile runs through ``vouch exec`` as a user runs it: what a run writes is that
 run's outcome, and a run sees only what the caller asked it to see."""
 
 from __future__ import annotations

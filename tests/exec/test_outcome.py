@@ -210,7 +210,7 @@ def test_signal_and_exit_code_are_reported_as_observed() -> None:
     assert (result.exit_code, result.signal) == (7, None)
 
 
-# --- forged records the pool cannot decode (issue 14, finding 2) ----------------------------
+# --- forged records the pool cannot decode ----------------------------
 # Code in the run's process can find the harness's nonce and write a well-formed record whose
 # value is not valid data. Whatever it writes is that run's outcome (error, with a reason),
 # never an exception in the pool.

@@ -1,4 +1,4 @@
-"""The engine without root (issue 14): full isolation in a user namespace of the caller's own.
+"""The engine without root: full isolation in a user namespace of the caller's own.
 
 Run as root (as CI runs), these tests take a fresh uid with no passwd entry and no groups and
 run the engine as it: ``vouch exec`` on a file that looks for what the user owns, and the

@@ -2,7 +2,7 @@
 
 These models are shared by both forms of the audit (function level, ``vouch audit humaneval``,
 and repository level, ``vouch audit swe``). Field names are the JSON field names of the
-``audit`` results (DESIGN, issue 7); keep them.
+``audit`` results (DESIGN.md); keep them.
 """
 
 from __future__ import annotations
