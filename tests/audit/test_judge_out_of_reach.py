@@ -42,6 +42,18 @@ INTERRUPT_EVERY_PID = (
     "            try:\n                os.kill(int(name), signal.SIGINT)\n"
     "            except OSError:\n                pass\n"
 )
+# A program that writes, on every socket it holds, the message the judge reads as "the program's
+# process could not be set up": vouch's failure is not the program's to claim.
+FORGED_SETUP_FAILURE = (
+    "    import json, os, stat, struct\n"
+    "    data = json.dumps({'setup_error': 'forged'}).encode()\n"
+    "    for fd in range(3, 256):\n"
+    "        try:\n"
+    "            if stat.S_ISSOCK(os.fstat(fd).st_mode):\n"
+    "                os.write(fd, struct.pack('<I', len(data)) + data)\n"
+    "        except OSError:\n"
+    "            pass\n"
+)
 # (what the program does, code before the prompt, code at the top of the body, what the failure names).
 # A PID 1 ignores the signals it has no handler for; pytest's process handles SIGINT.
 HOSTILE = [
@@ -58,6 +70,7 @@ HOSTILE = [
         "closed its channel",
     ),
     ("exits at import", "import os\nos._exit(3)\n", "", "exited with code 3"),
+    ("forges a setup failure", "", FORGED_SETUP_FAILURE, ""),
 ]
 
 

@@ -133,6 +133,11 @@ def vouch_failure(result: RunResult) -> str | None:
     return None
 
 
+CHILD_SETUP = "ChildSetupError"
+"""The exception a witness run's judge raises when the judged program's process could not be set
+up (``vouch.exec._apart``): vouch's failure, reported inside an otherwise complete run."""
+
+
 @dataclass(frozen=True)
 class Fault:
     """A run that failed for vouch's own reasons (``vouch_failure``)."""

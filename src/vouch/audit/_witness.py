@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from vouch.audit._model import ASSERTION_FAILURES, RunRecord, Validation
-from vouch.audit._runs import CanaryFailed, t0_result, t0_spec, vouch_failure
+from vouch.audit._runs import CHILD_SETUP, CanaryFailed, t0_result, t0_spec, vouch_failure
 from vouch.audit._samples import Problem
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status, hide_in_runs
@@ -148,6 +148,13 @@ def record(world: str, result: RunResult) -> RunRecord:
     if not tests:
         return RunRecord(world=kind, outcome="error", exception="NoTests", message="pytest collected no test")
     failed = [t for t in tests.values() if t["outcome"] != "passed"]
+    if any(t.get("exception") == CHILD_SETUP for t in failed):
+        return RunRecord(
+            world=kind,
+            outcome="infrastructure",
+            exception="VouchError",
+            message="the judged program's process could not be set up",
+        )
     if not failed:
         return RunRecord(world=kind, outcome="pass")
     message = str(failed[0].get("message") or "")

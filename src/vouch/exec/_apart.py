@@ -166,6 +166,8 @@ class Program:
         self.answer_s = answer_s
         self.answers_s = answers_s
         self._waited = 0.0
+        self._answered = False
+        """An answer came: from then on the program has loaded, and speaks on the channel."""
         self._sock: socket.socket | None = None
         self._pid: int | None = None
         self._gone: str | None = None
@@ -270,9 +272,15 @@ class Program:
         if not isinstance(answer, dict):
             self._end(self._ended() or broken or "the program closed its channel instead of answering")
             raise ProgramGone(self._gone)
-        if "setup_error" in answer:
+        if "setup_error" in answer and not self._answered:
             self._end("its process could not be set up")
             raise ChildSetupError(f"the program's process could not be set up: {str(answer['setup_error'])[:200]}")
+        if "setup_error" in answer:
+            # Only the first answer can come from the process's setup, before the program loads:
+            # a later one is the program speaking, and vouch's failure is not its to claim.
+            self._end("the program sent a setup failure after its process was set up")
+            raise ProgramGone(self._gone or "the program sent a setup failure after its process was set up")
+        self._answered = True
         if "load_error" in answer:
             raise NotLoaded(f"the program does not load: {str(answer['load_error'])[:_MESSAGE_CHARS]}")
         return answer

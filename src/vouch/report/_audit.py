@@ -334,7 +334,8 @@ def render_audit(results: Mapping[str, Any], *, generated_at: datetime | None = 
         out.append("No refutation rests on them: they are findings about the benchmark's G.</p>")
         out.append("<table><tr><th>task</th><th>input</th><th>G</th><th>consensus</th><th>per model</th></tr>")
         for t, d in defects:
-            models = d.get("models") if isinstance(d.get("models"), dict) else {}
+            raw = d.get("models")
+            models = raw if isinstance(raw, dict) else {}
             per_model = "; ".join(f"{m}: {a}" for m, a in models.items())
             out.append(
                 f"<tr><td>{_e(t.get('task_id'))}</td><td><code>{_e(d.get('input'))}</code></td>"
