@@ -28,6 +28,7 @@ from vouch.audit._model import (
     Verdict,
     Witness,
     decide_verdict,
+    failed_run,
     summarise,
 )
 from vouch.audit._runs import MODES, AuditConfig
@@ -75,6 +76,7 @@ __all__ = [
     "audit_humaneval",
     "audit_swe",
     "decide_verdict",
+    "failed_run",
     "summarise",
     "witness_agent",
 ]

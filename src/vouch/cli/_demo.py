@@ -19,7 +19,7 @@ from vouch.bench import BASELINES, PRELOAD, load_tasks, results_object, run_veri
 from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope
 from vouch.corpora import DEMO_FILE, demo_samples_file
-from vouch.errors import UsageError
+from vouch.errors import InfrastructureError, UsageError
 from vouch.exec import Executor, LocalExecutor, RunResult, expose_to_runs, visible_in_runs
 from vouch.report import write_html
 from vouch.showcase import COMPLETION_LIMITS, DemoSummary, run_showcase
@@ -196,7 +196,7 @@ def _visible_dir(out: Path, name: str) -> Path:
 def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode: str | None = None) -> dict[str, Any]:
     """TestJack's per-trial audit of the demo's real samples and of one repository fixture."""
     from vouch.audit import PRELOAD as AUDIT_PRELOAD
-    from vouch.audit import audit_humaneval
+    from vouch.audit import audit_humaneval, failed_run
     from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_fixture
     from vouch.report._audit import render_audit
     from vouch.store._audit import AuditStore
@@ -252,6 +252,7 @@ def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode:
         witness = trial.witnesses[0]
         Console().print(escape(f"  {trial.trial_id}: {trial.verdict.value}; replay: {witness.replay}"))
     Console().print(escape(f"audit report: {out / 'audit.html'}"))
+    parts["failed"] = [line for line in (failed_run(function.summary), failed_run(repo.summary)) if line is not None]
     return parts
 
 
@@ -313,10 +314,22 @@ def demo(out_dir: str, allow_weak_isolation: bool, progress_mode: str | None) ->
             "workers": info.workers,
         },
     )
+    failed = audit_part.pop("failed", [])
     with open(path, "w") as f:
         parts = {"bench": bench_part, "v4v": v4v_part, "audit": audit_part}
         json.dump(envelope.model_dump(mode="json") | summary.to_dict() | parts, f, indent=2)
     Console().print(escape(f"\nwrote {path}"))
+    if failed:
+        # The results are written; a demo whose audit vouch could not carry out is no demo.
+        raise InfrastructureError(f"demo: {failed[0]}")
+    pages = ", ".join(str(Path(out_dir) / name) for name in ("report.html", "v4v.html", "audit.html"))
+    Console().print(escape(f"Open {pages} in a browser."))
+    Console().print(
+        escape(
+            "Next, on your own data: vouch audit humaneval --samples YOUR_SAMPLES.jsonl --json audit.json "
+            "(or vouch audit swe, vouch bench score, vouch v4v; see README.md)"
+        )
+    )
 
 
 def _print(console: Console, summary: DemoSummary) -> None:
