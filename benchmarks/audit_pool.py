@@ -21,9 +21,9 @@ from audit_recall import merged_labels
 from vouch.audit import PRELOAD, _trial
 from vouch.audit._function import _tasks_stage
 from vouch.audit._runs import AuditConfig, Engine, t0_result, t0_spec
-from vouch.audit._samples import load_problems, load_samples, merge, program_hash
 from vouch.audit._trial import ProgramJob, _differential_stage, _prepare_pools
 from vouch.exec import LocalExecutor
+from vouch.sources._samples import load_problems, load_samples, merge, program_hash
 
 
 def main() -> None:

@@ -23,9 +23,9 @@ from pathlib import Path
 from vouch.audit import Verdict, audit_humaneval
 from vouch.audit._function import PRELOAD
 from vouch.audit._runs import AuditConfig
-from vouch.audit._samples import Samples, Trial, load_problems
 from vouch.exec import LocalExecutor
 from vouch.sources import _humaneval_edits as edits
+from vouch.sources._samples import Samples, Trial, load_problems
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 

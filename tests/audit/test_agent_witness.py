@@ -33,9 +33,9 @@ from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices, r
 from vouch.audit import PRELOAD, AuditConfig, Verdict, WitnessAgent, audit_humaneval
 from vouch.audit._agent_calls import json_object
 from vouch.audit._agent_tools import foreign_names, p_names
-from vouch.audit._samples import load_problems
 from vouch.corpora import demo_samples_file
 from vouch.exec import LocalExecutor
+from vouch.sources._samples import load_problems
 from vouch.store import AuditStore
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,9 +15,9 @@ import pytest
 
 from vouch.audit import PRELOAD, AuditConfig, AuditResults, Verdict, audit_humaneval
 from vouch.audit._preconditions import infer
-from vouch.audit._samples import load_problems
 from vouch.corpora import demo_samples_file
 from vouch.exec import LocalExecutor
+from vouch.sources._samples import load_problems
 from vouch.store import AuditStore
 
 pytestmark = pytest.mark.slow

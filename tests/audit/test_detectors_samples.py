@@ -9,8 +9,8 @@ import pytest
 
 from vouch.audit._detectors import detect
 from vouch.audit._prompt import assertions, examples
-from vouch.audit._samples import load_problems, load_samples, program_hash
 from vouch.errors import UsageError
+from vouch.sources._samples import load_problems, load_samples, program_hash
 
 PROBLEMS = load_problems()
 GCD = PROBLEMS["HumanEval/13"]

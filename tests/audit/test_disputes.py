@@ -11,9 +11,7 @@ import pytest
 
 from vouch.audit import PRELOAD
 from vouch.audit._inputs import key
-from vouch.audit._model import Evidence, Validation, Verdict, Witness, decide_verdict, summarise
 from vouch.audit._runs import AuditConfig, Engine
-from vouch.audit._samples import load_problems
 from vouch.audit._trial import (
     ProgramJob,
     TaskContext,
@@ -24,7 +22,9 @@ from vouch.audit._trial import (
     majority,
 )
 from vouch.audit._witness import WitnessFile
+from vouch.core._audit import Evidence, Validation, Verdict, Witness, decide_verdict, summarise
 from vouch.exec import LocalExecutor
+from vouch.sources._samples import load_problems
 
 
 def _context(jury: dict[str, dict[str, dict[str, int]]], answers: dict[tuple[str, str], str], g: dict[str, Any]) -> Any:

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from vouch.audit import Verdict
-from vouch.audit._model import failed_run
 from vouch.audit._runs import CanaryFailed
 from vouch.audit._swe import SweAuditConfig, audit_fixture
+from vouch.core._audit import failed_run
 from vouch.exec import Call, Executor, LocalExecutor, RunResult, RunSpec
 
 pytestmark = pytest.mark.slow

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from vouch.audit._samples import load_problems
+from vouch.sources._samples import load_problems
 
 pytestmark = pytest.mark.slow
 

@@ -15,8 +15,8 @@ import pytest
 
 from vouch.audit import PRELOAD, _witness
 from vouch.audit._inrun import ANSWER_S
-from vouch.audit._samples import load_problems
 from vouch.exec import LocalExecutor, RunSpec
+from vouch.sources._samples import load_problems
 
 pytestmark = pytest.mark.slow
 

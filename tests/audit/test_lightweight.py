@@ -22,9 +22,9 @@ from _samples import write_samples
 from vouch.audit import PRELOAD, AuditResults, Verdict, audit_humaneval
 from vouch.audit._compare import compare
 from vouch.audit._runs import AuditConfig
-from vouch.audit._samples import load_problems
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
+from vouch.sources._samples import load_problems
 
 pytestmark = pytest.mark.slow
 

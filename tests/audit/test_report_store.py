@@ -109,7 +109,7 @@ def test_page_is_self_contained_and_escapes_text() -> None:
 
 
 def test_one_witness_refuting_many_programs_is_one_finding_and_rounds_are_shown() -> None:
-    from vouch.audit._model import RoundRecord, TaskReport
+    from vouch.core._audit import RoundRecord, TaskReport
 
     results = _results()
     other = results.trials[0].model_copy(update={"trial_id": "T/1#4", "program_hash": "d", "model": "m2"})

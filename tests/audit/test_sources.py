@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from vouch.audit import PRELOAD, AuditConfig, Verdict, audit_humaneval
-from vouch.audit._model import Witness
 from vouch.audit._sources import SOURCES, WitnessSource, source
 from vouch.cli._audit import humaneval
+from vouch.core import WITNESS_SOURCES, Witness
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 
@@ -87,6 +87,10 @@ def test_a_new_source_for_the_repository_form_is_one_module_and_one_line(
     monkeypatch.setitem(SOURCES, "mine", WitnessSource("mine", "function level only", "my_repo_source:search"))
     with pytest.raises(UsageError, match="mine has no repository form; vouch audit swe takes offline, files, agent"):
         audit_swe(instances, trials, executor=None, config=config)  # type: ignore[arg-type]
+
+
+def test_the_results_accept_as_origin_exactly_the_registry_s_sources() -> None:
+    assert tuple(SOURCES) == WITNESS_SOURCES
 
 
 def test_names_users_see_come_from_the_registry() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from vouch.audit import AuditConfig, _swe_runs, _witness
-from vouch.audit._model import ASSERTION_FAILURES, RunRecord
+from vouch.core._audit import ASSERTION_FAILURES, RunRecord
 
 
 def _runs(world: str, outcome: str, exception: str | None = None, n: int = 3) -> list[RunRecord]:

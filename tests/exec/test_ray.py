@@ -27,10 +27,10 @@ import ray
 
 from _samples import write_samples
 from _scratch import scratch_root
-from vouch.audit._samples import load_problems
 from vouch.bench import decide_cases, load_tasks, preload_for
 from vouch.exec import Call, Limits, LocalExecutor, RunResult, RunSpec, Status, make_executor
 from vouch.exec._ray import RayExecutor
+from vouch.sources._samples import load_problems
 
 pytestmark = pytest.mark.slow
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from vouch.audit._model import TrialResult, Verdict
-from vouch.audit._samples import load_problems, load_samples
+from vouch.core._audit import TrialResult, Verdict
 from vouch.errors import UsageError
 from vouch.sources._evalplus import comparison, label_trials, load_eval_results
+from vouch.sources._samples import load_problems, load_samples
 
 PROBLEMS = load_problems()
 TASK = "HumanEval/0"

@@ -1,7 +1,7 @@
 """TestJack's trial audit: re-judge benchmark-passing trials with validated witness tests.
 
-The models in ``_model`` are shared by the function-level form (``audit_humaneval``) and the
-repository-level form (``vouch audit swe``).
+The result models (``vouch.core``'s audit models, re-exported here) are shared by the
+function-level form (``audit_humaneval``) and the repository-level form (``vouch audit swe``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from vouch.audit._agent_calls import AgentUsage, WitnessAgent, witness_agent
 from vouch.audit._function import PRELOAD, audit_humaneval
-from vouch.audit._model import (
+from vouch.audit._runs import MODES, AuditConfig
+from vouch.core import (
     FORMAT_VERSION,
     PASSING_VERDICTS,
     AuditResults,
@@ -31,7 +32,6 @@ from vouch.audit._model import (
     failed_run,
     summarise,
 )
-from vouch.audit._runs import MODES, AuditConfig
 
 if TYPE_CHECKING:
     from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe

@@ -29,9 +29,9 @@ from vouch.agent import (
     load_prices,
 )
 from vouch.agent._loop import AgentTools, LoopResult, run_loop
-from vouch.audit._model import ChecklistItem
 from vouch.audit._prompt import Assertion
 from vouch.core import Budgets
+from vouch.core._audit import ChecklistItem
 from vouch.errors import InfrastructureError
 
 WITNESS_BUDGETS = Budgets(executions=12, wall_s=1800.0, output_tokens_per_reply=8192, turns=20)

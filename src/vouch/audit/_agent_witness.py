@@ -28,7 +28,6 @@ from vouch.audit import _witness
 from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_message, rejudge
 from vouch.audit._agent_tools import Runner, SerialRunner, Submission, WitnessTools, foreign_names, p_names
 from vouch.audit._detectors import detect
-from vouch.audit._model import Validation, Verdict, Witness
 from vouch.audit._trial import (
     MIN_VOTERS,
     OnJudged,
@@ -41,6 +40,7 @@ from vouch.audit._trial import (
     ambiguity,
 )
 from vouch.core import Budgets
+from vouch.core._audit import Validation, Verdict, Witness
 from vouch.errors import UsageError
 from vouch.exec import RunResult
 

@@ -12,8 +12,8 @@ import ast
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from vouch.audit._model import DetectorFlag
 from vouch.audit._prompt import Assertion, Example
+from vouch.core._audit import DetectorFlag
 
 FILE = "solution.py"
 

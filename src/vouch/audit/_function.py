@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 import vouch
 from vouch.audit import _function_form, _prompt, _sources
-from vouch.audit._model import (
+from vouch.audit._runs import MODES, AuditConfig, Engine, StageProgress, t0_result, t0_spec
+from vouch.audit._trial import (
+    ProgramJob,
+    TaskContext,
+    g_defects,
+)
+from vouch.audit._witness import canary
+from vouch.core._audit import (
     AuditResults,
     Evidence,
     GroundTruthDefect,
@@ -32,16 +39,9 @@ from vouch.audit._model import (
     Witness,
     summarise,
 )
-from vouch.audit._runs import MODES, AuditConfig, Engine, StageProgress, t0_result, t0_spec
-from vouch.audit._samples import Problem, Samples, Trial, load_problems, load_samples, program_hash
-from vouch.audit._trial import (
-    ProgramJob,
-    TaskContext,
-    g_defects,
-)
-from vouch.audit._witness import canary
 from vouch.errors import UsageError
 from vouch.exec import Executor, RunSpec
+from vouch.sources._samples import Problem, Samples, Trial, load_problems, load_samples, program_hash
 from vouch.store import AuditStore
 
 if TYPE_CHECKING:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from vouch.audit import _inputs, _modes, _sources
 from vouch.audit._form import Judged, Replayed
 from vouch.audit._lightweight import Shared, _describe, _from_audit, _share, static_suite, task_analysis
-from vouch.audit._model import RoundRecord
 from vouch.audit._runs import blame
 from vouch.audit._trial import (
     OnJudged,
@@ -28,6 +27,7 @@ from vouch.audit._trial import (
     _prepare_pools,
     t0_stage,
 )
+from vouch.core._audit import RoundRecord
 
 if TYPE_CHECKING:
     from vouch.audit._agent_calls import WitnessAgent

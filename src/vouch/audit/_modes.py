@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from vouch.audit._form import AuditForm, Judged, TestT, TrialT
-from vouch.audit._model import RoundRecord
+from vouch.core._audit import RoundRecord
 
 __all__ = ["Rounds", "lightweight", "per_trial"]
 

@@ -17,10 +17,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import vouch
-from vouch.audit._model import VOUCH_FAILED, T0Result
-from vouch.audit._samples import Problem
+from vouch.core._audit import VOUCH_FAILED, T0Result
 from vouch.errors import InfrastructureError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
+from vouch.sources._samples import Problem
 
 T0_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
 

@@ -6,11 +6,12 @@ mutants, the differential run on the offline pool) and files witnesses under eac
 (``job.witnesses`` / ``job.discarded``). In the repository form, a ``repo_search`` function takes
 one passing trial with its world and evidence and returns its witnesses (each validated, valid
 or not), how the search ended, or why it could not run. Every name users see comes from here:
-the CLI's ``--witness-source`` choices of both commands, ``Witness.origin``, and the errors that
-list them.
+the CLI's ``--witness-source`` choices of both commands and the errors that list them;
+``Witness.origin`` accepts the names of ``vouch.core.WITNESS_SOURCES``, which the results models
+hold below the audit (a test keeps the two lists equal).
 
 Adding a source is one module with its ``search`` (and, for ``vouch audit swe``, its
-``repo_search``) and one line in ``SOURCES``::
+``repo_search``), one line in ``SOURCES`` and its name in ``WITNESS_SOURCES``::
 
     WitnessSource("mine", "what it does", "vouch.audit._mine:search", repo_search="vouch.audit._mine:repo_search"),
 
@@ -31,11 +32,11 @@ from vouch.errors import UsageError
 
 if TYPE_CHECKING:
     from vouch.audit._agent_calls import WitnessAgent
-    from vouch.audit._model import Evidence, Witness
     from vouch.audit._runs import AuditConfig, Engine
     from vouch.audit._swe import SweAuditConfig, _Instance
     from vouch.audit._swe_runs import Runner
     from vouch.audit._trial import OnJudged, ProgramJob, TaskContext
+    from vouch.core._audit import Evidence, Witness
     from vouch.sources._swe import SweTrial
     from vouch.worlds import World
 

@@ -25,18 +25,6 @@ from typing import Any
 from vouch.audit import _modes, _sources
 from vouch.audit._agent_calls import WitnessAgent, witness_agent
 from vouch.audit._ambiguity import is_ambiguous, requirement_note
-from vouch.audit._model import (
-    VOUCH_FAILED,
-    AuditResults,
-    Evidence,
-    T0Result,
-    TaskReport,
-    TrialResult,
-    Verdict,
-    decide_verdict,
-    summarise,
-    undecided,
-)
 from vouch.audit._runs import MODES, REPOSITORY_MODES, AuditSettings
 from vouch.audit._swe_agent import MODEL_FAILED, instance_checklist, witness_root
 from vouch.audit._swe_ambiguity import withhold_ambiguous
@@ -61,6 +49,18 @@ from vouch.audit._swe_runs import (
     trial_ids,
 )
 from vouch.audit._swe_witness import Probe, function_targets, module_name, mutate_call, string_pool
+from vouch.core._audit import (
+    VOUCH_FAILED,
+    AuditResults,
+    Evidence,
+    T0Result,
+    TaskReport,
+    TrialResult,
+    Verdict,
+    decide_verdict,
+    summarise,
+    undecided,
+)
 from vouch.errors import UsageError
 from vouch.exec import Executor, RunResult
 from vouch.sources._swe import SweInstance, SweTrial

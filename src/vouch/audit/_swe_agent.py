@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 
 from vouch.agent import Message, TraceWriter
 from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_message, rejudge, swe_checklist
-from vouch.audit._model import Evidence, RunRecord, Witness
 from vouch.audit._sources import Found, RepoSearchRun
 from vouch.audit._swe_agent_tools import RepoNames, SweSubmission, SweWitnessTools, foreign_repo_names
 from vouch.audit._swe_evidence import best_clause, test_sources
 from vouch.audit._swe_runs import _WITNESS_DIR, IMPLICIT_CLAUSE, Runner, _validate, differences
 from vouch.audit._swe_witness import Candidate
+from vouch.core._audit import Evidence, RunRecord, Witness
 from vouch.exec import RunResult
 from vouch.worlds import World
 

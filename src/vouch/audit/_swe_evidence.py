@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from vouch.audit._model import ChecklistItem, DetectorFlag, GhostBranch
+from vouch.core._audit import ChecklistItem, DetectorFlag, GhostBranch
 from vouch.worlds import FileChange, parse_patch
 
 __all__ = [

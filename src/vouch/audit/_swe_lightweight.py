@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING
 from vouch.audit import _modes
 from vouch.audit._ambiguity import AMBIGUOUS, rho_over_models
 from vouch.audit._form import Judged, Replayed
-from vouch.audit._model import RoundRecord, TrialResult, Validation, Verdict, Witness, decide_verdict
 from vouch.audit._swe_agent import witness_root
 from vouch.audit._swe_ambiguity import withhold_ambiguous
 from vouch.audit._swe_replay import write_witnesses
@@ -48,6 +47,7 @@ from vouch.audit._swe_runs import (
     trial_ids,
 )
 from vouch.audit._swe_witness import Candidate, Probe, iteration_batches
+from vouch.core._audit import RoundRecord, TrialResult, Validation, Verdict, Witness, decide_verdict
 from vouch.errors import UsageError
 from vouch.worlds import patch_hash
 

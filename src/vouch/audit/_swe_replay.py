@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vouch.audit._model import RunRecord, Witness
 from vouch.audit._swe_runs import Runner, WorldEnv, record_witness_run
 from vouch.audit._witness import holds
+from vouch.core._audit import RunRecord, Witness
 from vouch.errors import UsageError
 from vouch.exec import Executor
 from vouch.sources._swe import SweInstance, SweTrial

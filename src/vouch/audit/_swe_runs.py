@@ -14,16 +14,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vouch.audit._model import (
-    ASSERTION_FAILURES,
-    ChecklistItem,
-    Evidence,
-    RunRecord,
-    SurvivingMutant,
-    T0Result,
-    Validation,
-    Witness,
-)
 from vouch.audit._runs import CanaryFailed, Fault, vouch_failure
 from vouch.audit._sources import Found, RepoSearchRun
 from vouch.audit._swe_evidence import best_clause, source_files
@@ -37,6 +27,16 @@ from vouch.audit._swe_witness import (
     witness_source,
 )
 from vouch.audit._witness import incomplete
+from vouch.core._audit import (
+    ASSERTION_FAILURES,
+    ChecklistItem,
+    Evidence,
+    RunRecord,
+    SurvivingMutant,
+    T0Result,
+    Validation,
+    Witness,
+)
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
 from vouch.mutation import kill_matrix, mutate

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 from vouch.audit import _ambiguity, _inputs, _offline, _witness
 from vouch.audit._ambiguity import rho_over_models
 from vouch.audit._detectors import FILE, detect
-from vouch.audit._model import (
+from vouch.audit._prompt import Assertion, Example, main_clause, output_wrapper
+from vouch.audit._runs import t0_result, t0_spec
+from vouch.core._audit import (
     ChecklistItem,
     DetectorFlag,
     Evidence,
@@ -32,11 +34,9 @@ from vouch.audit._model import (
     decide_verdict,
     undecided,
 )
-from vouch.audit._prompt import Assertion, Example, main_clause, output_wrapper
-from vouch.audit._runs import t0_result, t0_spec
-from vouch.audit._samples import Problem
 from vouch.exec import Call, RunResult, RunSpec
 from vouch.mutation import Mutant, kill_matrix, mutate
+from vouch.sources._samples import Problem
 
 if TYPE_CHECKING:
     from vouch.audit._runs import AuditConfig, Engine

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from vouch.audit._model import ASSERTION_FAILURES, RunRecord, Validation
 from vouch.audit._runs import CHILD_SETUP, CanaryFailed, t0_result, t0_spec, vouch_failure
-from vouch.audit._samples import Problem
+from vouch.core._audit import ASSERTION_FAILURES, RunRecord, Validation
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status, hide_in_runs
+from vouch.sources._samples import Problem
 
 MARKER = "# vouch-witness: "
 MODEL_FILE = "model_solution.py"

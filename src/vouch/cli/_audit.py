@@ -15,7 +15,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, Tim
 from rich.table import Table
 
 from vouch.audit import PRELOAD, AuditConfig, AuditResults, audit_humaneval
-from vouch.audit._model import failed_run
 from vouch.audit._sources import SOURCES
 from vouch.audit._witness import holds as witness_holds
 from vouch.audit._witness import load_replay, validation_spec
@@ -29,6 +28,7 @@ from vouch.cli._agent_options import (
 )
 from vouch.cli._executor_options import executor_options
 from vouch.cli._progress import Bar, progress_bar, progress_option
+from vouch.core._audit import failed_run
 from vouch.errors import EXIT_FINDINGS, EXIT_INFRASTRUCTURE, InfrastructureError
 from vouch.exec import LocalExecutor, check_executor, make_executor
 from vouch.store import AuditStore, default_store_path
@@ -37,7 +37,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from vouch.audit import WitnessAgent
-    from vouch.audit._samples import Problem, Samples
+    from vouch.sources._samples import Problem, Samples
 
 
 def run_options(command: F) -> F:
@@ -190,7 +190,7 @@ def humaneval(
     console = Console(stderr=True)
     config = audit_config(mode, rounds, seed, k, witness_source, witness_files, agent_model, agent_config)
     agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
-    from vouch.audit._samples import load_problems, load_samples, merge
+    from vouch.sources._samples import load_problems, load_samples, merge
 
     problems = load_problems()
     samples = merge([load_samples(path, problems, model=model, task_ids=task_ids) for path in samples_paths])
@@ -237,7 +237,7 @@ def humaneval(
 
 def stop_if_failed(results: AuditResults) -> None:
     """After the results are written: exit 3 with one line when the run cannot stand
-    (``_model.failed_run``: any error of vouch's own, or more than a few errors)."""
+    (``vouch.core.failed_run``: any error of vouch's own, or more than a few errors)."""
     line = failed_run(results.summary)
     if line is not None:
         raise InfrastructureError(f"audit {results.benchmark}: {line}")

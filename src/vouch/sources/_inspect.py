@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import vouch
 from vouch._json import loads
-from vouch.audit._model import AuditResults, TrialResult, Verdict
-from vouch.audit._samples import BadLine, Problem, Samples, Trial, load_problems
+from vouch.core._audit import AuditResults, TrialResult, Verdict
 from vouch.errors import UsageError
+from vouch.sources._samples import BadLine, Problem, Samples, Trial, load_problems
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample

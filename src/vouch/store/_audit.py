@@ -37,8 +37,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 import vouch
 from vouch._json import BAD_JSON
+from vouch.core._audit import Evidence, TaskReport, Verdict, Witness
 from vouch.errors import InfrastructureError
 from vouch.store._sqlite import check_tables, read_version
 
@@ -155,10 +158,6 @@ def _readable(text: object) -> dict[str, Any] | None:
     lightweight instance's report (``{"report": TaskReport}``). A refutation must carry a
     validated witness: that is what a refutation is, and a row without one is not evidence.
     """
-    from pydantic import TypeAdapter, ValidationError
-
-    from vouch.audit._model import Evidence, TaskReport, Verdict, Witness
-
     if not isinstance(text, (str, bytes)):
         return None
     try:

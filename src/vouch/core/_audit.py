@@ -1,8 +1,9 @@
 """What a trial audit writes: trials with verdicts, witnesses and evidence, and the summary.
 
 These models are shared by both forms of the audit (function level, ``vouch audit humaneval``,
-and repository level, ``vouch audit swe``). Field names are the JSON field names of the
-``audit`` results (DESIGN.md); keep them.
+and repository level, ``vouch audit swe``), and read back by the store and by the sources that
+write verdicts into other formats. Field names are the JSON field names of the ``audit``
+results (DESIGN.md); keep them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from vouch.core import Envelope
+from vouch.core._envelope import Envelope
 
 FORMAT_VERSION = 2
 """Version of the ``trials``/``summary`` layout inside the ``audit`` envelope (2: vouch's own
@@ -21,6 +22,9 @@ failures are told apart from the judged code's: ``infrastructure`` on trials, ru
 the summary, ``complete`` on validations)."""
 AUDIT_SCHEMA_VERSION = 2
 """``schema_version`` of the ``audit`` results (see ``FORMAT_VERSION`` for what changed)."""
+WITNESS_SOURCES = ("offline", "files", "agent")
+"""Names of the witness sources a ``Witness.origin`` may give (``vouch.audit``'s registry of
+sources has exactly these)."""
 VOUCH_FAILED = "vouch could not run"
 """How the reason of an error that is vouch's own starts (a stage, the run, then why)."""
 
@@ -103,15 +107,13 @@ class Witness(_Model):
     source: str = Field(description="The test's whole source (pytest).")
     clause: str = Field(description="The clause of P it checks, quoted or paraphrased from the prompt.")
     clause_id: str | None = Field(default=None, description="Id of that clause in the evidence's checklist.")
-    origin: str = Field(description="The witness source that wrote it (a name of vouch.audit._sources.SOURCES).")
+    origin: str = Field(description="The witness source that wrote it (a name of WITNESS_SOURCES).")
 
     @field_validator("origin")
     @classmethod
     def _known_source(cls, value: str) -> str:
-        from vouch.audit._sources import SOURCES
-
-        if value not in SOURCES:
-            raise ValueError(f"origin {value!r} is not a witness source ({', '.join(SOURCES)})")
+        if value not in WITNESS_SOURCES:
+            raise ValueError(f"origin {value!r} is not a witness source ({', '.join(WITNESS_SOURCES)})")
         return value
 
     input: Any = Field(default=None, description="The input it drives (function level: the argument list).")
