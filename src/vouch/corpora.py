@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import urllib.error
 import urllib.request
@@ -237,14 +238,47 @@ def cache_dir() -> Path:
 
 
 def data_dirs(data_dir: Path | str | None = None) -> list[tuple[str, Path]]:
-    """Where corpora are looked up, in order, each with what put it there."""
+    """Where corpora are looked up, in order, each with what put it there. Each is hidden from
+    every run this process starts from now on (``hide_data_from_runs``)."""
     dirs: list[tuple[str, Path]] = []
     if data_dir is not None:
         dirs.append(("--data-dir", Path(data_dir)))
     if os.environ.get(DATA_DIR_ENV):
         dirs.append((f"${DATA_DIR_ENV}", Path(os.environ[DATA_DIR_ENV])))
     dirs.append(("cache", cache_dir()))
+    _hide([path for _, path in dirs])
     return dirs
+
+
+_KEPT_IN_USER_CACHE = ("demo",)
+"""What of the user cache runs may be given to read (the demo's task directories, which it
+exposes to its runs on purpose)."""
+
+
+def hide_data_from_runs(data_dir: Path | str | None = None) -> None:
+    """Hide vouch's data from every run this process starts: the data directories (an explicit
+    one, ``$VOUCH_DATA_DIR``'s, the user cache's) and the rest of the user cache
+    (``~/.cache/vouch``: derived files, downloads). Labels, samples and answers there are
+    nothing judged code may read, wherever they live."""
+    data_dirs(data_dir)
+    user_cache = cache_dir().parent
+    try:
+        children = [child for child in user_cache.iterdir() if child.name not in _KEPT_IN_USER_CACHE]
+    except OSError:
+        children = []
+    _hide([user_cache / "derived", *children])
+
+
+def _hide(paths: list[Path]) -> None:
+    """Hide ``paths`` from runs, but never a directory holding the interpreter or vouch itself
+    (a data directory set to ``/`` or to a checkout would otherwise hide what every run needs)."""
+    from vouch.exec import hide_in_runs
+
+    needed = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(__file__))]
+    for path in paths:
+        real = os.path.realpath(path)
+        if not any(n == real or n.startswith(real.rstrip("/") + "/") for n in needed):
+            hide_in_runs(real)
 
 
 def corpus(name: str) -> Corpus:

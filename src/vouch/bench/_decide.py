@@ -22,7 +22,7 @@ from typing import Any
 from vouch.bench._runenv import MUTANT_FILE, call_key
 from vouch.bench._session import Session
 from vouch.core import Case, TaskSpec, load_cases, load_task_spec
-from vouch.errors import UsageError
+from vouch.errors import InfrastructureError, UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
 
 PRELOAD = ("vouch.bench._runenv", "vouch.bench._session")
@@ -65,6 +65,10 @@ class Decision(enum.StrEnum):
     PASS = "PASS"  # noqa: S105 - a decision, not a password
     FAIL = "FAIL"
     INVALID = "INVALID"
+    ERROR = "ERROR"
+    """vouch could not decide the case (its pool, its harness, a harness run on the candidate
+    failed): not a verdict about the verifier. Counted apart, never stored, decided again on the
+    next run."""
 
 
 @dataclass(frozen=True)
@@ -135,9 +139,18 @@ class _Item:
     """Candidate answers shared between decisions (``decide_cases``'s ``call_answers``)."""
     calls: list[str] = field(default_factory=list)
     """The candidate calls of this decision so far, each as canonical JSON."""
+    failure: str | None = None
+    """Why vouch itself failed while this decision was made (set on the pool's side only: what
+    the verifier's run says can never set it). The decision is then ERROR."""
+    ready: bool = False
+    """The decision's lone run said its harness was ready before the verifier's code ran."""
     box: dict[str, Session] = field(default_factory=dict)
     """Holds the decision's candidate session; the decisions of one ``decide_verifiers`` run
     (one candidate, many verifiers) share one box, so one session answers all of them."""
+
+    def fail(self, why: str) -> None:
+        """Record vouch's own failure in this decision (the first one says why)."""
+        self.failure = self.failure or why[:300]
 
     @property
     def session(self) -> Session | None:
@@ -220,12 +233,24 @@ def _classify_case(outcome: Any) -> tuple[Decision, str | None]:
 
 
 def _service(executor: Executor, item: _Item) -> Callable[[Any], Any]:
+    """The requests of one decision's run. A failure of vouch's own machinery while answering
+    (the pool, or the replay of the case's own candidate) marks the decision as vouch's failure."""
     task, candidate = item.task, item.case.candidate
 
     def handle(req: Any) -> Any:
         if not isinstance(req, dict):
             raise ValueError("a request is a JSON object")
+        try:
+            return answer(req)
+        except InfrastructureError as exc:
+            item.failure = item.failure or f"vouch's pool failed while answering the verifier: {exc}"[:300]
+            raise
+
+    def answer(req: dict[str, Any]) -> Any:
         op = req.get("op")
+        if op == "ready":
+            item.ready = True
+            return {}
         if task.spec.kind == "code" and op == "call":
             return candidate_call(executor, task, candidate, req, item.hidden, item)
         if task.spec.kind == "code" and op == "run_public" and _is_patch_task(task):
@@ -244,8 +269,13 @@ def _service(executor: Executor, item: _Item) -> Callable[[Any], Any]:
             return public_tests(executor, task, candidate, item.hidden)
         if task.spec.kind == "state" and op == "states":
             calls = candidate.get("calls", []) if isinstance(candidate, dict) else []
-            answer = replay_calls(executor, task, calls if isinstance(calls, list) else [], nested=True)
-            return {"pre_state": answer.get("pre_state", {}), "post_state": answer.get("post_state", {})}
+            try:
+                states = replay_calls(executor, task, calls if isinstance(calls, list) else [], nested=True)
+            except Exception as exc:
+                # The case's own calls, replayed by the harness: no verifier has a say in them.
+                item.failure = item.failure or f"the harness could not replay the candidate: {exc}"[:300]
+                raise
+            return {"pre_state": states.get("pre_state", {}), "post_state": states.get("post_state", {})}
         if task.spec.kind == "state" and op == "run_public":
             calls = req.get("calls")
             if not isinstance(calls, list):
@@ -294,7 +324,7 @@ def candidate_call(
         session = item.session
         if session is None:
             session = item.session = Session(
-                executor, source, hidden, f"{task.id}/{item.case.id}", preload=_pool_of(task)
+                executor, source, hidden, f"{task.id}/{item.case.id}", preload=_pool_of(task), on_failure=item.fail
             )
             for earlier in item.calls[:-1]:
                 session.call(*json.loads(earlier))
@@ -401,6 +431,8 @@ def _env_data(task: Task, *, sealed: bool) -> dict[str, Any]:
 
 MULTI_CASE_MAX_S = 300.0
 """The most a multi-case run may take: past it, the cases without a decision run alone."""
+_RUN_MARGIN_S = 5.0
+"""What a multi-case run keeps of its time for its end: it starts no case that could run past it."""
 
 
 def _multi_case_limits(cases: int) -> Limits:
@@ -433,13 +465,75 @@ def _group_service(executor: Executor, items: Sequence[_Item]) -> Callable[[Any]
     return handle
 
 
-def _case_results(result: RunResult, cases: int) -> tuple[list[dict[str, Any]], str | None]:
-    """A multi-case run's per-case entries (the first cases, in order) and, when some cases
-    have none, why: the caller decides those in runs of their own."""
+def _case_service(
+    executor: Executor, items: Sequence[_Item], expect: Sequence[str | None] | None
+) -> tuple[Callable[[Any], Any], dict[int, Any]]:
+    """The service of a multi-case run (``_runenv.decide_many``) and the outcomes its cases
+    report, by position.
+
+    The run's own process (harness code) moves from case to case with ``{"op": "next"}``;
+    the requests of the case being decided come wrapped as ``["case", request]`` (the run wraps
+    whatever its case's process sends, and that process cannot send anything else). A wrapped
+    request is always about the case the run last moved to, whatever it names: a verifier gets
+    its own candidate, its own candidate's answers, its own states, and nothing of another case.
+    Moving on ends the earlier cases' candidate sessions (each holds a nested lane)."""
+    handlers = [_service(executor, item) for item in items]
+    outcomes: dict[int, Any] = {}
+    lock = threading.Lock()
+    current = -1
+
+    def handle(req: Any) -> Any:
+        nonlocal current
+        if isinstance(req, list) and len(req) == 2 and req[0] == "case":
+            if current < 0 or not isinstance(req[1], dict):
+                raise ValueError("a case's request is a JSON object, sent while the case is decided")
+            inner = {k: v for k, v in req[1].items() if k != "case"}
+            if inner.get("op") == "candidate":
+                items[current].ready = True
+                return items[current].case.candidate
+            if inner.get("op") == "decided":
+                outcomes[current] = inner.get("outcome")
+                return {}
+            return handlers[current](inner)
+        if isinstance(req, dict) and req.get("op") == "next":
+            with lock:
+                if current >= 0 and expect is not None and _differs_outcome(outcomes.get(current), expect[current]):
+                    return {"go": False, "why": "a decision other than the one expected"}
+                for earlier in items[: current + 1]:
+                    if earlier.session is not None:
+                        earlier.session.close()
+                current += 1
+                if current >= len(items):
+                    return {"go": False, "why": "no case left"}
+            return {"go": True}
+        raise ValueError("a multi-case run asks for its next case, or sends its case's requests")
+
+    return handle, outcomes
+
+
+def _vouch_failed(error: BaseException, note: str | None = None) -> DecisionResult:
+    """The decision of a run vouch could not make (the pool failed): ERROR, with why."""
+    return DecisionResult(Decision.ERROR, f"vouch could not run the decision: {error}"[:300], 0.0, note)
+
+
+def _with_failure(item: _Item, made: DecisionResult) -> DecisionResult:
+    """``made``, or ERROR when vouch's own machinery failed during the decision."""
+    if item.failure is None:
+        return made
+    return replace(made, decision=Decision.ERROR, reason=item.failure)
+
+
+def _differs_outcome(outcome: Any, expected: str | None) -> bool:
+    return isinstance(outcome, dict) and _differs(_classify_case(outcome)[0], expected)
+
+
+def _case_results(result: RunResult, cases: int, key: str = "results") -> tuple[list[dict[str, Any]], str | None]:
+    """A multi-case run's per-case entries (``key`` of its value: the first cases, in order)
+    and, when some cases have none, why: the caller decides those in runs of their own."""
     if not result.ok:
         return [], f"its task's multi-case run ended: {result.status.value} ({result.reason})"[:300]
     value = result.value
-    entries = value.get("results") if isinstance(value, dict) else None
+    entries = value.get(key) if isinstance(value, dict) else None
     if not isinstance(entries, list) or len(entries) > cases or not all(isinstance(e, dict) for e in entries):
         return [], "its task's multi-case run returned no per-case results"
     if len(entries) == cases:
@@ -543,6 +637,7 @@ def _decide(
 
     def alone(i: int, note: str | None = None) -> None:
         w = work[i]
+        w.ready, w.failure = False, None  # a fresh attempt at the decision
         spec = RunSpec(
             entry=Call("vouch.bench._runenv:decide", args=(w.task.spec.kind, w.case.candidate, w.env_data)),
             files={"verifier.py": w.verifier or ""},
@@ -559,36 +654,46 @@ def _decide(
                 w.session.close()
             error = future.exception()
             if error is not None:
-                settle(i, None, error)
+                settle(i, _vouch_failed(error, note))
                 return
             result = future.result()
             decision, reason = classify(result)
-            settle(i, DecisionResult(decision, reason, result.duration_s, note))
+            if not w.ready and not result.ok:
+                # The run ended before its harness said it was ready: before the verifier's code ran.
+                decision, reason = Decision.ERROR, f"the run ended before the verifier's code ran: {reason}"[:300]
+            settle(i, _with_failure(w, DecisionResult(decision, reason, result.duration_s, note)))
 
         try:
             future = executor.submit(spec, _service(executor, w))
-        except Exception as exc:  # noqa: BLE001 - raised to the caller once every decision has settled
-            settle(i, None, exc)
+        except Exception as exc:  # noqa: BLE001 - the pool's failure, not the verifier's
+            settle(i, _vouch_failed(exc, note))
             return
         future.add_done_callback(finished)
 
     def together(indices: list[int]) -> None:
         members = [work[i] for i in indices]
         first = members[0]
-        candidates = [w.case.candidate for w in members]
         expected = [expect[i] for i in indices] if expect is not None else None
+        limits = _multi_case_limits(len(members))
         spec = RunSpec(
             entry=Call(
                 "vouch.bench._runenv:decide_many",
-                args=(first.task.spec.kind, candidates, first.env_data, VERIFIER_LIMITS.timeout_s, expected),
+                args=(
+                    first.task.spec.kind,
+                    len(members),
+                    first.env_data,
+                    VERIFIER_LIMITS.timeout_s,
+                    limits.timeout_s - _RUN_MARGIN_S,
+                ),
             ),
             files={"verifier.py": first.verifier or ""},
-            limits=_multi_case_limits(len(members)),
+            limits=limits,
             hidden=first.hidden,
             service=True,
             name=f"{first.task.id}/{len(members)} cases",
             preload=_pool_of(first.task),
         )
+        service, outcomes = _case_service(executor, members, expected)
 
         def finished(future: Future[RunResult]) -> None:
             for w in members:
@@ -597,26 +702,32 @@ def _decide(
             error = future.exception()
             if error is not None:
                 for i in indices:
-                    settle(i, None, error)
+                    settle(i, _vouch_failed(error))
                 return
-            entries, why = _case_results(future.result(), len(indices))
-            differs = False
-            for i, entry in zip(indices, entries, strict=False):
-                decision, reason = _classify_case(entry)
-                duration = entry.get("duration_s")
-                settle(i, DecisionResult(decision, reason, duration if type(duration) is float else 0.0))
-                differs = expect is not None and _differs(decision, expect[i])
-            for i in indices[len(entries) :]:
-                if differs:
+            entries, why = _case_results(future.result(), len(indices), "cases")
+            stopped_by_difference = False
+            for position, i in enumerate(indices):
+                entry = entries[position] if position < len(entries) else None
+                outcome = outcomes.get(position)
+                if entry is not None and entry.get("alone") is None and isinstance(outcome, dict):
+                    decision, reason = _classify_case(outcome)
+                    duration = entry.get("duration_s")
+                    made = DecisionResult(decision, reason, duration if type(duration) is float else 0.0)
+                    settle(i, _with_failure(work[i], made))
+                    stopped_by_difference = expect is not None and _differs(decision, expect[i])
+                elif entry is None and stopped_by_difference:
                     settle(i, None)  # the last decided case differs from the expected one: done
                 else:
-                    alone(i, f"decided in a run of its own: {why}")
+                    alone_why = entry.get("alone") if entry is not None else why
+                    if entry is not None and alone_why is None:
+                        alone_why = "the case's process reported no decision"
+                    alone(i, f"decided in a run of its own: {alone_why}")
 
         try:
-            future = executor.submit(spec, _group_service(executor, members))
-        except Exception as exc:  # noqa: BLE001 - raised to the caller once every decision has settled
+            future = executor.submit(spec, service)
+        except Exception as exc:  # noqa: BLE001 - the pool's failure: every member is vouch's failure
             for i in indices:
-                settle(i, None, exc)
+                settle(i, _vouch_failed(exc))
             return
         future.add_done_callback(finished)
 
@@ -686,15 +797,19 @@ def decide_verifiers(
     for n, items, future in futures:
         try:
             result = future.result()
+        except Exception as exc:  # noqa: BLE001 - the pool's failure: each verifier's decision is ERROR
+            out[n] = [_vouch_failed(exc) for _ in items]
+            continue
         finally:
             session = items[0].session
             if session is not None:
                 session.close()
         entries, why = _case_results(result, len(items))
-        for entry in entries:
+        for entry, item in zip(entries, items, strict=False):
             decision, reason = _classify_case(entry)
             duration = entry.get("duration_s")
-            out[n].append(DecisionResult(decision, reason, duration if type(duration) is float else 0.0))
+            made = DecisionResult(decision, reason, duration if type(duration) is float else 0.0)
+            out[n].append(_with_failure(item, made))
         if len(entries) < len(items):
             leftovers.append((n, f"decided in a run of its own: {why}"))
     alone = [(n, why, v) for n, why in leftovers for v in batch[n][2][len(out[n]) :]]

@@ -23,6 +23,7 @@ import time
 from types import CodeType
 from typing import Any
 
+from vouch.bench._forked import Relay, isolate_parent, outside_state
 from vouch.exec._harness import _describe, load_module_file
 from vouch.exec._service import request
 from vouch.exec._values import from_data, to_data
@@ -181,7 +182,11 @@ def make_env(kind: str, env_data: dict[str, Any], candidate: Any = None, case: i
 
 
 def decide(kind: str, candidate: Any, env_data: dict[str, Any]) -> dict[str, Any]:
-    """Import ``verifier.py``, call ``verify(candidate, env)``, describe what it returned."""
+    """Import ``verifier.py``, call ``verify(candidate, env)``, describe what it returned.
+
+    First it tells the caller the harness is ready (``{"op": "ready"}``): a run that ends
+    before that ended before the verifier's code ran, for vouch's own reasons."""
+    request({"op": "ready"})
     env = make_env(kind, env_data, candidate)
     module = load_module_file(VERIFIER_FILE, "verifier")
     return _verdict(module, candidate, env)
@@ -263,11 +268,6 @@ def _changed(before: dict[str, Any], after: dict[str, Any]) -> str | None:
     return None
 
 
-def _differs(outcome: dict[str, Any], expected: str | None) -> bool:
-    decided = outcome.get("bool")
-    return expected in ("PASS", "FAIL") and type(decided) is bool and ("PASS" if decided else "FAIL") != expected
-
-
 def _fresh_module(code: CodeType, file: str = VERIFIER_FILE) -> Any:
     """``file`` as a new ``verifier`` module (as ``load_module_file`` makes it), from code compiled once."""
     path = os.path.abspath(file)
@@ -285,7 +285,7 @@ def _compiled(file: str) -> tuple[CodeType | None, BaseException | None]:
     try:
         with open(path, "rb") as handle:
             return compile(handle.read(), path, "exec"), None
-    except (SyntaxError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - a file that does not compile (too deep, too large) is the verifier's
         return None, exc
 
 
@@ -329,44 +329,69 @@ def _decide_one(
 
 def decide_many(
     kind: str,
-    candidates: list[Any],
+    count: int,
     env_data: dict[str, Any],
     case_timeout_s: float,
-    expect: list[str | None] | None = None,
+    budget_s: float | None = None,
 ) -> dict[str, Any]:
-    """Decide every candidate with ``verifier.py``, in order, each as ``decide`` would alone.
+    """Decide ``count`` cases with ``verifier.py``, in the caller's order, each in a child
+    process of its own (``_forked``) that holds only its own case.
 
-    Each case gets a fresh verifier module, ``random`` as the run started and its own time limit
-    (``case_timeout_s``). Returns ``{"results": [...], "stopped": None}``, one entry per case
-    (``decide``'s dict, or ``{"raised": {"type", "message"}}``, each with ``duration_s``), or stops
-    early with ``"stopped": {"case": i, "why": ...}``: from case ``i`` on, the caller decides the
-    cases in fresh runs. It stops when a case runs out of time or memory (case ``i`` is that
-    case) and when a case changed state a later case would see (``i`` is the next case): the
-    builtins, a module the harness uses, sys settings, the environment, the working directory or
-    its files. A verifier may still keep state where this does not look; running the cases in
-    other orders (V4V's C2) is what shows that.
-
-    ``expect`` (V4V's C6: a mutant against the reference's decisions) stops the run after the
-    first case whose PASS or FAIL is not the one expected there; the caller checks that itself
-    before it leaves the later cases undecided."""
+    Before each case this process asks the caller to move on (``{"op": "next"}``); the child
+    then fetches its candidate (``{"op": "candidate"}``), decides with a fresh verifier module
+    and ``random`` as the run started, and reports its outcome (``{"op": "decided", "outcome":
+    ...}``: ``decide``'s dict, or ``{"raised": {"type", "message"}}``). The caller keeps the
+    outcomes; this returns ``{"cases": [{"alone", "duration_s"}, ...], "stopped": None}``, where
+    ``alone`` says why a case needs a run of its own (it ran out of time or memory, or its
+    process ended without a decision). It stops early with ``"stopped": {"case": i, "why":
+    ...}`` (from case ``i`` on, the caller decides the cases in fresh runs) when the caller says
+    so (V4V's C6: a decision other than the expected one), when ``budget_s`` would run out, and
+    when a case changed what the next would see outside its own process: the files of the
+    working directory or the temporary directories, IPC objects or keys."""
+    started = time.monotonic()
+    isolate_parent()
     compiled = _compiled(VERIFIER_FILE)
-    signal.signal(signal.SIGALRM, _alarm)
+    relay = Relay()
+    before = outside_state()
     seeded = random.getstate()
-    before = _shared_state()
-    results: list[dict[str, Any]] = []
-    for index, candidate in enumerate(candidates):
-        random.setstate(seeded)
-        try:
-            outcome = _decide_one(compiled, VERIFIER_FILE, kind, env_data, candidate, index, case_timeout_s)
-        except _Stop as stop:
-            return {"results": results, "stopped": {"case": index, "why": str(stop)}}
-        results.append(outcome)
-        if index + 1 < len(candidates) and _differs(outcome, expect[index] if expect and index < len(expect) else None):
-            return {"results": results, "stopped": {"case": index + 1, "why": "a decision other than the one expected"}}
-        what = _changed(before, _shared_state())
-        if what is not None and index + 1 < len(candidates):
-            return {"results": results, "stopped": {"case": index + 1, "why": f"the verifier changed {what}"}}
-    return {"results": results, "stopped": None}
+    cases: list[dict[str, Any]] = []
+    for index in range(count):
+        go = request({"op": "next"})
+        if not (isinstance(go, dict) and go.get("go") is True):
+            why = go.get("why") if isinstance(go, dict) else None
+            return {"cases": cases, "stopped": {"case": index, "why": str(why or "the caller ended the run")}}
+        if budget_s is not None and time.monotonic() - started + case_timeout_s > budget_s:
+            return {"cases": cases, "stopped": {"case": index, "why": "the run's time was running out"}}
+        ended = relay.run_case(lambda: _case_child(compiled, kind, env_data, seeded), case_timeout_s)
+        cases.append({"alone": ended.alone, "duration_s": ended.duration_s})
+        if ended.stop:
+            return {"cases": cases, "stopped": {"case": index + 1, "why": ended.alone}}
+        if index + 1 < count and outside_state() != before:
+            why = "the verifier changed the files of the working directory or /tmp (or IPC objects)"
+            return {"cases": cases, "stopped": {"case": index + 1, "why": why}}
+    return {"cases": cases, "stopped": None}
+
+
+def _case_child(
+    compiled: tuple[CodeType | None, BaseException | None], kind: str, env_data: dict[str, Any], seeded: Any
+) -> int:
+    """One case, in its own child: fetch the candidate, decide, report the outcome; the exit code."""
+    random.setstate(seeded)  # as the run started (the fork reseeded it)
+    candidate = request({"op": "candidate"})
+    code, compile_error = compiled
+    env = make_env(kind, env_data, candidate)
+    try:
+        if code is None:
+            assert compile_error is not None
+            raise compile_error
+        outcome = _verdict(_fresh_module(code), candidate, env)
+    except MemoryError:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit too: what a lone run would record
+        described = _describe(exc)
+        outcome = {"raised": {"type": described["type"], "message": described["message"]}}
+    request({"op": "decided", "outcome": outcome})
+    return 0
 
 
 MUTANT_FILE = "verifier-{}.py"

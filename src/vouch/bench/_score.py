@@ -128,6 +128,8 @@ def decide_stored(
             todo.append(i)
 
     def save(local: int, result: DecisionResult) -> None:
+        if result.decision is Decision.ERROR:
+            return  # vouch's failure is no decision: the next run makes it again
         index = todo[local]
         row = StoredDecision(result.decision.value, result.reason, result.duration_s)
         _put(store, items[index], keys[index], row)
@@ -148,7 +150,8 @@ def decide_stored(
             decided[todo[local]] = StoredDecision(result.decision.value, result.reason, result.duration_s)
     for i, leader in followers.items():
         decided[i] = decided[leader]
-        _put(store, items[i], keys[i], decided[i])
+        if decided[i].decision != Decision.ERROR.value:
+            _put(store, items[i], keys[i], decided[i])
     return [decided[i] for i in range(len(items))], len(todo)
 
 
@@ -223,10 +226,12 @@ def decide_stored_verifiers(
             for i, result in zip(needed, results, strict=True):
                 made = StoredDecision(result.decision.value, result.reason, result.duration_s)
                 rows[n][i] = made
+                ran += 1
+                if result.decision is Decision.ERROR:
+                    continue  # never stored: the next run decides it again
                 _put(store, (task, case, verifiers[i]), keys[n][i], made)
                 if shares[n][i] is not None:
                     _put(store, (task, case, verifiers[i]), shares[n][i], made)  # type: ignore[arg-type]
-                ran += 1
         pending = deferred
     return [[d for d in row if d is not None] for row in rows], ran
 
@@ -258,23 +263,30 @@ def trivial_rows(name: str, tasks: Sequence[Task], seed: int) -> list[DecisionRo
 def results_object(
     rows: Sequence[DecisionRow], *, name: str, seed: int, excluded: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """Metrics over ``rows``, plus what the report's drill-down shows per case."""
+    """Metrics over ``rows``, plus what the report's drill-down shows per case.
+
+    ERROR rows (vouch could not decide the case) are no verdict about the verifier: they are
+    left out of every metric and listed apart under ``errors``."""
     outcomes = []
+    errors: list[dict[str, Any]] = []
     details: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         case = next(c for c in row.task.cases if c.id == row.case_id)
-        outcomes.append(
-            CaseOutcome(
-                task_id=row.task.id,
-                kind=row.task.spec.kind,
-                source=row.task.spec.source.benchmark,
-                case_id=case.id,
-                label=case.label,
-                category=case.category,
-                # DESIGN: a task whose verifier is missing counts, with every output missing.
-                decision=None if row.reason == MISSING_VERIFIER else row.decision,
+        if row.decision == Decision.ERROR.value:
+            errors.append({"task_id": row.task.id, "case_id": case.id, "reason": row.reason})
+        else:
+            outcomes.append(
+                CaseOutcome(
+                    task_id=row.task.id,
+                    kind=row.task.spec.kind,
+                    source=row.task.spec.source.benchmark,
+                    case_id=case.id,
+                    label=case.label,
+                    category=case.category,
+                    # DESIGN: a task whose verifier is missing counts, with every output missing.
+                    decision=None if row.reason == MISSING_VERIFIER else row.decision,
+                )
             )
-        )
         details.setdefault(row.task.id, []).append(
             {
                 "case_id": case.id,
@@ -290,4 +302,5 @@ def results_object(
     for task in result["tasks"]:
         task["cases"] = details.get(task["task_id"], [])
     result["verifier_set"] = name
+    result["errors"] = errors
     return result

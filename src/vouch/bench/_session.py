@@ -18,6 +18,7 @@ import copy
 import queue
 import signal
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
@@ -39,17 +40,23 @@ def _alarm(_signum: int, _frame: Any) -> None:
 
 
 def serve(path: str = "candidate.py") -> int:
-    """Run side: load the candidate, then answer calls until told to stop; returns the count."""
+    """Run side: load the candidate, then answer calls until told to stop; returns the count.
+
+    The first call is asked for before the candidate loads: a session that ends before asking
+    ended in vouch's own harness, not in the candidate."""
     answer: dict[str, Any] | None = None
+    call = request({"op": "next", "answer": answer})
+    module: Any = None
+    load_error = ""
     try:
         module = load_module_file(path, "candidate")
     except BaseException as exc:  # noqa: BLE001 - the candidate failing to load answers every call
-        module = None
         load_error = f"{type(exc).__name__}: {exc}"[:300]
     signal.signal(signal.SIGALRM, _alarm)
     served = 0
     while True:
-        call = request({"op": "next", "answer": answer})
+        if served:
+            call = request({"op": "next", "answer": answer})
         if not isinstance(call, dict) or call.get("stop"):
             return served
         served += 1
@@ -83,9 +90,18 @@ class Session:
     """Pool side of one candidate session, started on the first call."""
 
     def __init__(
-        self, executor: Executor, source: str, hidden: tuple[str, ...], name: str, preload: tuple[str, ...] = ()
+        self,
+        executor: Executor,
+        source: str,
+        hidden: tuple[str, ...],
+        name: str,
+        preload: tuple[str, ...] = (),
+        on_failure: Callable[[str], None] | None = None,
     ) -> None:
+        """``on_failure(why)`` hears of a session that broke on the pool's side (its run could
+        not be started or has no result): vouch's failure, not the candidate's behaviour."""
         self._executor = executor
+        self._on_failure = on_failure
         self._preload = preload
         self._source = source
         self._hidden = hidden
@@ -128,10 +144,18 @@ class Session:
         # A session that died (timeout, crash, exit at import) answers what is pending, and any
         # later call starts a fresh one.
         reason = "the candidate's session ended"
-        if future.exception() is None:
+        error = future.exception()
+        if error is not None:
+            reason = f"the candidate's session broke on the pool's side: {error}"[:300]
+            if self._on_failure is not None:
+                self._on_failure(reason)
+        else:
             result = future.result()
             if not result.ok:
                 reason = f"the candidate's session ended: {result.status.value} ({result.reason})"
+            if not result.ok and self._first and self._on_failure is not None:
+                # It never asked for a call: it ended in vouch's harness, before the candidate loaded.
+                self._on_failure(f"the candidate's session failed before the candidate loaded: {result.reason}"[:300])
         with self._lock:
             self._future = None
             self._first = True
@@ -142,7 +166,13 @@ class Session:
         with self._lock:
             if self._future is None:
                 self._drain()
-                self._start()
+                try:
+                    self._start()
+                except Exception as exc:  # noqa: BLE001 - the pool's failure, reported as such
+                    reason = f"the candidate's session could not start: {exc}"[:300]
+                    if self._on_failure is not None:
+                        self._on_failure(reason)
+                    return {"ok": False, "value": None, "error": reason}
             self._calls.put({"function": function, "args": args, "timeout": timeout})
         try:
             return self._answers.get(timeout=timeout + 30.0)

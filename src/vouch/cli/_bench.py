@@ -13,13 +13,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.table import Table
 
 import vouch
+from vouch import corpora
 from vouch.bench import load_tasks, preload_for, sealed_executor
+from vouch.bench._canary import check_pool, raise_if_errors
 from vouch.bench._metrics import paired_difference
 from vouch.bench._score import BASELINES, load_verifiers, results_object, run_verifiers, trivial_rows
 from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope
 from vouch.errors import UsageError
-from vouch.exec import LocalExecutor
+from vouch.exec import LocalExecutor, hide_in_runs
 from vouch.sources import answer_data_paths
 from vouch.store import Store, default_store_path
 
@@ -46,6 +48,14 @@ def _read_v4v(path: Path | None) -> dict[str, str] | None:
             failed = [name for name, check in (row.get("checks") or {}).items() if not check.get("passed", True)]
             excluded[row["task_id"]] = "failed V4V: " + (", ".join(failed) or "excluded")
     return excluded
+
+
+def hide_outputs(store_path: Path, *outputs: Path | None) -> None:
+    """Hide vouch's data and this command's store and outputs from every run it starts."""
+    corpora.hide_data_from_runs()
+    store = store_path.resolve()
+    hide_in_runs(*(f"{store}{suffix}" for suffix in ("", "-wal", "-shm", "-journal")))
+    hide_in_runs(*(p.resolve() for p in outputs if p is not None))
 
 
 def _envelope(kind: str, seed: int, config: dict[str, Any]) -> dict[str, Any]:
@@ -123,6 +133,7 @@ def score_command(
     verifiers = load_verifiers(verifiers_dir, tasks)
     excluded = _read_v4v(v4v_file)
     store = Store(store_path or default_store_path())
+    hide_outputs(store.path, json_out)
     hidden = [str(tasks_dir.resolve()), str(store.path.resolve()), *(str(p.resolve()) for p in hide)]
     hidden += answer_data_paths()  # the installed benchmarks' own answers
     if json_out is not None:
@@ -131,6 +142,7 @@ def score_command(
         sealed_executor(tasks, allow_weak=allow_weak_isolation) as executor,  # verifiers under test
         progress_bar(progress_mode, *_COLUMNS, console=console) as bar,
     ):
+        check_pool(executor)
         job = bar.add_task("deciding cases", total=None)
         rows, ran = run_verifiers(
             executor, store, tasks, verifiers, hide=hidden, progress=lambda d, t: bar.update(job, completed=d, total=t)
@@ -148,6 +160,7 @@ def score_command(
     store.close()
     Console().print(_summary_table(f"{len(tasks)} tasks, {len(rows)} cases ({ran} decided now)", {set_name: result}))
     _emit(result, json_out, console)
+    raise_if_errors(len(result["errors"]))
 
 
 @bench.command("baselines")
@@ -173,10 +186,12 @@ def baselines_command(
         results[baseline] = results_object(trivial_rows(baseline, tasks, seed), name=baseline, seed=seed)
     references = {t.id: (t.root / "reference" / "verifier.py").read_text() for t in tasks}
     store = Store(store_path or default_store_path())
+    hide_outputs(store.path, json_out)
     with (
         LocalExecutor(preload=preload_for(tasks), allow_weak=allow_weak_isolation) as executor,
         progress_bar(progress_mode, *_COLUMNS, console=console) as bar,
     ):
+        check_pool(executor)
         job = bar.add_task("reference verifiers", total=None)
         rows, ran = run_verifiers(
             executor, store, tasks, references, progress=lambda d, t: bar.update(job, completed=d, total=t)
@@ -187,6 +202,7 @@ def baselines_command(
     out = _envelope("baselines", seed, config) | {"verifiers": results}
     Console().print(_summary_table(f"baselines on {len(tasks)} tasks", results))
     _emit(out, json_out, console)
+    raise_if_errors(len(results["reference"]["errors"]))
 
 
 @bench.command("compare")

@@ -17,7 +17,7 @@ from vouch import corpora
 from vouch.bench import PRELOAD, check_references
 from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope, FlaggedCase
-from vouch.exec import LocalExecutor
+from vouch.exec import LocalExecutor, hide_in_runs
 from vouch.sources import SOURCES, build_source, check_out_dir, data_stats
 from vouch.sources._swebench_tasks import SwebenchOptions
 
@@ -136,6 +136,10 @@ def build(
 ) -> None:
     """Build SOURCE's task set into --out: task directories and manifest.json."""
     console = Console(stderr=True)
+    # Runs during the build (checks, T0) read nothing of vouch's data or the given labels.
+    corpora.hide_data_from_runs()
+    if labels_file is not None:
+        hide_in_runs(labels_file)
     swe_given = [
         name
         for name, value in (

@@ -12,6 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, Tim
 from rich.table import Table
 
 import vouch
+from vouch.bench._canary import raise_if_errors
+from vouch.cli._bench import hide_outputs
 from vouch.cli._executor_options import executor_options
 from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope
@@ -56,6 +58,7 @@ def v4v(
     tasks, broken = load_for_v4v(tasks_dir)
     chosen = [c.strip() for c in checks.split(",") if c.strip()]
     store = Store(store_path or default_store_path())
+    hide_outputs(store.path, json_out)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with progress_bar(progress_mode, *columns, console=console) as bar:
         jobs: dict[str, TaskID] = {}
@@ -106,3 +109,4 @@ def v4v(
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2) + "\n")
         console.print(escape(f"wrote {json_out}"))
+    raise_if_errors(body["errors"])

@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from vouch.bench import Task, decide_cases, load_task, run_verifiers
+from vouch.bench import Decision, Task, decide_cases, load_task, run_verifiers
+from vouch.bench._canary import check_pool
 from vouch.bench._share import share_key
 from vouch.errors import UsageError
 from vouch.exec import Executor, PoolSet, make_executor
@@ -98,8 +99,18 @@ def run_v4v(
 
     stats: dict[str, Any] = {}
     replayed: Decisions = {}
+    checked: list[bool] = []
+
+    def proven(executor: Executor) -> Executor:
+        # The pool proves it decides a known answer before its first decision (``check_pool``).
+        if not checked:
+            check_pool(executor)
+            checked.append(True)
+        return executor
+
     if "replay" in checks or "repeatability" in checks:
         with pool() as executor:
+            proven(executor)
             rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"), share=True)
         for row in rows:
             replayed.setdefault(row.task.id, {})[row.case_id] = (row.decision, row.reason)
@@ -119,6 +130,7 @@ def run_v4v(
             rng.shuffle(order)
             # A fresh pool per run, with its own hash seed: forked children inherit the zygote's.
             with pool(hash_seed=str(1000 + run)) as executor:
+                proven(executor)
                 decided = decide_cases(executor, [items[i] for i in order], progress=tick(f"repeat {run + 1}"))
             by_item = dict(zip(order, decided, strict=True))
             decisions: Decisions = {}
@@ -130,6 +142,7 @@ def run_v4v(
     mutation: dict[str, CheckResult] = {}
     if "mutation" in checks:
         with pool() as executor:
+            proven(executor)
             if not replayed:
                 rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"), share=True)
                 for row in rows:
@@ -201,4 +214,12 @@ def run_v4v(
         "retained": sum(r["retained"] for r in rows_out),
         "checks_run": list(checks),
         "stats": stats,
+        "errors": _errors(replayed, repeats),
     }
+
+
+def _errors(replayed: Decisions, repeats: list[Decisions]) -> int:
+    """How many of the reference's decisions vouch failed to make (ERROR): a V4V result with
+    any is incomplete, whatever its checks say."""
+    runs = [replayed, *repeats[1:]]
+    return sum(d == Decision.ERROR.value for run in runs for cases in run.values() for d, _ in cases.values())
