@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -33,6 +34,7 @@ def _context(jury: dict[str, dict[str, dict[str, int]]], answers: dict[tuple[str
     ctx.jury = jury
     ctx.answers = answers
     ctx.g_answers = {k: ([], v) for k, v in g.items()}
+    ctx.pool = None
     return ctx
 
 
@@ -103,6 +105,10 @@ def test_most_models_agreeing_against_g_is_a_defect_of_g_with_every_models_answe
         "models": {"a": "-1", "b": "-1", "c": "2", "d": "-1"},
         "basis": "3 of 4 models' passing trials mostly give this answer, where G gives another",
     }
+    # P's own example decides: there G is measured against P, never against the models.
+    ctx = _context(jury, {}, {k: "= 2"})
+    ctx.pool = SimpleNamespace(explicit={k})
+    assert g_defects(ctx) == []
 
 
 def _witness(disputed: str | None) -> Witness:

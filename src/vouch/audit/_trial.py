@@ -760,8 +760,10 @@ def dispute(ctx: TaskContext, job: ProgramJob, args: Sequence[Any]) -> str | Non
 def g_defects(ctx: TaskContext) -> list[dict[str, Any]]:
     """Inputs where most models with passing trials agree with each other and not with G."""
     found = []
+    # Where P's own example decides, G is measured against P, not the models (``pool.conflicts``).
+    explicit = ctx.pool.explicit if ctx.pool is not None else set()
     for key, per_model in ctx.jury.items():
-        if key not in ctx.g_answers or len(per_model) < 2:
+        if key not in ctx.g_answers or len(per_model) < 2 or key in explicit:
             continue
         _args, g_answer = ctx.g_answers[key]
         majorities = {m: majority(t) for m, t in per_model.items()}
