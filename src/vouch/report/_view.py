@@ -17,7 +17,8 @@ from vouch.errors import UsageError
 SUPPORTED_KINDS = ("bench", "baselines")
 """Values of ``kind`` the report can render."""
 
-DECISIONS = ("PASS", "FAIL", "INVALID")
+DECISIONS = ("PASS", "FAIL", "INVALID", "ERROR")
+"""ERROR: vouch could not make the decision (its own failure); shown as missing, never as the verifier's."""
 CATEGORY_ORDER = ("gold", "variant", "error", "attack")
 Outcome = Literal["agree", "disagree", "invalid", "missing"]
 
@@ -317,7 +318,7 @@ def _figures(r: _Reader) -> Figures:
 
 
 def _outcome(label: str, decision: str | None) -> Outcome:
-    if decision is None:
+    if decision is None or decision == "ERROR":
         return "missing"
     if decision == "INVALID":
         return "invalid"
@@ -328,7 +329,7 @@ def _outcome(label: str, decision: str | None) -> Outcome:
 def _decision(r: _Reader, key: str) -> str | None:
     value = r.data.get(key)
     if value is not None and value not in DECISIONS:
-        raise r.bad(key, "PASS, FAIL, INVALID or null")
+        raise r.bad(key, "PASS, FAIL, INVALID, ERROR or null")
     return value
 
 
