@@ -23,16 +23,16 @@ from pathlib import Path
 
 import vouch
 from vouch.audit._swe import SWE_PRELOAD
-from vouch.audit._swe_env import RepoLocator, plan_environments
-from vouch.audit._swe_harness import (
+from vouch.exec import LocalExecutor
+from vouch.swebench._env import RepoLocator, plan_environments
+from vouch.swebench._harness import (
     HarnessReproduction,
     environment_records,
     reproduce_harness,
     summarise_reproduction,
 )
-from vouch.exec import LocalExecutor
-from vouch.sources._swe import load_instances, load_predictions
-from vouch.sources._swebench import load_environments
+from vouch.swebench._instances import load_instances, load_predictions
+from vouch.swebench._specs import load_environments
 from vouch.worlds import EnvCache, WorldCache
 
 

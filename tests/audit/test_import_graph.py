@@ -90,7 +90,7 @@ def test_the_function_form_loads_no_module_of_the_repository_form() -> None:
     code = (
         "import sys, vouch.audit, vouch.audit._lightweight, vouch.audit._compare\n"
         "from vouch.audit import audit_humaneval\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('vouch.worlds', 'vouch.audit._swe'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('vouch.worlds', 'vouch.swebench', 'vouch.audit._swe'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]", out.stdout

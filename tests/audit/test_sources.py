@@ -62,7 +62,7 @@ def test_a_new_source_for_the_repository_form_is_one_module_and_one_line(
 ) -> None:
     from _scratch import scratch_root
     from vouch.audit._swe import SweAuditConfig, audit_swe
-    from vouch.sources._swe import fixture_files, load_instances, load_predictions, materialise_fixture_repo
+    from vouch.swebench._instances import fixture_files, load_instances, load_predictions, materialise_fixture_repo
     from vouch.worlds import WorldCache
 
     (tmp_path / "my_repo_source.py").write_text(REPO_MODULE)

@@ -38,8 +38,8 @@ from vouch.audit import AuditResults, SweAuditConfig, TrialResult, Verdict, Witn
 from vouch.audit._swe import _config_key
 from vouch.audit._swe_agent_tools import RepoNames, foreign_repo_names
 from vouch.exec import LocalExecutor
-from vouch.sources._swe import fixture_files, load_instances, load_predictions, materialise_fixture_repo
 from vouch.store import AuditStore
+from vouch.swebench._instances import fixture_files, load_instances, load_predictions, materialise_fixture_repo
 from vouch.worlds import WorldCache
 
 VOUCH = [sys.executable, "-m", "vouch"]

@@ -19,9 +19,15 @@ from vouch.audit import AuditResults, Verdict
 from vouch.audit._ambiguity import AMBIGUOUS, is_ambiguous, requirement_note
 from vouch.audit._swe import SweAuditConfig, _resolve_repo, audit_swe
 from vouch.audit._swe_ambiguity import withhold_ambiguous
-from vouch.audit._swe_runs import Runner
 from vouch.exec import LocalExecutor
-from vouch.sources._swe import SweTrial, fixture_files, load_instances, load_predictions, materialise_fixture_repo
+from vouch.swebench import Runner
+from vouch.swebench._instances import (
+    SweTrial,
+    fixture_files,
+    load_instances,
+    load_predictions,
+    materialise_fixture_repo,
+)
 from vouch.worlds import WorldCache
 
 pytestmark = pytest.mark.slow

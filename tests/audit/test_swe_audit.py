@@ -14,8 +14,14 @@ import pytest
 from vouch.audit import AuditResults, TrialResult, Verdict
 from vouch.audit._swe import SweAuditConfig, audit_fixture, audit_swe
 from vouch.exec import LocalExecutor
-from vouch.sources._swe import FIXTURES, fixture_files, load_instances, load_predictions, materialise_fixture_repo
 from vouch.store import AuditStore
+from vouch.swebench._instances import (
+    FIXTURES,
+    fixture_files,
+    load_instances,
+    load_predictions,
+    materialise_fixture_repo,
+)
 from vouch.worlds import WorldCache
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from vouch.sources._swe import fixture_files, materialise_fixture_repo
+from vouch.swebench._instances import fixture_files, materialise_fixture_repo
 
 VOUCH = [sys.executable, "-m", "vouch"]
 

@@ -12,12 +12,18 @@ import pytest
 
 from vouch.audit import Verdict
 from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
-from vouch.audit._swe_env import EnvPlan, RepoLocator, siblings_of
 from vouch.audit._swe_replay import replay_witness
-from vouch.audit._swe_runs import WorldEnv
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
-from vouch.sources._swe import SweInstance, fixture_files, load_instances, load_predictions, materialise_fixture_repo
+from vouch.swebench import WorldEnv
+from vouch.swebench._env import EnvPlan, RepoLocator, siblings_of
+from vouch.swebench._instances import (
+    SweInstance,
+    fixture_files,
+    load_instances,
+    load_predictions,
+    materialise_fixture_repo,
+)
 from vouch.worlds import Environment, WorldCache
 
 pytestmark = pytest.mark.slow

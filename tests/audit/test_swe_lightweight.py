@@ -26,8 +26,8 @@ from vouch.audit._swe import SweAuditConfig, _config_key, audit_swe
 from vouch.audit._swe_lightweight import T1_NOTE
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
-from vouch.sources._swe import SweInstance, SweTrial, fixture_files, load_instances, load_predictions
-from vouch.sources._swe import materialise_fixture_repo as build_repo
+from vouch.swebench._instances import SweInstance, SweTrial, fixture_files, load_instances, load_predictions
+from vouch.swebench._instances import materialise_fixture_repo as build_repo
 from vouch.worlds import WorldCache
 
 pytestmark = pytest.mark.slow

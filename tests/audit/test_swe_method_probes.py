@@ -38,7 +38,7 @@ from vouch.audit._swe_witness import (
     witness_source,
 )
 from vouch.exec import Call, Limits, LocalExecutor, RunSpec
-from vouch.sources._swe import SweInstance, SweTrial
+from vouch.swebench._instances import SweInstance, SweTrial
 from vouch.worlds import WorldCache
 
 # --- the repository -----------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vouch.errors import UsageError
-from vouch.sources._swe import (
+from vouch.swebench._instances import (
     FIXTURES,
     fixture_files,
     load_instances,

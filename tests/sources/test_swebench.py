@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from vouch.errors import UsageError
-from vouch.sources._swe import load_instances, load_predictions
-from vouch.sources._swebench import (
+from vouch.swebench._instances import load_instances, load_predictions
+from vouch.swebench._logs import grade, parse_log, parser_for
+from vouch.swebench._specs import (
     EnvSpec,
     RepoEnvs,
     harness_arguments,
@@ -19,7 +20,6 @@ from vouch.sources._swebench import (
     spec_recipe,
     touched_test_files,
 )
-from vouch.sources._swebench_logs import grade, parse_log, parser_for
 from vouch.worlds import git
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "swebench"

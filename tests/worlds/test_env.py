@@ -14,10 +14,10 @@ import pytest
 
 from _scratch import scratch_root
 from vouch.audit._swe import SWE_PRELOAD
-from vouch.audit._swe_runs import Runner, WorldEnv
 from vouch.exec import LocalExecutor
-from vouch.sources._swe import fixture_files, load_instances, materialise_fixture_repo
-from vouch.sources._swebench_logs import grade, parse_log
+from vouch.swebench import Runner, WorldEnv
+from vouch.swebench._instances import fixture_files, load_instances, materialise_fixture_repo
+from vouch.swebench._logs import grade, parse_log
 from vouch.worlds import (
     EnvCache,
     EnvFailure,

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import vouch
-from vouch.core._audit import VOUCH_FAILED, T0Result
+from vouch.core._audit import T0Result
 from vouch.errors import InfrastructureError
-from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
+from vouch.exec import Call, Executor, Fault, Limits, RunResult, RunSpec, Status, vouch_failure
 from vouch.sources._samples import Problem
 
 T0_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
@@ -101,57 +100,9 @@ class AuditConfig(AuditSettings):
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-_CODE_STATUSES = frozenset({"ok", "error", "timeout", "memory", "killed"})
-"""Statuses that say how the run's code ended. Any other status the engine reports (a sandbox
-that could not be set up, a run the pool lost) is the engine's own failure."""
-_VOUCH_IMPORT = re.compile(r"No module named '?vouch[.'\s]|cannot import name .{1,80} from '?vouch[.'\s]")
-_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
-
-
-def vouch_failure(result: RunResult) -> str | None:
-    """Why a run failed for vouch's own reasons; None when its outcome is the judged code's.
-
-    Vouch's own: a status that is not one a run's code can end with (the sandbox or the pool
-    failed), a run the pool lost before it started a process (no pid), and an import error that
-    escaped to the harness and names one of vouch's modules (its in-run entry, or what that entry
-    imports, could not be loaded: vouch is not importable where the run looks for it). What the
-    judged code does (fail, raise, hang, get killed, exhaust its memory) is never matched: the
-    in-run entries catch what the code raises and report it as data.
-    """
-    status = result.status.value
-    if status not in _CODE_STATUSES:
-        return f"the engine reported {status}: {result.reason or 'no reason given'}"
-    if result.ok:
-        return None
-    if result.pid <= 0:
-        return f"the pool lost the run before it started ({result.reason or status})"
-    exception = result.exception
-    if exception is not None and exception.type in _IMPORT_ERRORS and _VOUCH_IMPORT.search(exception.message):
-        return f"vouch's own module did not import in the run ({exception.type}: {exception.message[:200]})"
-    if status == "error" and _VOUCH_IMPORT.search(result.reason or ""):
-        return f"vouch's own module did not import in the run ({(result.reason or '')[:240]})"
-    return None
-
-
 CHILD_SETUP = "ChildSetupError"
 """The exception a witness run's judge raises when the judged program's process could not be set
 up (``vouch.exec._apart``): vouch's failure, reported inside an otherwise complete run."""
-
-
-@dataclass(frozen=True)
-class Fault:
-    """A run that failed for vouch's own reasons (``vouch_failure``)."""
-
-    stage: str
-    run: str
-    """The run's name (``RunSpec.name``)."""
-    why: str
-    owned: bool = True
-    """The batch named whose evidence the run was (``Engine.run``'s ``owners``)."""
-
-    def reason(self) -> str:
-        """One line for the verdict of a trial the fault leaves undecided."""
-        return f"{VOUCH_FAILED} {self.stage} ({self.run}): {self.why}"[:400]
 
 
 def blame(owner: object, fault: Fault) -> None:

@@ -34,10 +34,10 @@ if TYPE_CHECKING:
     from vouch.audit._agent_calls import WitnessAgent
     from vouch.audit._runs import AuditConfig, Engine
     from vouch.audit._swe import SweAuditConfig, _Instance
-    from vouch.audit._swe_runs import Runner
     from vouch.audit._trial import OnJudged, ProgramJob, TaskContext
     from vouch.core._audit import Evidence, Witness
-    from vouch.sources._swe import SweTrial
+    from vouch.swebench import Runner
+    from vouch.swebench._instances import SweTrial
     from vouch.worlds import World
 
 

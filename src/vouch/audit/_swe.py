@@ -28,7 +28,6 @@ from vouch.audit._ambiguity import is_ambiguous, requirement_note
 from vouch.audit._runs import MODES, REPOSITORY_MODES, AuditSettings
 from vouch.audit._swe_agent import MODEL_FAILED, instance_checklist, witness_root
 from vouch.audit._swe_ambiguity import withhold_ambiguous
-from vouch.audit._swe_env import EnvPlan
 from vouch.audit._swe_evidence import (
     checklist,
     detect_reward_hacks,
@@ -39,15 +38,7 @@ from vouch.audit._swe_evidence import (
 )
 from vouch.audit._swe_lightweight import RepoForm, audit_instance
 from vouch.audit._swe_replay import write_witnesses
-from vouch.audit._swe_runs import (
-    Runner,
-    WorldEnv,
-    canary,
-    graded_t0,
-    mutation_evidence,
-    t0_result,
-    trial_ids,
-)
+from vouch.audit._swe_runs import canary, mutation_evidence, trial_ids
 from vouch.audit._swe_witness import Probe, function_targets, module_name, mutate_call, string_pool
 from vouch.core._audit import (
     VOUCH_FAILED,
@@ -63,8 +54,10 @@ from vouch.core._audit import (
 )
 from vouch.errors import UsageError
 from vouch.exec import Executor, RunResult
-from vouch.sources._swe import SweInstance, SweTrial
 from vouch.store import AuditStore
+from vouch.swebench import Runner, WorldEnv, graded_t0, t0_result
+from vouch.swebench._env import EnvPlan
+from vouch.swebench._instances import SweInstance, SweTrial
 from vouch.worlds import FileChange, Patch, Unappliable, World, WorldCache, git, parse_patch, patch_hash
 
 __all__ = ["SWE_PRELOAD", "SweAuditConfig", "audit_fixture", "audit_swe"]
@@ -869,7 +862,7 @@ def audit_fixture(
     config: SweAuditConfig | None = None,
     progress: ProgressLine | None = None,
 ) -> AuditResults:
-    """Audit the trials of one bundled fixture (``vouch.sources._swe.FIXTURES``), offline.
+    """Audit the trials of one bundled fixture (``vouch.swebench._instances.FIXTURES``), offline.
 
     The fixture's repository is built under ``workdir/repos`` (deterministic commit) and its
     worlds under ``workdir/worlds``; ``workdir`` must be visible to runs (not under /tmp).
@@ -889,7 +882,13 @@ def audit_fixture(
     """
     from dataclasses import replace
 
-    from vouch.sources._swe import FIXTURES, fixture_files, load_instances, load_predictions, materialise_fixture_repo
+    from vouch.swebench._instances import (
+        FIXTURES,
+        fixture_files,
+        load_instances,
+        load_predictions,
+        materialise_fixture_repo,
+    )
 
     if name not in FIXTURES:
         raise UsageError(f"fixture={name!r} is unknown; choose one of {', '.join(FIXTURES)}")

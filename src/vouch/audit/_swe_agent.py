@@ -27,15 +27,16 @@ from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_m
 from vouch.audit._sources import Found, RepoSearchRun
 from vouch.audit._swe_agent_tools import RepoNames, SweSubmission, SweWitnessTools, foreign_repo_names
 from vouch.audit._swe_evidence import best_clause, test_sources
-from vouch.audit._swe_runs import _WITNESS_DIR, IMPLICIT_CLAUSE, Runner, _validate, differences
+from vouch.audit._swe_runs import _WITNESS_DIR, IMPLICIT_CLAUSE, _validate, differences
 from vouch.audit._swe_witness import Candidate
 from vouch.core._audit import Evidence, RunRecord, Witness
 from vouch.exec import RunResult
+from vouch.swebench import Runner
 from vouch.worlds import World
 
 if TYPE_CHECKING:
     from vouch.audit._swe import SweAuditConfig, _Instance
-    from vouch.sources._swe import SweTrial
+    from vouch.swebench._instances import SweTrial
 
 __all__ = [
     "DEFAULT_WITNESS_DIR",

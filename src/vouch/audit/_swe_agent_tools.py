@@ -19,8 +19,9 @@ from typing import Any
 
 from vouch.agent import ToolOutcome, ToolSpec
 from vouch.audit._agent_tools import INTROSPECTION_ATTRS, INTROSPECTION_MODULES, WitnessToolbox, schema
-from vouch.audit._swe_runs import _WITNESS_DIR, Runner, record_witness_run
+from vouch.audit._swe_runs import _WITNESS_DIR, record_witness_run
 from vouch.exec import RunResult
+from vouch.swebench import Runner
 from vouch.worlds import World
 
 __all__ = ["SWE_TOOLS", "RepoNames", "SweSubmission", "SweWitnessTools", "foreign_repo_names"]

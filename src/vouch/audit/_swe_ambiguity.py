@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vouch.audit._ambiguity import AMBIGUOUS, MIN_VOTERS, rho_over_models
-from vouch.audit._swe_runs import _WITNESS_DIR, Runner, record_witness_run
+from vouch.audit._swe_runs import _WITNESS_DIR, record_witness_run
 from vouch.core._audit import ChecklistItem, TrialResult, Verdict, Witness, decide_verdict
-from vouch.sources._swe import SweInstance, SweTrial
+from vouch.swebench import Runner
+from vouch.swebench._instances import SweInstance, SweTrial
 from vouch.worlds import Patch, Unappliable, WorldCache, parse_patch, patch_hash
 
 

@@ -53,8 +53,8 @@ from vouch.worlds import patch_hash
 
 if TYPE_CHECKING:
     from vouch.audit._swe import SweAuditConfig, _Instance, _PassingTrial
-    from vouch.audit._swe_runs import Runner
-    from vouch.sources._swe import SweTrial
+    from vouch.swebench import Runner
+    from vouch.swebench._instances import SweTrial
     from vouch.worlds import WorldCache
 
 __all__ = ["T1_NOTE", "AuditOne", "LightweightInstance", "RepoForm", "RunT0", "audit_instance"]

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vouch.audit._swe_runs import Runner, WorldEnv, record_witness_run
+from vouch.audit._swe_runs import record_witness_run
 from vouch.audit._witness import holds
 from vouch.core._audit import RunRecord, Witness
 from vouch.errors import UsageError
 from vouch.exec import Executor
-from vouch.sources._swe import SweInstance, SweTrial
+from vouch.swebench import Runner, WorldEnv
+from vouch.swebench._instances import SweInstance, SweTrial
 from vouch.worlds import Environment, Patch, Unappliable, World, WorldCache
 
 __all__ = ["ReplayOutcome", "replay_witness", "write_witnesses"]

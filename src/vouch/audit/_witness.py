@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from vouch.audit._runs import CHILD_SETUP, CanaryFailed, t0_result, t0_spec, vouch_failure
+from vouch.audit._runs import CHILD_SETUP, CanaryFailed, t0_result, t0_spec
 from vouch.core._audit import ASSERTION_FAILURES, RunRecord, Validation
 from vouch.errors import UsageError
-from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status, hide_in_runs
+from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status, hide_in_runs, vouch_failure
 from vouch.sources._samples import Problem
 
 MARKER = "# vouch-witness: "
@@ -135,7 +135,7 @@ def validation_spec(witness: WitnessFile, program: str, world: str, repeat: int)
 
 def record(world: str, result: RunResult) -> RunRecord:
     """What one validation run showed, as a record: ``infrastructure`` when it failed for vouch's
-    own reasons (``_runs.vouch_failure``), whatever the world."""
+    own reasons (``vouch.exec.vouch_failure``), whatever the world."""
     kind: Any = "model" if world == "model" else "reference"
     why = vouch_failure(result)
     if why is not None:

@@ -10,8 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from vouch.audit import AuditResults
-from vouch.audit._swe_harness import InstanceReproduction
 from vouch.sources._swebench_rundir import RunDir, StatusDisagreement, compare_tests_status
+from vouch.swebench._harness import InstanceReproduction
 
 __all__ = ["audit_comparison", "harness_comparison", "print_comparison", "run_dir_config"]
 

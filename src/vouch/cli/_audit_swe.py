@@ -13,14 +13,6 @@ from rich.table import Table
 
 from vouch.audit._sources import SOURCES
 from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
-from vouch.audit._swe_env import EnvPlan, RepoLocator, plan_environments, siblings_of
-from vouch.audit._swe_harness import (
-    HarnessReproduction,
-    InstanceReproduction,
-    environment_records,
-    reproduce_harness,
-    summarise_reproduction,
-)
 from vouch.audit._swe_replay import replay_witness
 from vouch.cli._agent_options import (
     agent_config_option,
@@ -33,10 +25,18 @@ from vouch.cli._audit import print_replay, stop_if_failed
 from vouch.cli._progress import progress_bar, progress_option
 from vouch.errors import VouchError
 from vouch.exec import LocalExecutor
-from vouch.sources._swe import SweInstance, SweTrial, load_instances, load_predictions
-from vouch.sources._swebench import RepoEnvs, load_environments
 from vouch.sources._swebench_rundir import RunDir, read_run_dir
 from vouch.store import AuditStore, default_store_path
+from vouch.swebench._env import EnvPlan, RepoLocator, plan_environments, siblings_of
+from vouch.swebench._harness import (
+    HarnessReproduction,
+    InstanceReproduction,
+    environment_records,
+    reproduce_harness,
+    summarise_reproduction,
+)
+from vouch.swebench._instances import SweInstance, SweTrial, load_instances, load_predictions
+from vouch.swebench._specs import RepoEnvs, load_environments
 from vouch.worlds import EnvCache, WorldCache
 
 __all__ = ["swe"]

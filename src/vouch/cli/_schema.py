@@ -38,7 +38,7 @@ KINDS: dict[str, ResultsKind] = {
         "vouch audit humaneval|swe|inspect --json; vouch demo (audit.json, audit-swe.json)",
     ),
     "exec": ResultsKind("vouch.core:ExecReport", "vouch exec --json"),
-    "swe-harness": ResultsKind("vouch.audit._swe_harness:HarnessReproduction", "vouch audit swe --harness-only --json"),
+    "swe-harness": ResultsKind("vouch.swebench._harness:HarnessReproduction", "vouch audit swe --harness-only --json"),
     "vouch-task-build": ResultsKind("vouch.core:Manifest", "vouch data build (manifest.json)"),
     "bench": ResultsKind("vouch.core:Envelope", "vouch bench score --json", body_modelled=False),
     "baselines": ResultsKind(

@@ -17,6 +17,7 @@ from vouch.exec._executor import (
     get_executor,
     make_executor,
 )
+from vouch.exec._faults import Fault, vouch_failure
 from vouch.exec._hidden import expose_to_runs, hidden_in_every_run, hide_in_runs
 from vouch.exec._pools import PoolSet
 from vouch.exec._sandbox import PRIVATE_IN_RUNS, visible_in_runs
@@ -28,6 +29,7 @@ __all__ = [
     "Entry",
     "ExceptionInfo",
     "Executor",
+    "Fault",
     "Isolation",
     "Limits",
     "LocalExecutor",
@@ -45,4 +47,5 @@ __all__ = [
     "hide_in_runs",
     "make_executor",
     "visible_in_runs",
+    "vouch_failure",
 ]

@@ -20,13 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import vouch
-from vouch.audit._swe_env import RepoLocator, plan_environments, siblings_of
 from vouch.core import FlaggedCase, Manifest, write_task
 from vouch.errors import UsageError, VouchError
 from vouch.exec import Executor
 from vouch.sources._registry import BuildReport, _prepare_out
-from vouch.sources._swe import SweInstance, SweTrial, load_instances, load_predictions
-from vouch.sources._swebench import load_environments
 from vouch.sources._swebench_check import WORLDS_FILE, T0Decision, T0Job, WorldSetup, run_t0, worlds_record
 from vouch.sources._swebench_tasks import (
     BENCHMARK,
@@ -40,6 +37,9 @@ from vouch.sources._swebench_tasks import (
     task_files,
     trials_by_instance,
 )
+from vouch.swebench._env import RepoLocator, plan_environments, siblings_of
+from vouch.swebench._instances import SweInstance, SweTrial, load_instances, load_predictions
+from vouch.swebench._specs import load_environments
 from vouch.worlds import EnvCache, WorldCache
 
 __all__ = ["build_options", "build_swebench"]

@@ -2,15 +2,12 @@
 
 A candidate's world is the base commit with the candidate's patch, then the test patch applied
 as SWE-bench's harness applies it (the files it touches reset first); T0 is the instance's
-FAIL_TO_PASS and PASS_TO_PASS there, run and graded by the repository form of the audit
-(``vouch.audit._swe_runs.Runner``: the spec's test command in the instance's environment,
+FAIL_TO_PASS and PASS_TO_PASS there, run and graded as the repository form of the audit runs
+them (``vouch.swebench.Runner``: the spec's test command in the instance's environment,
 through the engine; the log read with the repository's swebench parser). A patch that does not
 apply is FAIL, as the harness counts it, and so is a test run that ends without a log (the
 patched package no longer imports, a timeout); only a world that cannot be made (a missing
 commit) is INVALID.
-
-This module joins the task builder (``sources``) to the repository form's runner (``audit``):
-it is imported by the command line only, so the builder itself stays below ``audit``.
 """
 
 from __future__ import annotations
@@ -22,13 +19,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vouch.audit._swe_env import EnvPlan
-from vouch.audit._swe_harness import classify
-from vouch.audit._swe_runs import Runner, WorldEnv, _unwrap, graded_t0, t0_result
 from vouch.errors import UsageError
 from vouch.exec import Executor, RunResult
-from vouch.sources._swe import SweInstance
-from vouch.sources._swebench_logs import parse_log
+from vouch.swebench import EnvPlan, Runner, SweInstance, WorldEnv, classify, graded_t0, parse_log, t0_result, unwrap
 from vouch.worlds import Environment, Patch, Unappliable, World, WorldCache
 
 __all__ = [
@@ -354,7 +347,7 @@ def run_public(
         kwargs = {"root": str(world.path), "cover": None, "record": None}
         spec = runner.spec(world, "run_tests", run_ids, kwargs, name=f"run_public {world.key}")
     spec = replace(spec, nested=nested)
-    run = _unwrap(spec, executor.run(spec))
+    run = unwrap(spec, executor.run(spec))
     if not run.ok or not isinstance(run.value, dict):
         why = run.reason or (run.exception.message if run.exception else "no outcome")
         return {"ok": False, "outcomes": {t: "missing" for t in wanted}, "error": f"{run.status.value}: {why}"[:300]}

@@ -19,10 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vouch.audit._swe_runs import WorldEnv
 from vouch.errors import UsageError, VouchError
-from vouch.sources._swe import SweInstance
-from vouch.sources._swebench import (
+from vouch.swebench._instances import SweInstance
+from vouch.swebench._runner import WorldEnv
+from vouch.swebench._specs import (
     REPO_SERVICES,
     RepoEnvs,
     harness_options,

@@ -18,11 +18,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vouch.audit._swe_env import EnvPlan
-from vouch.audit._swe_runs import Runner
 from vouch.exec import Executor, RunResult
-from vouch.sources._swe import SweInstance, SweTrial
-from vouch.sources._swebench_logs import Grade, grade, parse_log
+from vouch.swebench._env import EnvPlan
+from vouch.swebench._instances import SweInstance, SweTrial
+from vouch.swebench._logs import Grade, grade, parse_log
+from vouch.swebench._runner import Runner
 from vouch.worlds import Patch, Unappliable, World, WorldCache
 
 __all__ = [
