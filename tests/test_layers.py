@@ -1,0 +1,155 @@
+"""vouch's packages are layers: data flows one way, and no package imports one above its own.
+
+The graph is read from the source: every ``import`` and ``from ... import`` of a module, at any
+depth of its body, inside functions and under ``if TYPE_CHECKING`` too (an import hidden in a
+function still runs, and a type-only import still ties the lower package to the higher one's
+names). Cycles among the modules of one package are ``tests/audit/test_import_graph.py``'s
+concern; here the unit is the package.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import vouch
+
+ROOT = Path(vouch.__file__).parent
+
+LAYERS = (
+    "core",
+    "exec",
+    "store",
+    "worlds",
+    "swebench",
+    "mutation",
+    "sources",
+    "bench",
+    "v4v",
+    "agent",
+    "audit",
+    "report",
+    "cli",
+)
+"""vouch's packages, lowest first: a module imports only from its own layer and those before it."""
+LEAVES = ("vouch", "vouch.errors", "vouch._json", "vouch.corpora")
+"""Top-level modules every layer may import."""
+ENTRY_POINTS = {"vouch.__main__": "cli", "vouch.showcase": "cli"}
+"""Top-level modules that belong with the command line."""
+
+
+def _module_of(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str | None:
+    if node.level == 0:
+        return node.module
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def imports(source: str, module: str, known: set[str], is_package: bool = False) -> set[str]:
+    """The modules of ``known`` that ``source`` (the text of ``module``) imports anywhere."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and (base := _resolve(module, node, is_package)):
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return {name for name in found if name in known} - {module}
+
+
+def graph() -> dict[str, set[str]]:
+    """Every module of vouch and the modules of vouch it imports."""
+    paths = {_module_of(p): p for p in ROOT.rglob("*.py")}
+    known = set(paths)
+    return {m: imports(p.read_text(), m, known, p.name == "__init__.py") for m, p in paths.items()}
+
+
+def package_of(module: str) -> str:
+    """The layer a module belongs to, or the module itself for a top-level module."""
+    parts = module.split(".")
+    if module in ENTRY_POINTS:
+        return ENTRY_POINTS[module]
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in LAYERS) else module
+
+
+def upward(edges: dict[str, set[str]]) -> list[str]:
+    """Each import of a module from a layer after its own, or of a top-level module that is no leaf."""
+    found = []
+    for module, targets in sorted(edges.items()):
+        mine = package_of(module)
+        if mine not in LAYERS:
+            continue
+        for target in sorted(targets):
+            theirs = package_of(target)
+            if theirs in LAYERS:
+                if LAYERS.index(theirs) > LAYERS.index(mine):
+                    found.append(f"{module} ({mine}) -> {target} ({theirs})")
+            elif target not in LEAVES:
+                found.append(f"{module} ({mine}) -> {target} (not a leaf)")
+    return found
+
+
+def package_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of packages (each importing the next), or None."""
+    packages: dict[str, set[str]] = {}
+    for module, targets in edges.items():
+        mine = package_of(module)
+        packages.setdefault(mine, set()).update(package_of(t) for t in targets)
+        packages[mine].discard(mine)
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(packages.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(packages):
+        if start not in state and (found := visit(start)):
+            return found
+    return None
+
+
+def test_the_walk_sees_imports_in_functions_and_under_type_checking() -> None:
+    known = {"vouch.core", "vouch.core._task", "vouch.audit", "vouch.audit._model", "vouch.sources._x"}
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from vouch.audit import _model\n"
+        "def f():\n    import vouch.core._task\n"
+        "from ._x import y\n"
+    )
+    found = imports(source, "vouch.sources._y", known)
+    assert found == {"vouch.audit", "vouch.audit._model", "vouch.core._task", "vouch.sources._x"}
+    assert upward({"vouch.sources._y": found}) == [
+        "vouch.sources._y (sources) -> vouch.audit (audit)",
+        "vouch.sources._y (sources) -> vouch.audit._model (audit)",
+    ]
+    assert package_cycle({"vouch.core._a": {"vouch.exec._b"}, "vouch.exec._b": {"vouch.core._c"}}) == [
+        "core",
+        "exec",
+        "core",
+    ]
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    edges = graph()
+    assert {package_of(m) for m in edges} >= set(LAYERS), "every layer is a package of vouch"
+    assert upward(edges) == []
+
+
+def test_no_package_imports_itself_through_others() -> None:
+    cycle = package_cycle(graph())
+    assert cycle is None, " -> ".join(cycle or [])
