@@ -170,7 +170,10 @@ def read_inspect_log(
     if fmt == "json":
         # Inspect's streaming JSON reader grows without bound on a deeply nested document (it
         # took the machine's memory at 100,000 levels): refuse what json cannot read first.
-        loads(path.read_bytes(), path)
+        try:
+            loads(path.read_bytes(), path)
+        except UsageError as exc:
+            raise UsageError(f"{path}: not an Inspect eval log ({str(exc).removeprefix(f'{path}: ')})") from None
     try:
         header = log_module.read_eval_log(str(path), header_only=True, format=fmt)
         samples: list[EvalSample] = []
