@@ -181,7 +181,7 @@ _MIB = 1 << 20
         (b"[" + b"[]," * (2 * _MIB) + b"[]]", True),  # 6 MiB of empty lists: some 170 MB decoded
         (b"[" + b"{}," * (2 * _MIB) + b"{}]", True),
         (b"[" + b"0," * (4 * _MIB) + b"0]", True),
-        (json.dumps({f"k{i}": i for i in range(600_000)}).encode(), True),
+        (json.dumps({str(i): 0 for i in range(1_200_000)}, separators=(",", ":")).encode(), True),
     ],
     ids=["long-string", "strings", "small-ints", "empty-lists", "empty-objects", "zeros", "wide-object"],
 )

@@ -25,7 +25,10 @@ MAX_FRAME_BYTES = 16 * 1024 * 1024
 not bulk data (a run writes that into a kept working directory)."""
 HEADER_BYTES = len(MAGIC) + 16 + _LENGTH.size
 """What precedes the JSON body: the magic, the 16-byte nonce and the length."""
-_DECODE_FLOOR = 64 * 1024 * 1024
+_DECODE_FLOOR = 192 * 1024 * 1024
+"""What any record may decode to: a benchmark state of some megabytes (a tau2 database of 6 MB,
+about 680,000 values, is bounded at 70 MiB) passes; a forged 8 MiB of empty lists (bounded at
+about 280 MiB) does not."""
 _DECODE_RATIO = 8
 _BYTES_PER_TOKEN = 100
 """An upper bound of what Python's JSON decoder allocates per container or separator: an empty
@@ -57,7 +60,7 @@ def json_refusal(body: bytes) -> str | None:
 
     JSON of many small values (``[[],[],...]``) decodes to about 30 times its size in Python
     objects. An upper bound of the decoded size, counted without decoding (one pass per byte
-    value, in C), must stay within ``max(64 MiB, 8 x size)``: a string of a megabyte passes,
+    value, in C), must stay within ``max(192 MiB, 8 x size)``: a string of a megabyte passes,
     a megabyte of empty lists does not. Brackets and separators inside strings count too, so
     the bound errs towards refusing.
     """
