@@ -13,6 +13,7 @@ import ast
 from pathlib import Path
 
 import vouch
+from _graph import cycle
 
 ROOT = Path(vouch.__file__).parent
 
@@ -102,25 +103,7 @@ def package_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         mine = package_of(module)
         packages.setdefault(mine, set()).update(package_of(t) for t in targets)
         packages[mine].discard(mine)
-    state: dict[str, int] = {}
-    path: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        path.append(node)
-        for nxt in sorted(packages.get(node, ())):
-            if state.get(nxt) == 1:
-                return [*path[path.index(nxt) :], nxt]
-            if nxt not in state and (found := visit(nxt)):
-                return found
-        path.pop()
-        state[node] = 2
-        return None
-
-    for start in sorted(packages):
-        if start not in state and (found := visit(start)):
-            return found
-    return None
+    return cycle(packages)
 
 
 def test_the_walk_sees_imports_in_functions_and_under_type_checking() -> None:
