@@ -1,4 +1,4 @@
-"""Hostile trials in the function-level audit (issue 14): judged code never judges itself.
+"""Hostile trials in the function-level audit: judged code never judges itself.
 
 * A trial that returns an object claiming to equal anything (``__eq__`` always True, ``__ne__``
   always False, ``__bool__`` True), or an ``int`` that lies the same way, passes T0: HumanEval's

@@ -127,7 +127,7 @@ def test_env_call_answers_in_order_and_keeps_types(executor, tasks):
         ("def verify(c, env):\n    print('PASS')\n", "returned NoneType"),
         ("def verify(c, env):\n    x = [bytearray(1 << 26) for _ in range(100)]\n    return True\n", "memory"),
         ("import sys\ndef verify(c, env):\n    while True:\n        sys.stdout.write('x' * 65536)\n", "File too large"),
-        # Issue 14: the verifier's own process cannot touch how its return value is decided.
+        # The verifier's own process cannot touch how its return value is decided.
         ("import builtins\ndef verify(c, env):\n    builtins.type = lambda x: bool\n    return 'yes'\n", "not bool"),
         (
             "class _T(int):\n    def __eq__(self, o):\n        return True\n    __hash__ = int.__hash__\n"
