@@ -24,6 +24,7 @@ from vouch.bench._session import Session
 from vouch.core import Case, TaskSpec, load_cases, load_task_spec
 from vouch.errors import InfrastructureError, UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
+from vouch.sources import SOURCES
 
 PRELOAD = ("vouch.bench._runenv", "vouch.bench._session")
 """Modules a pool that decides cases should pre-import (``LocalExecutor(preload=...)``):
@@ -31,24 +32,20 @@ importing them in every run would cost each decision tens of milliseconds."""
 VERIFIER_LIMITS = Limits(timeout_s=30.0, memory_mb=1024)
 
 
-_SOURCE_MODULES = {"agentdojo": "vouch.sources._agentdojo"}
-"""Modules a source's reference verifiers import whatever the task's kind (AgentDojo's tool_call
-twins replay the calls themselves)."""
-
-
 def preload_for(tasks: Sequence[Task]) -> list[str]:
-    """What a pool deciding these tasks' cases should pre-import (and warm)."""
-    wanted = {t.spec.replay.split(":")[0] for t in tasks if t.spec.replay}
-    wanted |= {_SOURCE_MODULES[t.spec.source.benchmark] for t in tasks if t.spec.source.benchmark in _SOURCE_MODULES}
-    modules = sorted(wanted)
-    if "vouch.sources._agentdojo" not in modules:
-        return [*PRELOAD, *modules]
-    # AgentDojo without the model SDKs its package imports (vouch.sources._agentdojo_lean); the
-    # other sources' modules after the restore (tau2's evaluator imports pandas, kept out until then).
-    lean = "vouch.sources._agentdojo_lean"
-    others = [m for m in modules if m != "vouch.sources._agentdojo"]
-    agentdojo = ["vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"]
-    return [*PRELOAD, f"{lean}:install", *agentdojo, f"{lean}:restore", *others]
+    """What a pool deciding these tasks' cases should pre-import (and warm): ``PRELOAD``, the
+    ``decide_preload`` of each source whose tasks (by benchmark, or by a replay entry in the
+    source's module) are there, in the registry's order, then the modules of the tasks' replay
+    entries."""
+    replays = {t.spec.replay.split(":")[0] for t in tasks if t.spec.replay}
+    benchmarks = {t.spec.source.benchmark for t in tasks}
+    first = [
+        module
+        for name, entry in SOURCES.items()
+        if name in benchmarks or entry.module in replays
+        for module in entry.decide_preload
+    ]
+    return [*PRELOAD, *first, *sorted(replays - set(first))]
 
 
 def _pool_of(task: Task) -> tuple[str, ...]:

