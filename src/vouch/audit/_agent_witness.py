@@ -39,6 +39,7 @@ from vouch.audit._trial import (
     _surviving,
     ambiguity,
 )
+from vouch.audit._validation import reported
 from vouch.core import Budgets
 from vouch.core._audit import Validation, Verdict, Witness
 from vouch.errors import UsageError
@@ -285,6 +286,7 @@ def _validate(
         defect=f"{failing or 'a model-written test'} of {clause.id} fails on the trial "
         f"({failure or 'an assertion'}) and passes on G",
         why=_why_t0_misses(ctx, clause.covered_by),
+        why_valid=f"re-judged against P: {validation.rejudge_note}" if validation.rejudged else None,
     )
     (job.witnesses if validation.valid else job.discarded).append(witness)
     trace.event(
@@ -304,10 +306,10 @@ def _validate(
 def _failing_test(results: Sequence[RunResult]) -> str | None:
     """The name of the first test that failed in R[s], from the runs' per-test outcomes."""
     for result in results:
-        tests = result.value.get("tests") if result.ok and isinstance(result.value, dict) else None
-        for nodeid, entry in (tests or {}).items():
-            if entry.get("outcome") != "passed":
-                return str(nodeid).split("::")[-1]
+        run = reported(result)
+        for nodeid, test in (run.tests if run is not None else {}).items():
+            if test.outcome != "passed":
+                return nodeid.split("::")[-1]
     return None
 
 

@@ -6,17 +6,23 @@ does, still inside what the preconditions admit (every proposal is filtered by
 
 * **edges**: each argument of each seed replaced by the edge values of its type (0, 1, -1,
   the allowed floor and ceiling; the empty string or list, one element, the seed doubled,
-  reversed, sorted; every element equal);
+  reversed, sorted; every element equal; each number written in a formatted string moved to
+  its edges or to the number another seed writes there);
 * **sizes**: values of every small length, and a few long ones (a wrong trial may be right
   up to a size, e.g. a table of primes below 100);
 * **random**: fresh values built from the seeds' signature, with elements, characters and
   words drawn from the seeds (balanced brackets stay balanced, formatted strings keep their
-  format, sorted lists stay sorted), and arguments crossed between seeds.
+  format, sorted lists stay sorted), and arguments crossed between seeds;
+* **scaled**: the seeds taken past their own scale where P states no bound (numbers ten to a
+  thousand times the largest magnitude a seed shows, digit runs of formatted strings wider,
+  strings and lists hundreds of elements long), filtered by ``Preconditions.past_scale``: a wrong
+  trial is often right up to the sizes its author tried.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +86,24 @@ def _edge_strings(value: str, rule: ArgRule) -> list[str]:
     return out
 
 
+def _edge_runs(value: str, others: Sequence[str]) -> list[str]:
+    """A formatted string with one run of digits moved, its width kept: to zero, one and all
+    nines, one up and one down, and to the run at the same place in another seed of its shape
+    (a month from one date with the day of another)."""
+    runs = [(m.start(), m.end()) for m in re.finditer(r"\d+", value)]
+    out: list[str] = []
+    for index, (start, end) in enumerate(runs):
+        width, number = end - start, int(value[start:end])
+        texts = ["0" * width, "1".zfill(width), "9" * width, str(number + 1).zfill(width)]
+        texts += [str(number - 1).zfill(width)] if number else []
+        for other in others:
+            found = re.findall(r"\d+", other)
+            if len(found) == len(runs) and found[index] != value[start:end]:
+                texts.append(found[index][-width:].zfill(width))
+        out += [value[:start] + t + value[end:] for t in texts if len(t) == width]
+    return out
+
+
 def _edge_lists(value: list[Any], elements: Sequence[Any]) -> list[list[Any]]:
     out: list[list[Any]] = [[], value + value, value[::-1], value[: len(value) // 2], value[1:], value[:-1]]
     pool = list(value) or list(elements)
@@ -105,7 +129,8 @@ def _edge_values(value: Any, rule: ArgRule, seen: _Values) -> list[Any]:
     if isinstance(value, float):
         return list(_edge_floats(value))
     if isinstance(value, str):
-        return list(_edge_strings(value, rule))
+        runs = _edge_runs(value, seen.of(str)) if rule.shapes is not None else []
+        return runs + list(_edge_strings(value, rule))
     if isinstance(value, list):
         return list(_edge_lists(value, _flat_elements(seen.values)))
     return []
@@ -334,6 +359,111 @@ def _derived(seed: Args, rng: random.Random) -> Args:
     out = list(seed)
     out[j] = rng.choice(options)
     return out
+
+
+SCALES = (10, 100, 1000)
+"""How far past the seeds' largest magnitude ``scaled`` takes a number."""
+MAX_SCALED = 10**6
+"""The largest magnitude ``scaled`` makes, unless a seed's is already larger (G must still answer quickly)."""
+FAR_LENGTHS = (300, 1000)
+"""The lengths ``scaled`` stretches strings and lists to, unless P bounds them."""
+
+
+def scaled(seeds: Sequence[Args], rules: Preconditions, rng: random.Random, limit: int) -> list[Args]:
+    """The seeds past their own scale, one argument at a time and every argument at once; only
+    inputs the rules without the seeds' scale admit (``Preconditions.past_scale``)."""
+    wide = rules.past_scale()
+    at = _positions(seeds, rules)
+    tops = [max([abs(n) for n in _numbers_in(v.values)] + [10]) for v in at]
+    candidates: list[Args] = []
+    for seed in seeds:
+        together: list[list[Any]] = [list(seed) for _ in SCALES]
+        for i, rule in enumerate(wide.args[: len(seed)]):
+            far = _far_values(seed[i], rule, tops[i], rng)
+            candidates += [[*seed[:i], value, *seed[i + 1 :]] for value in far]
+            for step, value in enumerate(far[: len(SCALES)]):
+                together[step][i] = value
+        candidates += together
+    rng.shuffle(candidates)
+    return admitted(candidates, wide, {key(s) for s in seeds}, limit)
+
+
+def _numbers_in(values: Sequence[Any]) -> list[int | float]:
+    out: list[int | float] = []
+    for v in values:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out += _numbers_in(list(v))
+    return out
+
+
+def _far_values(value: Any, rule: ArgRule, top: float, rng: random.Random) -> list[Any]:
+    """Values like ``value`` past the scale ``top`` (the largest magnitude the seeds show there);
+    the first ``len(SCALES)`` are one per scale, in order."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, (int, float)):
+        return [_far_number(value or 1, top, f, rng) for f in SCALES * 2]
+    if isinstance(value, str):
+        if rule.shapes is not None and any(ch.isdigit() for ch in value):
+            digits = sorted(c for c in (rule.alphabet or string.digits) if c.isdigit()) or list(string.digits)
+            return [_wider_runs(value, extra, digits, rng) for extra in (1, 2, 3)]
+        lengths = [n for n in FAR_LENGTHS if rule.max_len is None or n <= rule.max_len]
+        return [_stretched(value, n, rng) for n in lengths] if value else []
+    if isinstance(value, list) and value:
+        return _far_lists(value, rule, top, rng)
+    return []
+
+
+def _far_lists(value: list[Any], rule: ArgRule, top: float, rng: random.Random) -> list[list[Any]]:
+    out: list[list[Any]] = []
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        out += [[_far_number(v, top, f, rng) for v in value] for f in SCALES]
+    if not rule.distinct_lists:
+        lengths = [n for n in FAR_LENGTHS if rule.max_len is None or n <= rule.max_len]
+        out += [[rng.choice(value) for _ in range(n)] for n in lengths]
+    if rule.sorted_lists:
+        try:
+            out = [sorted(items) for items in out]
+        except TypeError:
+            return []
+    return out
+
+
+def _far_number(value: int | float, top: float, factor: int, rng: random.Random) -> int | float:
+    """A number of ``value``'s type and sign, between a tenth of ``top * factor`` and that (capped
+    at ``MAX_SCALED`` unless the seeds are larger); zero stays zero."""
+    far = min(top * factor, max(MAX_SCALED, top * 10))
+    sign = -1 if value < 0 else 1
+    if isinstance(value, float):
+        return sign * round(rng.uniform(far / 10, far), 2) if value else 0.0
+    return sign * rng.randint(int(far) // 10 + 1, int(far)) if value else 0
+
+
+def _wider_runs(text: str, extra: int, digits: Sequence[str], rng: random.Random) -> str:
+    """Each run of digits in ``text`` ``extra`` digits wider (new digits first, never a leading zero)."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if not text[i].isdigit():
+            out.append(text[i])
+            i += 1
+            continue
+        j = i
+        while j < len(text) and text[j].isdigit():
+            j += 1
+        nonzero = [d for d in digits if d != "0"] or ["1"]
+        out.append(rng.choice(nonzero) + "".join(rng.choice(digits) for _ in range(extra - 1)) + text[i:j])
+        i = j
+    return "".join(out)
+
+
+def _stretched(text: str, n: int, rng: random.Random) -> str:
+    if " " in text:
+        words = text.split()
+        return " ".join(rng.choice(words) for _ in range(n // max(1, len(text) // max(1, len(words)))))[:n].strip()
+    return "".join(rng.choice(text) for _ in range(n))
 
 
 Generator = Callable[[Sequence[Args], Preconditions, random.Random, int], list[Args]]

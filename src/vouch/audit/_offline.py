@@ -19,8 +19,7 @@ from typing import Any
 from vouch.audit import _generate, _inputs
 from vouch.audit._preconditions import Preconditions, infer, shape
 from vouch.audit._prompt import Example
-from vouch.exec import Call, Limits, RunResult, RunSpec
-from vouch.exec._values import from_data
+from vouch.exec import Call, Limits, RunResult, RunSpec, from_data
 
 OUTPUT_LIMITS = Limits(timeout_s=60.0, memory_mb=512)
 RUN_BUDGET_S = 20.0
@@ -50,6 +49,33 @@ class Pool:
     """Keys of P's own examples whose stated value G gives: requirements P states (never ambiguous)."""
     conflicts: list[str] = field(default_factory=list)
     """P's own examples G answers otherwise (a finding about G; no witness rests on them)."""
+    past_scale: set[str] = field(default_factory=set)
+    """Keys of inputs past the seeds' scale (``_generate.scaled``): valid by ``rules.past_scale()``."""
+
+    def admits(self, args: Sequence[Any]) -> str | None:
+        """The first precondition ``args`` breaks (None when it holds them all); an input past
+        the seeds' scale is held to the rules without that scale."""
+        problem = self.rules.admits(args)
+        if problem is not None and _inputs.key(args) in self.past_scale:
+            return self.rules.past_scale().admits(args)
+        return problem
+
+    def why_valid(self, args: Sequence[Any]) -> str:
+        """Why ``args`` is inside P, in one sentence (the witness's ``why_valid``)."""
+        k = _inputs.key(args)
+        if k in self.explicit:
+            return "it is one of P's own examples, and G gives the value P states"
+        kept = ", ".join(self.rules.notes) or "none stated"
+        answered = "G answers it with a value of the type it gives on P's examples and T0's inputs"
+        if k in self.past_scale:
+            return (
+                "it is past the scale of P's examples and T0's inputs, where P states no bound "
+                f"(P's own bounds: {kept}); it keeps every other precondition, and {answered}"
+            )
+        return (
+            "it keeps every precondition read from P, its examples and T0's inputs (type, sign and "
+            f"scale, alphabet, format, length; P's own bounds: {kept}), and {answered}"
+        )
 
     def balance(self, limit: int) -> None:
         """Keep at most ``limit`` inputs, spread over G's outputs: each kind of answer G gives
@@ -138,7 +164,7 @@ def outputs_spec(
 ) -> RunSpec:
     """One run that calls the entry point of ``program`` on every input (and records arcs, if
     asked: all the calls took, or each call's)."""
-    from vouch.exec._values import to_data
+    from vouch.exec import to_data
 
     data = [to_data(list(a)) for a in inputs]
     return RunSpec(
@@ -241,13 +267,15 @@ def plan_pool(
 ) -> tuple[Preconditions, list[tuple[int, list[Any]]]]:
     """Preconditions from P and the seeds, and three levels of admitted generated inputs.
 
-    Level 1: edge values of each argument, every small size, and type-aware mutants of the
-    seeds. Level 2: mutants of level 1 and inputs built anew from the seeds' shapes. Level 3:
+    Level 1: edge values of each argument, every small size, type-aware mutants of the seeds,
+    and the seeds past their own scale (admitted by ``rules.past_scale()``, which ``fill_pool``
+    records). Level 2: mutants of level 1 and inputs built anew from the seeds' shapes. Level 3:
     mutants of both. At most ``limit`` inputs in all, each level given its share.
     """
     rules = infer(prompt, params, seeds, seed_outputs)
     admitted_seeds = [s for s in seeds if len(s) == len(params)]
     share = max(limit // 8, 4)
+    far = _generate.scaled(admitted_seeds, rules, rng, share // 2)
     level1 = _inputs.boundary_inputs(admitted_seeds, rules)[:share]
     level1 += _generate.edges(admitted_seeds, rules, share * 2)
     level1 += _generate.sizes(admitted_seeds, rules, rng, share)
@@ -257,7 +285,7 @@ def plan_pool(
     level3 = _inputs.neighbours(_sample(level1 + level2, rng, share), rules, rng, per_seed=3, limit=share)
     seen = {_inputs.key(s) for s in admitted_seeds}
     planned: list[tuple[int, list[Any]]] = []
-    for level, group in ((1, level1), (2, level2), (3, level3)):
+    for level, group in ((1, level1 + far), (2, level2), (3, level3)):
         for args in group:
             k = _inputs.key(args)
             if k not in seen and len(planned) < limit:
@@ -310,6 +338,8 @@ def fill_pool(
     for (level, args), row in zip(planned, g_rows, strict=True):
         if pool.accepts(args, row):
             pool.inputs.append((level, args, pool.normal(row["value"])))
+            if rules.admits(args) is not None:
+                pool.past_scale.add(_inputs.key(args))
             if row.get("s", 0.0) > QUICK_S:
                 pool.slow[_inputs.key(args)] = float(row["s"])
         else:

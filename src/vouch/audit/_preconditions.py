@@ -194,6 +194,11 @@ class ArgRule:
     """P says the number is not a prime ("Assume n > 1 and is not a prime")."""
     has_prime: bool = False
     """P asks about the primes of a list and every seed list holds one: a list without any is outside P."""
+    stated_low: bool = False
+    stated_high: bool = False
+    """P states the bound (``1 <= n <= 100``, ``n > 1``); otherwise it is the seeds' scale, widened."""
+    any_width: bool = False
+    """A digit run of any width keeps a formatted string's shape (past the seeds' scale)."""
 
 
 @dataclass(frozen=True)
@@ -220,9 +225,23 @@ class Preconditions:
                 return f"{self.args[i].name} and {self.args[j].name}: break {relation}, which every seed holds"
         return None
 
+    def past_scale(self) -> Preconditions:
+        """These rules without the seeds' scale: numbers of any magnitude on the seeds' side of
+        zero and digit runs of any width, where P states no bound; every other rule holds."""
+        return replace(self, args=tuple(_past_scale(rule) for rule in self.args))
+
     def output_ok(self, value: Any) -> bool:
         """Whether G's output has a type G gives on the seeds (else the input is not valid)."""
         return not self.output_sigs or compatible(signature(value), self.output_sigs)
+
+
+def _past_scale(rule: ArgRule) -> ArgRule:
+    low, high = rule.low, rule.high
+    if not rule.stated_low and low is not None and low < 0:
+        low = None
+    if not rule.stated_high and high is not None and high > 0:
+        high = None
+    return replace(rule, low=low, high=high, any_width=True)
 
 
 def _holds(relation: str, a: Any, b: Any) -> bool:
@@ -296,7 +315,7 @@ def _check(rule: ArgRule, value: Any) -> str | None:
             return "empty string"
         if rule.balanced and not is_balanced(text):
             return f"{text!r} is not balanced"
-        if rule.shapes is not None and isinstance(value, str) and shape(text) not in rule.shapes:
+        if rule.shapes is not None and isinstance(value, str) and not _shaped(rule, text):
             return f"{text!r} has the shape {shape(text)!r}, which no example or T0 input has"
         if rule.single_groups and not all(_one_group(g) for g in text.split()):
             return f"{text!r} runs groups together without a space"
@@ -317,6 +336,17 @@ def _check(rule: ArgRule, value: Any) -> str | None:
         if rule.distinct_lists and len({repr(v) for v in items}) != len(items):
             return "a list repeats an element"
     return None
+
+
+def _shaped(rule: ArgRule, text: str) -> bool:
+    if rule.shapes is None:
+        return True
+    if not rule.any_width:
+        return shape(text) in rule.shapes
+    return _DIGIT_RUN.sub("d", shape(text)) in {_DIGIT_RUN.sub("d", s) for s in rule.shapes}
+
+
+_DIGIT_RUN = re.compile(r"d+")
 
 
 def _show(sig: Sig) -> str:
@@ -394,6 +424,7 @@ def _apply_bounds(rule: ArgRule, bounds: list[tuple[str, float]], values: list[A
     if not numbers or len(numbers) != len(values):
         return rule, []
     low, high = rule.low, rule.high
+    stated_low, stated_high = rule.stated_low, rule.stated_high
     kept = []
     for op, bound in bounds:
         if not all(_bound_holds(op, n, bound) for n in numbers):
@@ -402,11 +433,13 @@ def _apply_bounds(rule: ArgRule, bounds: list[tuple[str, float]], values: list[A
         if op in ("gt", "ge"):
             edge = bound + 1 if op == "gt" and whole else bound
             low = edge if low is None else max(low, edge)
+            stated_low = True
         else:
             edge = bound - 1 if op == "lt" and whole else bound
             high = edge if high is None else min(high, edge)
+            stated_high = True
         kept.append(f"{rule.name} {op} {bound:g}")
-    return replace(rule, low=low, high=high), kept
+    return replace(rule, low=low, high=high, stated_low=stated_low, stated_high=stated_high), kept
 
 
 def infer(
@@ -493,7 +526,8 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         distinct = set(numbers)
         if len(distinct) <= 3 and len(numbers) >= 8:
             categories = frozenset(distinct)
-    if name in ranges:
+    stated = name in ranges
+    if stated:
         low, high = ranges[name]
     strings = [s for v in values for s in _strings(v)]
     alphabet = _widened(frozenset("".join(strings))) if strings and any(strings) else None
@@ -579,4 +613,6 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         no_leading_zeros=no_leading_zeros,
         not_prime=not_prime,
         has_prime=has_prime,
+        stated_low=stated,
+        stated_high=stated,
     )

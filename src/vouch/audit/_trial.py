@@ -627,7 +627,7 @@ def _around_crashes(
 
 
 def _with_inputs(spec: RunSpec, inputs: list[Any]) -> Call:
-    from vouch.exec._values import to_data
+    from vouch.exec import to_data
 
     assert isinstance(spec.entry, Call)
     entry_point, _data, *rest = spec.entry.args
@@ -905,7 +905,7 @@ def validate_candidates(
         ctx = contexts[job.task_id]
         rejudge = None
         if args is not None and ctx.pool is not None:
-            rejudge = ctx.pool.rules.admits(args)
+            rejudge = ctx.pool.admits(args)
         validation = _witness.judge(ref, mod, rejudge)
         witness = _make_witness(
             job, ctx, wf, args, expected, actual, clause_id, validation, iteration, witness_dir, config
@@ -1007,7 +1007,9 @@ def _shrink_round(
         if diff is None or ctx.pool is None or _inputs.key(diff.args) in ctx.pool.explicit:
             # P's own example stays as P wrote it: a smaller input is no longer a requirement P states.
             continue
-        smaller = _inputs.shrink_candidates(diff.args, ctx.pool.rules, limit=30)
+        far = _inputs.key(diff.args) in ctx.pool.past_scale
+        rules = ctx.pool.rules.past_scale() if far else ctx.pool.rules
+        smaller = _inputs.shrink_candidates(diff.args, rules, limit=30)
         if not smaller:
             continue
         plans.append((job, smaller))
@@ -1044,6 +1046,8 @@ def _shrink_round(
             found = [d for d in found if d.actual != "raised timeout"]
         if found:
             best = found[0]
+            if ctx.pool.rules.admits(best.args) is not None:
+                ctx.pool.past_scale.add(_inputs.key(best.args))
             current[id(job)] = _offline.Difference(current[id(job)].level, best.args, best.expected, best.actual)
 
 
@@ -1073,6 +1077,7 @@ def _make_witness(
     *,
     defect: str | None = None,
     why: str | None = None,
+    why_valid: str | None = None,
 ) -> Witness:
     """The witness record of a validated (or discarded) candidate; ``defect``/``why`` override the
     offline wording (the agent source words its own)."""
@@ -1106,6 +1111,7 @@ def _make_witness(
         actual=actual if isinstance(actual, (int, float, str, bool, list, dict, type(None))) else repr(actual),
         defect=defect,
         why_t0_misses=why,
+        why_valid=why_valid or (ctx.pool.why_valid(args) if args is not None and ctx.pool is not None else None),
         validation=validation,
         replay=f"vouch audit replay {path}",
         iteration=iteration,
