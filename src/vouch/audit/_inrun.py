@@ -26,8 +26,7 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
-from vouch.exec._harness import load_module_file
-from vouch.exec._values import to_data
+from vouch.exec.runside import load_module_file, to_data
 
 SOLUTION = "solution.py"
 _MAX_RECORDED = 200
@@ -293,7 +292,7 @@ def outputs(
     With ``give_up_after``, the calls after that many timeouts are ``skipped`` (a program known
     to hang, such as a mutant of G, is told apart already).
     """
-    from vouch.exec._values import from_data
+    from vouch.exec.runside import from_data
 
     start = time.monotonic()
     results: list[dict[str, Any]] = []
@@ -424,8 +423,7 @@ def run_witness(test_file: str, answer_s: float = ANSWER_S, answers_s: float = A
     """
     import pytest
 
-    from vouch.exec._apart import Program
-    from vouch.exec._pytest import POOL_ARGS, make_collector
+    from vouch.exec.runside import POOL_ARGS, Program, make_collector
 
     program = Program(SOLUTION, "solution", hide=[test_file], answer_s=answer_s, answers_s=answers_s)
     sys.modules["solution"] = program.module()

@@ -26,7 +26,7 @@ from vouch.bench._decide import Decision, Task, decide_cases
 from vouch.core import Case, Envelope, Provenance, content_hash, parse_candidate
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunSpec
-from vouch.exec._harness import load_module_file
+from vouch.exec.runside import load_module_file
 from vouch.sources import answer_data_paths
 
 FINDINGS = {

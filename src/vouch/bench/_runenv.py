@@ -23,10 +23,16 @@ import time
 from types import CodeType
 from typing import Any
 
-from vouch.bench._forked import Relay, isolate_parent, outside_state
-from vouch.exec._harness import _describe, load_module_file
-from vouch.exec._service import request
-from vouch.exec._values import from_data, to_data
+from vouch.exec.runside import (
+    CaseRelay,
+    describe_exception,
+    from_data,
+    isolate_parent,
+    load_module_file,
+    outside_state,
+    request,
+    to_data,
+)
 
 VERIFIER_FILE = "verifier.py"
 CALL_TIMEOUT_S = 3.0
@@ -214,7 +220,16 @@ def _alarm(_signum: int, _frame: Any) -> None:
     raise _CaseTimeout
 
 
-_WATCHED_MODULES = ("json", "copy", "math", "re", "vouch.bench._runenv", "vouch.exec._service", "vouch.exec._harness")
+_WATCHED_MODULES = (
+    "json",
+    "copy",
+    "math",
+    "re",
+    "vouch.bench._runenv",
+    "vouch.exec.runside",
+    "vouch.exec._service",
+    "vouch.exec._harness",
+)
 """Modules whose attributes a verifier could rebind to change how later cases are decided."""
 
 
@@ -319,7 +334,7 @@ def _decide_one(
     except MemoryError:
         raise _Stop("the case ran out of memory") from None
     except BaseException as exc:  # noqa: BLE001 - SystemExit too: what a lone run would record
-        described = _describe(exc)
+        described = describe_exception(exc)
         outcome = {"raised": {"type": described["type"], "message": described["message"]}}
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -335,7 +350,7 @@ def decide_many(
     budget_s: float | None = None,
 ) -> dict[str, Any]:
     """Decide ``count`` cases with ``verifier.py``, in the caller's order, each in a child
-    process of its own (``_forked``) that holds only its own case.
+    process of its own (``vouch.exec.runside.CaseRelay``) that holds only its own case.
 
     Before each case this process asks the caller to move on (``{"op": "next"}``); the child
     then fetches its candidate (``{"op": "candidate"}``), decides with a fresh verifier module
@@ -351,7 +366,7 @@ def decide_many(
     started = time.monotonic()
     isolate_parent()
     compiled = _compiled(VERIFIER_FILE)
-    relay = Relay()
+    relay = CaseRelay()
     before = outside_state()
     seeded = random.getstate()
     cases: list[dict[str, Any]] = []
@@ -388,7 +403,7 @@ def _case_child(
     except MemoryError:
         raise
     except BaseException as exc:  # noqa: BLE001 - SystemExit too: what a lone run would record
-        described = _describe(exc)
+        described = describe_exception(exc)
         outcome = {"raised": {"type": described["type"], "message": described["message"]}}
     request({"op": "decided", "outcome": outcome})
     return 0

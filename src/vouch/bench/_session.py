@@ -23,9 +23,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec
-from vouch.exec._harness import load_module_file
-from vouch.exec._service import request
-from vouch.exec._values import to_data
+from vouch.exec.runside import load_module_file, request, to_data
 
 SESSION_LIMITS = Limits(timeout_s=120.0, memory_mb=512)
 _STOP = {"stop": True}

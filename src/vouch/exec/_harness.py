@@ -69,7 +69,9 @@ def _load_callable(target: str) -> Callable[..., Any]:
     return fn  # type: ignore[no-any-return]
 
 
-def _describe(exc: BaseException) -> dict[str, str]:
+def describe_exception(exc: BaseException) -> dict[str, str]:
+    """``exc`` as the engine records a run's exception: its type's name, its message and the
+    tail of its traceback (a ``SystemExit`` by its exit code)."""
     tail = "".join(traceback.format_exception(exc))[-_TRACEBACK_TAIL:]
     message = str(exc)
     if isinstance(exc, SystemExit):
@@ -111,7 +113,7 @@ def run_entry(entry: Script | Call, nonce: bytes) -> NoReturn:
             value = fn(*entry.args, **dict(entry.kwargs))
             payload = {"outcome": "returned", "value": value, "exception": None}
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are outcomes here
-        payload = {"outcome": "raised", "value": None, "exception": _describe(exc)}
+        payload = {"outcome": "raised", "value": None, "exception": describe_exception(exc)}
         status = _exit_status(exc)
     ended = _monotonic()
     builtins.__dict__.clear()

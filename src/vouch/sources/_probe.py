@@ -16,8 +16,7 @@ import signal
 from types import ModuleType
 from typing import Any
 
-from vouch.exec._harness import load_module_file
-from vouch.exec._values import to_data
+from vouch.exec.runside import load_module_file, to_data
 
 
 class _CallTimeout(Exception):

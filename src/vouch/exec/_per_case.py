@@ -1,19 +1,21 @@
-"""The run side of a multi-case run: each case is decided in a child process of its own.
+"""Inside a run: decide many cases one after another, each in a child process of its own.
 
-A multi-case run (``_runenv.decide_many``) decides many cases of one task with one verifier.
-Its own process is harness code only: it never loads the verifier and never holds a candidate.
-For each case it asks the caller to move to the next case (``{"op": "next"}``), then forks a
-child that holds nothing of any other case: the child fetches its candidate from the caller,
-loads the verifier, decides, and reports its outcome to the caller. The child never holds the
-run's service channel or its result descriptor: its requests reach the caller through this
-process, which wraps each one as ``["case", request]`` without reading it. So the caller tells
-the parent's requests (which move from case to case) from the case's own (which are always
-about the case the caller moved to), and a verifier can neither ask for another case nor
-write the run's result. The bytes a child sends or is answered pass through one buffer that
-is zeroed after each case, so that no later child finds them in the memory it inherits.
+A run that decides many cases with one piece of untrusted code (a verifier, say) keeps that
+code out of its own process: the run's process is harness code only and never holds a case's
+data. For each case it forks a child (``CaseRelay.run_case``) that holds nothing of any other
+case: the child fetches its own case from the caller, runs the untrusted code, and reports its
+outcome to the caller. The child never holds the run's service channel or its result
+descriptor: its requests reach the caller through this process, which wraps each one as
+``["case", request]`` without reading it. So the caller tells the run's own requests (which
+move from case to case) from the case's (which are always about the case the caller moved
+to), and the code under test can neither ask for another case nor write the run's result.
+The bytes a child sends or is answered pass through one buffer that is zeroed after each
+case, so that no later child finds them in the memory it inherits.
 
-The parent cannot be traced or read by a child (it is not dumpable), and every process a
-case left behind is killed before the next case starts (the parent is their subreaper).
+The run's process cannot be traced or read by a child (``isolate_parent`` makes it not
+dumpable), and every process a case left behind is killed before the next case starts (it is
+their subreaper). ``outside_state`` is what a case could leave for the next outside its own
+memory; a run compares it between cases.
 """
 
 from __future__ import annotations
@@ -34,14 +36,11 @@ from vouch.exec._service import MAX_MESSAGE_BYTES, SERVICE_FD
 PREFIX = b'["case",'
 SUFFIX = b"]"
 _HEADER = struct.Struct("<I")
-_PR_SET_DUMPABLE = 4
-_PR_SET_CHILD_SUBREAPER = 36
 OUT_OF_MEMORY = 12
 """A child's exit code when the case ran out of memory."""
 HARNESS_FAILED = 13
-"""A child's exit code when the harness code of the child failed before or after the verifier."""
+"""A child's exit code when the harness code of the child failed before or after the code under test."""
 _SWEEP_S = 2.0
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 class _Late(Exception):
@@ -53,7 +52,7 @@ class _Broken(Exception):
 
 
 @dataclass(frozen=True)
-class Ended:
+class CaseEnd:
     """How one case's child ended, as the parent saw it."""
 
     alone: str | None
@@ -67,11 +66,11 @@ class Ended:
 def isolate_parent() -> None:
     """Make this process unreadable to its children (no ptrace, no /proc/<pid>/mem or fd) and
     the reaper of every process they leave behind."""
-    _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _linux.prctl(_linux.PR_SET_DUMPABLE, 0)
+    _linux.prctl(_linux.PR_SET_CHILD_SUBREAPER, 1)
 
 
-class Relay:
+class CaseRelay:
     """Forks a child per case and carries its service requests to the caller and back."""
 
     def __init__(self) -> None:
@@ -81,7 +80,7 @@ class Relay:
         self._pending = False
         """A request went to the caller and its answer has not been read yet."""
 
-    def run_case(self, child: Callable[[], int], timeout_s: float) -> Ended:
+    def run_case(self, child: Callable[[], int], timeout_s: float) -> CaseEnd:
         """Run ``child`` (which returns an exit code) in a forked child with a service channel
         of its own; wait for it at most ``timeout_s``."""
         ours, theirs = socket.socketpair()
@@ -110,7 +109,7 @@ class Relay:
         duration = time.monotonic() - started
         if why is None:
             why = _why(status)
-        return Ended(alone=why, duration_s=duration, stop=stop)
+        return CaseEnd(alone=why, duration_s=duration, stop=stop)
 
     def _relay(self, fd: int, deadline: float) -> None:
         while True:

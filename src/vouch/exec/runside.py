@@ -1,0 +1,54 @@
+"""What code inside a run imports: the engine's run side, under public names.
+
+A run's entry (``Call("package.module:function")``) is vouch's own harness code running in the
+sandbox, before and around the code under test. Whatever that harness needs of the engine comes
+from here, and nothing outside ``vouch.exec`` reaches into the engine's private modules for it:
+
+- loading the run's files: ``load_module_file``; describing an exception the way the engine
+  records a run's (``describe_exception``);
+- values across a boundary: ``to_data`` and ``from_data`` (``decode`` refuses what is not
+  encoded data, ``DataError``), the one encoding every run, answer and request uses;
+- the run's service channel to its caller: ``request`` (``ServiceError``; a message is at most
+  ``MAX_MESSAGE_BYTES``);
+- a program judged apart from its judge: ``Program`` starts it in a process of its own and calls
+  it with data (``NotData``, ``ProgramGone``, ``NoAnswer``, ``NotLoaded``);
+- many cases in one run, each in a child process of its own: ``CaseRelay`` (each case's
+  ``CaseEnd``), ``isolate_parent`` and ``outside_state``;
+- pytest inside a run: ``make_collector`` (the engine's one collector plugin), ``run_pytest``
+  and ``POOL_ARGS``.
+
+The caller's side of runs (``Executor``, ``RunSpec``, pools) is ``vouch.exec``'s.
+"""
+
+from __future__ import annotations
+
+from vouch.exec._apart import NoAnswer, NotData, NotLoaded, Program, ProgramGone
+from vouch.exec._harness import describe_exception, load_module_file
+from vouch.exec._per_case import CaseEnd, CaseRelay, isolate_parent, outside_state
+from vouch.exec._pytest import POOL_ARGS, make_collector, run_pytest
+from vouch.exec._service import MAX_MESSAGE_BYTES, ServiceError, request
+from vouch.exec._values import DataError, decode, from_data, to_data
+
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "POOL_ARGS",
+    "CaseEnd",
+    "CaseRelay",
+    "DataError",
+    "NoAnswer",
+    "NotData",
+    "NotLoaded",
+    "Program",
+    "ProgramGone",
+    "ServiceError",
+    "decode",
+    "describe_exception",
+    "from_data",
+    "isolate_parent",
+    "load_module_file",
+    "make_collector",
+    "outside_state",
+    "request",
+    "run_pytest",
+    "to_data",
+]
