@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from vouch.agent import ToolOutcome, ToolSpec
 from vouch.audit import _witness
 from vouch.audit._trial import ProgramJob, TaskContext
+from vouch.audit._validation import reported
 from vouch.errors import VouchError
 from vouch.exec import RunResult, RunSpec
 
@@ -246,10 +247,10 @@ class WitnessTools(WitnessToolbox):
             rec = _witness.record("reference" if world.startswith("R[G]") else "model", result)
             data[world.split()[0]] = rec.outcome
             lines.append(f"{world}: {rec.outcome}" + (f" ({rec.exception}: {rec.message})" if rec.exception else ""))
-            tests = result.value.get("tests") if result.ok and isinstance(result.value, dict) else None
-            for nodeid, entry in (tests or {}).items():
-                message = f": {entry.get('message')}" if entry.get("message") else ""
-                lines.append(f"  {nodeid.split('::')[-1]}: {entry.get('outcome')}{message}")
+            run = reported(result)
+            for nodeid, test in (run.tests if run is not None else {}).items():
+                message = f": {test.crash}" if test.crash else ""
+                lines.append(f"  {nodeid.split('::')[-1]}: {test.outcome}{message}")
         foreign = foreign_names(text, self.allowed)
         if foreign:
             lines.append(

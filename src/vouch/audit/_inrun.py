@@ -408,7 +408,7 @@ ANSWERS_S = 10.0
 
 
 def run_witness(test_file: str, answer_s: float = ANSWER_S, answers_s: float = ANSWERS_S) -> dict[str, Any]:
-    """Run one witness test file with pytest; per test: outcome and the failure's first line.
+    """Run one witness test file with pytest; returns the run's record (``vouch.exec.PytestRun``).
 
     The program (``solution.py``) never runs in this process: ``solution`` is a module whose
     functions are called in a child process that alone loads the program, and only plain data
@@ -436,8 +436,5 @@ def run_witness(test_file: str, answer_s: float = ANSWER_S, answers_s: float = A
     finally:
         program.close()
         sys.modules.pop("solution", None)
-    tests = {
-        nodeid: {"outcome": e["outcome"], "message": e.get("crash"), "exception": e.get("exception")}
-        for nodeid, e in collector.tests.items()
-    }
-    return {"exit_code": int(code), "tests": tests}
+    record: dict[str, Any] = collector.record(code).to_json()
+    return record

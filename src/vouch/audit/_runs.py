@@ -1,5 +1,6 @@
 """What every run of the function-level audit shares: its configuration (whose hash keys the
-store), the engine wrapper that counts executions and times stages, and T0's run and reading.
+store), the engine wrapper that counts executions and times stages (``vouch.exec.Batches``, shared
+with the repository form's ``vouch.swebench.Runner``), and T0's run and reading.
 
 The modes (``_modes``, through ``_function_form``) and every stage (``_trial``) take these from
 here, and ``AuditSettings`` is shared with the repository form; this module imports no other
@@ -10,22 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import vouch
 from vouch.core._audit import T0Result
 from vouch.errors import InfrastructureError
-from vouch.exec import Call, Executor, Fault, Limits, RunResult, RunSpec, Status, vouch_failure
+from vouch.exec import Batches, Call, Fault, Limits, RunResult, RunSpec, Status
+from vouch.exec import StageProgress as StageProgress  # how the function form reports a stage's progress
 from vouch.sources._samples import Problem
 
 T0_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
-
-
-StageProgress = Callable[[str, int, int], None]
-"""Called as ``(stage, done, total)`` while a stage runs."""
 
 
 MODES = ("per-trial", "lightweight", "static")
@@ -100,11 +97,6 @@ class AuditConfig(AuditSettings):
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-CHILD_SETUP = "ChildSetupError"
-"""The exception a witness run's judge raises when the judged program's process could not be set
-up (``vouch.exec._apart``): vouch's failure, reported inside an otherwise complete run."""
-
-
 def blame(owner: object, fault: Fault) -> None:
     """Record ``fault`` on ``owner`` (an object with an ``infra`` attribute, or a sequence of
     them), unless one was recorded there already: the first fault is the one reported."""
@@ -117,20 +109,10 @@ class CanaryFailed(InfrastructureError):
     """The pool failed the audit's known-answer check: no verdict it gave could be trusted."""
 
 
-class Engine:
-    """Counts executions and reports progress around the executor's batches, and tells the
-    judged code's outcomes from vouch's own failures (``vouch_failure``) in every batch."""
-
-    def __init__(self, executor: Executor, progress: StageProgress | None) -> None:
-        self.executor = executor
-        self.progress = progress
-        self.executions = 0
-        self.faults: list[Fault] = []
-        """Every run of the audit that failed for vouch's own reasons, in order."""
-        self.stage_s: dict[str, float] = {}
-        self.stage_runs: dict[str, int] = {}
-        self.stage_run_s: dict[str, float] = {}
-        """Seconds the runs of each stage took, summed over runs (the engine's work, whatever the overlap)."""
+class Engine(Batches):
+    """The function form's batches (``vouch.exec.Batches``, the counting engine both forms share):
+    counts executions and reports progress around the executor's batches, and tells the judged
+    code's outcomes from vouch's own failures (``vouch_failure``) in every batch."""
 
     def run(self, specs: Sequence[RunSpec], stage: str, owners: Sequence[object] | None = None) -> list[RunResult]:
         """Run ``specs`` as one batch of ``stage``.
@@ -144,28 +126,8 @@ class Engine:
             return []
         if owners is not None and len(owners) != len(specs):
             raise ValueError(f"owners: {len(owners)} given for {len(specs)} runs")
-        self.executions += len(specs)
-        callback = None
-        if self.progress is not None:
-            report = self.progress
-
-            def callback(done: int, total: int, _result: RunResult) -> None:
-                report(stage, done, total)
-
-        started = time.monotonic()
-        results = self.executor.run_batch(specs, progress=callback)
-        self.stage_s[stage] = self.stage_s.get(stage, 0.0) + time.monotonic() - started
-        self.stage_runs[stage] = self.stage_runs.get(stage, 0) + len(specs)
-        self.stage_run_s[stage] = self.stage_run_s.get(stage, 0.0) + sum(r.duration_s or 0.0 for r in results)
-        for index, (spec, result) in enumerate(zip(specs, results, strict=True)):
-            why = vouch_failure(result)
-            if why is None:
-                continue
-            fault = Fault(stage, spec.name, why, owned=owners is not None)
-            self.faults.append(fault)
-            if owners is not None:
-                blame(owners[index], fault)
-        return results
+        on_fault = None if owners is None else (lambda index, fault: blame(owners[index], fault))
+        return self.run_counted(specs, stage, on_fault=on_fault)
 
 
 def t0_spec(program: str, problem: Problem, name: str, **options: Any) -> RunSpec:

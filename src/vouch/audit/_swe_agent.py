@@ -29,6 +29,7 @@ from vouch.audit._swe_agent_tools import RepoNames, SweSubmission, SweWitnessToo
 from vouch.audit._swe_evidence import best_clause, test_sources
 from vouch.audit._swe_runs import _WITNESS_DIR, IMPLICIT_CLAUSE, _validate, differences
 from vouch.audit._swe_witness import Candidate
+from vouch.audit._validation import reported
 from vouch.core._audit import Evidence, RunRecord, Witness
 from vouch.exec import RunResult
 from vouch.swebench import Runner
@@ -386,10 +387,10 @@ def _validate_submission(s: _Session, submission: SweSubmission, iteration: int)
 def _failing_test(runs: Sequence[RunResult], file: str) -> str | None:
     """The name of the first test of ``file`` that did not pass in R[s], from the runs' outcomes."""
     for run in runs:
-        outcomes = run.value.get("outcomes") if run.ok and isinstance(run.value, dict) else None
-        for nodeid, outcome in sorted((outcomes or {}).items()):
-            if outcome != "passed" and nodeid.split("::", 1)[0].endswith(file):
-                return str(nodeid).split("::")[-1]
+        record = reported(run)
+        for nodeid, test in sorted((record.tests if record is not None else {}).items()):
+            if test.outcome != "passed" and nodeid.split("::", 1)[0].endswith(file):
+                return nodeid.split("::")[-1]
     return None
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from vouch.agent import ToolOutcome, ToolSpec
 from vouch.audit._agent_tools import INTROSPECTION_ATTRS, INTROSPECTION_MODULES, WitnessToolbox, schema
 from vouch.audit._swe_runs import _WITNESS_DIR, record_witness_run
+from vouch.audit._validation import reported
 from vouch.exec import RunResult
 from vouch.swebench import Runner
 from vouch.worlds import World
@@ -346,12 +347,9 @@ class SweWitnessTools(WitnessToolbox):
 
 def _test_lines(run: RunResult) -> list[str]:
     """Each test's outcome in one run, with the first line of its failure."""
-    if not run.ok or not isinstance(run.value, dict):
-        return []
-    failures = run.value.get("failures") or {}
+    record = reported(run)
     lines = []
-    for nodeid, outcome in sorted((run.value.get("outcomes") or {}).items()):
-        info = failures.get(nodeid) or {}
-        why = f": {info.get('exception')}: {info.get('message')}" if info.get("exception") else ""
-        lines.append(f"  {nodeid.split('::', 1)[-1]}: {outcome}{why}")
+    for nodeid, test in sorted((record.tests if record is not None else {}).items()):
+        why = f": {test.exception}: {test.message}" if test.exception else ""
+        lines.append(f"  {nodeid.split('::', 1)[-1]}: {test.outcome}{why}")
     return lines

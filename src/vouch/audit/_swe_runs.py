@@ -7,7 +7,6 @@ also runs T0 in the worlds); what comes back is read as the run's claim.
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +23,7 @@ from vouch.audit._swe_witness import (
     member_kinds,
     witness_source,
 )
-from vouch.audit._witness import incomplete
+from vouch.audit._validation import REPOSITORY, Rejudged, validate, witness_run
 from vouch.core._audit import (
     ASSERTION_FAILURES,
     ChecklistItem,
@@ -35,7 +34,7 @@ from vouch.core._audit import (
     Witness,
 )
 from vouch.errors import UsageError
-from vouch.exec import RunResult, vouch_failure
+from vouch.exec import PytestRecordError, PytestRun, RunResult
 from vouch.mutation import kill_matrix, mutate
 from vouch.swebench import Runner, unwrap
 from vouch.worlds import FileChange, World, parse_patch
@@ -52,7 +51,6 @@ __all__ = [
 ]
 
 _PASSING_FAILURES = ASSERTION_FAILURES
-_NAME_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError", "NameError")
 _WITNESS_DIR = "vouch_witness"
 IMPLICIT_CLAUSE = "behaviour of G that no sentence of P states (an implicit requirement)"
 """The clause of a witness that matches no clause of the checklist."""
@@ -103,9 +101,13 @@ def mutation_evidence(
 
     def oracle(mutant: Any, probe: str) -> str:
         run = by_id[mutant.id]
-        if not run.ok or not isinstance(run.value, dict):
+        if not run.ok:
             return "invalid"
-        return "same" if run.value.get("outcomes", {}).get(probe) == "passed" else "different"
+        try:
+            tests = PytestRun.from_json(run.value).tests
+        except PytestRecordError:
+            return "invalid"
+        return "same" if probe in tests and tests[probe].outcome == "passed" else "different"
 
     unique = {m.id: m for _, m in picked}
     matrix = kill_matrix(list(unique.values()), list(passing), oracle)
@@ -129,29 +131,10 @@ def mutation_evidence(
 
 
 def record_witness_run(world: str, run: RunResult, file: str) -> RunRecord:
-    """What one run of a witness file did in a world: pass, fail (by an assertion), error, timeout,
-    or infrastructure (vouch could not run it: ``vouch.exec.vouch_failure``)."""
-    kind: Any = world
-    why = vouch_failure(run)
-    if why is not None:
-        return RunRecord(world=kind, outcome="infrastructure", exception="VouchError", message=why[:300])
-    if run.status.value == "timeout":
-        return RunRecord(world=kind, outcome="timeout", message=run.reason)
-    if not run.ok or not isinstance(run.value, dict):
-        return RunRecord(world=kind, outcome="error", exception="RunError", message=(run.reason or "run failed")[:300])
-    outcomes = run.value.get("outcomes", {})
-    failures = run.value.get("failures", {})
-    mine = {k: v for k, v in outcomes.items() if k.split("::", 1)[0].rsplit("/", 1)[-1] == file}
-    if not mine:
-        return RunRecord(world=kind, outcome="error", exception="NoTests", message=f"{file}: no test ran")
-    bad = {k: v for k, v in mine.items() if v != "passed"}
-    if not bad:
-        return RunRecord(world=kind, outcome="pass")
-    node = sorted(bad)[0]
-    info = failures.get(node, {})
-    exception = info.get("exception")
-    outcome: Any = "fail" if bad[node] == "failed" and exception in _PASSING_FAILURES else "error"
-    return RunRecord(world=kind, outcome=outcome, exception=exception, message=info.get("message"))
+    """What one run of a witness file did in a world (``_validation.witness_run`` in the repository
+    form): pass, fail (by an assertion), error, timeout, or infrastructure (vouch could not run it,
+    or could not read what the run reported)."""
+    return witness_run(world, run, REPOSITORY, file)
 
 
 def _validate(
@@ -161,52 +144,11 @@ def _validate(
     problem: str,
     rejudge: tuple[bool, str],
 ) -> Validation:
+    """The one validation rule (``_validation.validate``) in the repository form, on the runs of
+    ``file`` in R[G] and R[s]; a failure on a name ``problem`` (P) never mentions is no refutation."""
     reference = [record_witness_run("reference", r, file) for r in runs_reference]
     model = [record_witness_run("model", r, file) for r in runs_model]
-    by_assertion = bool(model) and all(r.outcome == "fail" for r in model)
-    reason = None
-    # Whose outcome each run is, as in the function form (``_witness.judge``): a run vouch could
-    # not run, or a witness G passes that did not complete in R[s], decides nothing (incomplete).
-    complete = True
-    vouchs = [r for r in reference + model if r.outcome == "infrastructure"]
-    if vouchs:
-        reason = f"vouch could not run it in {'R[s]' if vouchs[0].world == 'model' else 'R[G]'}: {vouchs[0].message}"
-        complete = False
-    elif not all(r.outcome == "pass" for r in reference):
-        bad = next(r for r in reference if r.outcome != "pass")
-        reason = f"does not pass in R[G] every time ({bad.outcome}: {bad.message or bad.exception})"
-    elif not by_assertion and any(incomplete(r) for r in model) and not any(r.outcome == "pass" for r in model):
-        bad = next(r for r in model if incomplete(r))
-        reason = (
-            f"passes in every R[G] run, and did not complete in R[s] ({bad.outcome}: {bad.message}): not passing "
-            "a test G passes, yet not failing by an assertion: it neither refutes nor clears the trial"
-        )
-        complete = False
-    elif not by_assertion:
-        bad = next(r for r in model if r.outcome != "fail")
-        if bad.outcome == "pass":
-            reason = "passes in R[s]: no disagreement under pytest"
-        elif bad.exception in _NAME_ERRORS and not _named_in(bad.message or "", problem):
-            reason = f"fails in R[s] on a name P never mentions ({bad.exception}: {bad.message})"
-        else:
-            reason = f"fails in R[s] by {bad.exception or bad.outcome}, not by an assertion"
-    elif not rejudge[0]:
-        reason = f"re-judging: {rejudge[1]}"
-    return Validation(
-        reference_runs=reference,
-        model_runs=model,
-        fails_by_assertion=by_assertion,
-        rejudged=rejudge[0],
-        rejudge_note=rejudge[1],
-        valid=reason is None,
-        reason=reason,
-        complete=complete,
-    )
-
-
-def _named_in(message: str, problem: str) -> bool:
-    names = re.findall(r"'([A-Za-z_][\w.]*)'", message)
-    return bool(names) and all(n.split(".")[-1] in problem for n in names)
+    return validate(reference, model, Rejudged(*rejudge), REPOSITORY, problem)
 
 
 def _rejudge(probe: Probe, recorded: dict[tuple[str, str], list[Probe]]) -> tuple[bool, str]:

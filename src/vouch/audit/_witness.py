@@ -3,8 +3,9 @@
 A witness asserts the value P requires (G's output) on one input. A trial that raises on that
 input fails the assertion too: the test turns the exception into an AssertionError that names
 it, since P asks for a value. What the test imports is only the entry point P defines, so a
-failure can never come from a name P never asked for; validation still checks that every run
-in R[s] failed by an AssertionError, and every run in R[G] passed.
+failure can never come from a name P never asked for; validation (``_validation``, the rule
+both forms share) still checks that every run in R[s] failed by an AssertionError, and every run
+in R[G] passed.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from vouch.audit._runs import CHILD_SETUP, CanaryFailed, t0_result, t0_spec
-from vouch.core._audit import ASSERTION_FAILURES, RunRecord, Validation
+from vouch.audit._runs import CanaryFailed, t0_result, t0_spec
+from vouch.audit._validation import FUNCTION, Rejudged, validate, witness_run
+from vouch.core._audit import RunRecord, Validation
 from vouch.errors import UsageError
-from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status, hide_in_runs, vouch_failure
+from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, hide_in_runs
 from vouch.sources._samples import Problem
 
 MARKER = "# vouch-witness: "
@@ -134,110 +136,21 @@ def validation_spec(witness: WitnessFile, program: str, world: str, repeat: int)
 
 
 def record(world: str, result: RunResult) -> RunRecord:
-    """What one validation run showed, as a record: ``infrastructure`` when it failed for vouch's
-    own reasons (``vouch.exec.vouch_failure``), whatever the world."""
-    kind: Any = "model" if world == "model" else "reference"
-    why = vouch_failure(result)
-    if why is not None:
-        return RunRecord(world=kind, outcome="infrastructure", exception="VouchError", message=why[:300])
-    if result.status is Status.TIMEOUT:
-        return RunRecord(world=kind, outcome="timeout", exception=None, message=result.reason)
-    if not result.ok or not isinstance(result.value, dict):
-        return RunRecord(world=kind, outcome="error", exception="RunError", message=result.reason)
-    tests = result.value.get("tests") or {}
-    if not tests:
-        return RunRecord(world=kind, outcome="error", exception="NoTests", message="pytest collected no test")
-    failed = [t for t in tests.values() if t["outcome"] != "passed"]
-    if any(t.get("exception") == CHILD_SETUP for t in failed):
-        return RunRecord(
-            world=kind,
-            outcome="infrastructure",
-            exception="VouchError",
-            message="the judged program's process could not be set up",
-        )
-    if not failed:
-        return RunRecord(world=kind, outcome="pass")
-    message = str(failed[0].get("message") or "")
-    exception = failed[0].get("exception") or message.split(":", 1)[0].strip() or "Error"
-    outcome: Any = "fail" if failed[0]["outcome"] == "failed" else "error"
-    return RunRecord(world=kind, outcome=outcome, exception=exception, message=message[:200])
-
-
-INCOMPLETE = ("RunError", "NoTests")
-"""``exception`` of a record whose run ended before pytest reported the test: the run was killed,
-ran out of memory or crashed as a whole (``RunError``), or pytest collected no test (``NoTests``)."""
-
-
-def incomplete(record: RunRecord) -> bool:
-    """The run did not complete: it timed out, was killed, or ran no test (never an assertion)."""
-    return record.outcome == "timeout" or (record.outcome == "error" and record.exception in INCOMPLETE)
+    """What one validation run showed, as a record (``_validation.witness_run`` in the function
+    form): ``infrastructure`` when it failed for vouch's own reasons, whatever the world."""
+    return witness_run("model" if world == "model" else "reference", result, FUNCTION)
 
 
 def judge(reference: list[RunRecord], model: list[RunRecord], rejudge: str | None) -> Validation:
-    """Validation: every R[G] run passes, every R[s] run fails by an assertion
-    (``ASSERTION_FAILURES``), and re-judging (``rejudge`` is the broken precondition, None when
-    the input is valid) holds.
+    """Validation by the one rule (``_validation.validate``) in the function form: every R[G] run
+    passes, every R[s] run fails by an assertion (``ASSERTION_FAILURES``), and re-judging
+    (``rejudge`` is the broken precondition, None when the input is valid) holds.
 
-    Whose outcome each run is decides what a witness that is not valid means for its trial:
-
-    - a run vouch could not run (``infrastructure``, either world) decides nothing: the witness
-      is incomplete, and its trial is ``error`` (vouch's own);
-    - every R[G] run passed and an R[s] run did not complete (timeout, killed, no test collected)
-      while none passed: the trial does not pass a test G passes, but no assertion says which
-      value is wrong, so it is not a refutation either (the one validation rule); the witness is
-      incomplete, and its trial ``error`` unless another witness refutes it;
-    - an R[G] run did not complete (timeout, killed; G passed T0 and answered the input before)
-      while no R[G] run failed and no R[s] run passed: incomplete too;
-    - any other failure (G fails it by an assertion or flakily, R[s] passes it, R[s] fails it by
-      another exception, pytest collects no test in R[G]) is decided: the witness is discarded
-      with the reason.
+    A G run that stopped (timeout, killed) while none failed and no R[s] run passed leaves the
+    witness incomplete: G passed T0 and answered this input during the search.
     """
-    by_assertion = bool(model) and all(r.outcome == "fail" and r.exception in ASSERTION_FAILURES for r in model)
-    reason = None
-    complete = True
-    vouchs = [r for r in reference + model if r.outcome == "infrastructure"]
-    if vouchs:
-        reason = f"vouch could not run it in {_world(vouchs[0])}: {vouchs[0].message}"
-        complete = False
-    elif not all(r.outcome == "pass" for r in reference):
-        passes = sum(r.outcome == "pass" for r in reference)
-        reason = f"flaky or failing on G: passed {passes} of {len(reference)} runs in R[G]"
-        stopped = [r for r in reference if incomplete(r) and r.exception != "NoTests"]
-        if stopped and not any(r.outcome == "fail" for r in reference) and not any(r.outcome == "pass" for r in model):
-            # G passed T0 and answered this input during the search: a run of it that stops
-            # (a timeout, a kill) is no evidence that the witness is wrong, nor that the trial is right.
-            complete = False
-            reason = (
-                f"did not complete in R[G] ({stopped[0].outcome}: {stopped[0].message}); "
-                f"passed {passes} of {len(reference)}"
-            )
-    elif not by_assertion:
-        kinds = sorted({f"{r.outcome}:{r.exception}" for r in model})
-        stopped = [r for r in model if incomplete(r)]
-        if stopped and not any(r.outcome == "pass" for r in model):
-            complete = False
-            reason = (
-                f"passes in every R[G] run, and did not complete in R[s] ({', '.join(kinds)}): not passing a test "
-                "G passes, yet not failing by an assertion: it neither refutes nor clears the trial"
-            )
-        else:
-            reason = f"does not fail in R[s] by an assertion every time ({', '.join(kinds)})"
-    elif rejudge is not None:
-        reason = f"re-judging rejected the input: {rejudge}"
-    return Validation(
-        reference_runs=reference,
-        model_runs=model,
-        fails_by_assertion=by_assertion,
-        rejudged=rejudge is None,
-        rejudge_note="input holds every precondition of P" if rejudge is None else rejudge,
-        valid=reason is None,
-        reason=reason,
-        complete=complete,
-    )
-
-
-def _world(record: RunRecord) -> str:
-    return "R[s]" if record.world == "model" else "R[G]"
+    note = "input holds every precondition of P" if rejudge is None else rejudge
+    return validate(reference, model, Rejudged(rejudge is None, note), FUNCTION)
 
 
 def holds(reference: Sequence[RunRecord], model: Sequence[RunRecord]) -> bool | None:

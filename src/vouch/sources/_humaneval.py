@@ -35,7 +35,7 @@ from vouch.core import (
     content_hash,
 )
 from vouch.errors import UsageError
-from vouch.exec import Call, Executor, Limits, RunSpec, Script, Status
+from vouch.exec import Call, Executor, Limits, PytestRecordError, PytestRun, RunResult, RunSpec, Script, Status
 from vouch.sources import _humaneval_edits as edits
 
 VERSION = "1.0.3"
@@ -395,7 +395,7 @@ def build(out_dir: Any = None, *, seed: int, options: Mapping[str, Any], executo
         for plan in checked
     ]
     for plan, result in zip(checked, executor.run_batch(specs), strict=True):
-        outcomes = result.value.get("outcomes", {}) if result.ok and isinstance(result.value, dict) else {}
+        outcomes = _outcomes(result)
         plan.public = [
             example
             for i, example in enumerate(_visible_examples(plan.problem))
@@ -410,6 +410,17 @@ def build(out_dir: Any = None, *, seed: int, options: Mapping[str, Any], executo
         else:
             tasks.append(files)
     return BuildOutput(tasks, skipped)
+
+
+def _outcomes(result: RunResult) -> dict[str, str]:
+    """Each public test's outcome in a run of them; none when the run failed or its pytest record
+    cannot be read (no example is then shown as public)."""
+    if not result.ok:
+        return {}
+    try:
+        return PytestRun.from_json(result.value).outcomes
+    except PytestRecordError:
+        return {}
 
 
 def _task_files(plan: _Plan) -> tuple[TaskFiles | None, str]:

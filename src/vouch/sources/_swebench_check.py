@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vouch.errors import UsageError
-from vouch.exec import Executor, RunResult
+from vouch.exec import Executor, PytestRecordError, PytestRun, RunResult
 from vouch.swebench import EnvPlan, Runner, SweInstance, WorldEnv, classify, graded_t0, parse_log, t0_result, unwrap
 from vouch.worlds import Environment, Patch, Unappliable, World, WorldCache
 
@@ -124,6 +124,10 @@ def _judge(job: T0Job, run: RunResult, env: WorldEnv | None) -> T0Decision:
         # infrastructure that failed.
         why = run.reason or (run.exception.message if run.exception else "no outcome")
         return T0Decision("FAIL", f"T0 run {run.status.value}: {why}"[:300], graded=False)
+    try:
+        record = PytestRun.from_json(run.value)
+    except PytestRecordError as exc:  # vouch cannot read what the run reported: no decision
+        return T0Decision("INVALID", f"the T0 run's pytest record could not be read: {exc}"[:300], graded=False)
     result = graded_t0("model", job.t0, run, env, job.instance) if env else t0_result("model", job.t0, run)
     if result.passed:
         return T0Decision("PASS", None)
@@ -132,12 +136,11 @@ def _judge(job: T0Job, run: RunResult, env: WorldEnv | None) -> T0Decision:
     if env is not None:
         log = str(run.value.get("log") or "")
         statuses = parse_log(log, env.parser)
-        failures = run.value.get("failures") or {}
         for test in failed[:20]:
-            cause, detail = classify(test, statuses, failures, log)
+            cause, detail = classify(test, statuses, record.failures, log)
             causes.append((test, cause, detail))
     else:
-        outcomes = run.value.get("outcomes", {})
+        outcomes = record.outcomes
         causes = [(t, "missing" if t not in outcomes else str(outcomes[t]), "") for t in failed[:20]]
     return T0Decision("FAIL", result.reason, failed, tuple(causes))
 
@@ -355,7 +358,11 @@ def run_public(
         statuses = parse_log(str(run.value.get("log") or ""), env.parser)
         found = {t: _STATUS.get(statuses[t], statuses[t].lower()) for t in run_ids if t in statuses}
     else:
-        got = run.value.get("outcomes", {})
+        try:
+            got = PytestRun.from_json(run.value).outcomes
+        except PytestRecordError as exc:
+            error = f"the run's pytest record could not be read: {exc}"[:300]
+            return {"ok": False, "outcomes": {t: "missing" for t in wanted}, "error": error}
         found = {t: str(got[t]) for t in run_ids if t in got}
     outcomes.update({t: found.get(t, "missing") for t in run_ids})
     ok = all(outcomes[t] in ("passed", "xfailed", "skipped") for t in wanted)

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vouch.exec import Executor, RunResult
+from vouch.exec import Executor, PytestOutcome, PytestRecordError, PytestRun, RunResult
 from vouch.swebench._env import EnvPlan
 from vouch.swebench._instances import SweInstance, SweTrial
 from vouch.swebench._logs import Grade, grade, parse_log
@@ -145,18 +145,20 @@ def environment_records(plan: EnvPlan) -> list[EnvironmentRecord]:
     return out
 
 
-def _failure_of(test: str, failures: Mapping[str, Any]) -> str | None:
+def _failure_of(test: str, failures: Mapping[str, PytestOutcome]) -> str | None:
     info = failures.get(test)
     if info is None:
         stem = test.split("[", 1)[0]
         info = next((v for k, v in failures.items() if k.split("[", 1)[0] == stem), None)
-    if not isinstance(info, dict):
+    if info is None:
         return None
-    return f"{info.get('exception')}: {info.get('message')}"
+    return f"{info.exception}: {info.message}"
 
 
-def classify(test: str, statuses: Mapping[str, str], failures: Mapping[str, Any], log: str) -> tuple[Cause, str]:
-    """Why a T0 test did not pass: read from its failure, its id, and the log."""
+def classify(
+    test: str, statuses: Mapping[str, str], failures: Mapping[str, PytestOutcome], log: str
+) -> tuple[Cause, str]:
+    """Why a T0 test did not pass: read from its failure (``PytestRun.failures``), its id, and the log."""
     detail = _failure_of(test, failures)
     if test not in statuses:
         stem = test.split("[", 1)[0]
@@ -186,7 +188,7 @@ def classify(test: str, statuses: Mapping[str, str], failures: Mapping[str, Any]
 
 def _condition(
     world: str, run: RunResult | Unappliable, inst: SweInstance, parser: str | None
-) -> tuple[ConditionRun, Grade | None, dict[str, str], dict[str, Any], str]:
+) -> tuple[ConditionRun, Grade | None, dict[str, str], dict[str, PytestOutcome], str]:
     kind: Any = world
     if isinstance(run, Unappliable):
         return ConditionRun(world=kind, status="unappliable", resolved=None, reason=run.reason[:300]), None, {}, {}, ""
@@ -204,7 +206,10 @@ def _condition(
     log = str(run.value.get("log") or "")
     statuses = parse_log(log, parser)
     graded = grade(statuses, inst.fail_to_pass, inst.pass_to_pass)
-    failures = run.value.get("failures") or {}
+    try:
+        failures = PytestRun.from_json(run.value).failures
+    except PytestRecordError:  # no structured failure to read: each is read from the log
+        failures = {}
     return (
         ConditionRun(
             world=kind,

@@ -10,13 +10,23 @@ T0 here.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vouch.core import T0Result
-from vouch.exec import Call, Executor, Fault, Limits, RunResult, RunSpec, Status, vouch_failure
+from vouch.exec import (
+    Batches,
+    Call,
+    Executor,
+    Limits,
+    PytestRecordError,
+    PytestRun,
+    RunResult,
+    RunSpec,
+    Status,
+    vouch_failure,
+)
 from vouch.swebench._logs import grade, parse_log
 from vouch.worlds import Environment, World, generated_files
 
@@ -67,31 +77,26 @@ class CallProbe(Protocol):
     def as_call(self) -> dict[str, Any]: ...
 
 
-class Runner:
-    """Submits the runs of T0, witnesses and calls in SWE-bench worlds, and counts them.
+class Runner(Batches):
+    """Submits the runs of T0, witnesses and calls in SWE-bench worlds, and counts them
+    (``vouch.exec.Batches``, the counting engine the function form's stages share).
 
     A world with an environment attached (``attach``) runs in that environment's interpreter,
     started inside the engine run by ``vouch.worlds._foreign``; others run in the pool's own.
+    ``faults`` holds every run that failed for vouch's own reasons (``vouch.exec.vouch_failure``,
+    or a test run whose pytest record cannot be read), in order: the audit reads which of them
+    fell while a trial (or an instance) was being judged.
     """
 
     def __init__(self, executor: Executor, timeout_s: float = 120.0) -> None:
-        self.executor = executor
+        super().__init__(executor)
         self.timeout_s = timeout_s
         self.limits = Limits(timeout_s=timeout_s, memory_mb=1024)
         # The child interpreter gets its own time within the run's, so its outcome comes back.
         self.foreign_limits = Limits(
             timeout_s=timeout_s + 60, memory_mb=4096, open_files=1024, processes=128, disk_mb=2048
         )
-        self.executions = 0
-        self.faults: list[Fault] = []
-        """Every run that failed for vouch's own reasons (``vouch.exec.vouch_failure``), in order: the
-        audit reads which of them fell while a trial (or an instance) was being judged."""
         self.envs: dict[str, WorldEnv] = {}
-        self.stage_runs: dict[str, int] = {}
-        self.stage_s: dict[str, float] = {}
-        """Wall seconds of each stage's batches."""
-        self.stage_run_s: dict[str, float] = {}
-        """Seconds the runs of each stage took, summed over runs (``vouch audit compare``'s cost)."""
 
     def attach(self, world: World, env: WorldEnv) -> None:
         """Run ``world``'s tests and calls in ``env`` from now on (generated files written first)."""
@@ -138,27 +143,9 @@ class Runner:
         )
 
     def batch(self, specs: Sequence[RunSpec], stage: str) -> list[RunResult]:
-        """Run ``specs`` concurrently, counted under ``stage`` (as the function form's stages are)."""
-        self.executions += len(specs)
-        started = time.monotonic()
-        results = self.executor.run_batch(specs)
-        self.stage_s[stage] = self.stage_s.get(stage, 0.0) + time.monotonic() - started
-        self.stage_runs[stage] = self.stage_runs.get(stage, 0) + len(specs)
-        self.stage_run_s[stage] = self.stage_run_s.get(stage, 0.0) + sum(r.duration_s or 0.0 for r in results)
-        unwrapped = [unwrap(spec, result) for spec, result in zip(specs, results, strict=True)]
-        for spec, result in zip(specs, unwrapped, strict=True):
-            why = vouch_failure(result)
-            if why is not None:
-                self.faults.append(Fault(stage, spec.name, why, owned=False))
-        return unwrapped
-
-    def stages(self) -> dict[str, Any]:
-        """The results' record of the stages: runs, wall seconds and run-seconds per stage."""
-        return {
-            "stage_seconds": {k: round(v, 3) for k, v in self.stage_s.items()},
-            "stage_runs": dict(self.stage_runs),
-            "stage_run_seconds": {k: round(v, 3) for k, v in self.stage_run_s.items()},
-        }
+        """Run ``specs`` concurrently, counted under ``stage`` (as the function form's stages are);
+        a foreign run's result is its inner one (``unwrap``)."""
+        return self.run_counted(specs, stage, read=unwrap, fault_of=_fault_of)
 
     def t0_batch(
         self,
@@ -239,9 +226,27 @@ class Runner:
         results = self.batch(self.witness_specs(worlds, files, repeats, noconftest), stage)
         return [results[i * repeats : (i + 1) * repeats] for i in range(len(worlds))]
 
-    def faults_since(self, mark: int) -> str | None:
-        """The reason of the first fault after ``len(self.faults)`` was ``mark``, or None."""
-        return self.faults[mark].reason() if len(self.faults) > mark else None
+
+def _fault_of(spec: RunSpec, result: RunResult) -> str | None:
+    """Why a run failed for vouch's own reasons: ``vouch_failure``, or a test run that completed
+    with a value that is not a pytest record (``PytestRun``): vouch cannot read what it ran."""
+    why = vouch_failure(result)
+    if why is not None or not result.ok or not _runs_tests(spec):
+        return why
+    try:
+        PytestRun.from_json(result.value)
+    except PytestRecordError as exc:
+        return f"the run's pytest record could not be read: {exc}"
+    return None
+
+
+def _runs_tests(spec: RunSpec) -> bool:
+    entry = spec.entry
+    if not isinstance(entry, Call):
+        return False
+    if entry.target == _FOREIGN:
+        return len(entry.args) > 1 and entry.args[1] == "run_tests"
+    return entry.target == f"{_ENTRY}:run_tests"
 
 
 def unwrap(spec: RunSpec, result: RunResult) -> RunResult:
@@ -286,7 +291,19 @@ def t0_result(world: str, t0: Sequence[str], run: RunResult) -> T0Result:
             tests_failed=list(t0),
             reason=f"run {run.status.value}: {run.reason or (run.exception.message if run.exception else '')}"[:300],
         )
-    outcomes = run.value.get("outcomes", {})
+    try:
+        outcomes = PytestRun.from_json(run.value).outcomes
+    except PytestRecordError as exc:
+        # vouch cannot read what the run reported: ``Runner.batch`` keeps it as a fault, which
+        # leaves the judgement resting on it undecided.
+        return T0Result(
+            world=kind,
+            passed=False,
+            status="error",
+            tests_total=len(t0),
+            tests_failed=list(t0),
+            reason=f"the run's pytest record could not be read: {exc}"[:300],
+        )
     passed = [t for t in t0 if outcomes.get(t) == "passed"]
     failed = [t for t in t0 if outcomes.get(t) != "passed"]
     missing = [t for t in failed if t not in outcomes]
