@@ -9,6 +9,7 @@ than dropped or refused. Every piece of text from the results goes through ``_e`
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,19 +19,15 @@ import vouch
 from vouch.errors import UsageError
 from vouch.report._html import _dl, _e, _rect, _svg, _template
 from vouch.report._view import UNDEFINED, _flatten, _kind_of, _Reader, _show, count
+from vouch.v4v import _registry as checks_registry
+from vouch.v4v._registry import V4V_CHECKS, check_names, find_check, load
 
 State = Literal["passed", "failed", "not_run"]
 
-CHECK_NAMES: dict[str, str] = {
-    "replay": "C1 replay",
-    "repeatability": "C2 repeatability",
-    "provenance": "C3 provenance",
-    "label_consistency": "C4 input-label consistency",
-    "trivial_baselines": "C5 trivial baselines",
-    "mutation": "C6 mutation testing",
-}
-"""V4V's six checks in the paper's order (``vouch.v4v.CHECKS``), with the names the page shows.
-Kept here rather than imported: rendering a results file must not import the engine."""
+CHECK_NAMES: dict[str, str] = {check.name: check.label for check in V4V_CHECKS}
+"""V4V's checks in the paper's order, with the names the page shows. The page reads them from
+``vouch.v4v._registry`` (which imports nothing of the engine: rendering a results file starts
+none) each time it renders; this is the registry as vouch ships it."""
 
 STATE_MARKS: dict[State, str] = {"passed": "\u2713", "failed": "\u2717", "not_run": "\u2013"}
 STATE_WORDS: dict[State, str] = {"passed": "passed", "failed": "failed", "not_run": "not run"}
@@ -103,8 +100,10 @@ class V4VView:
 
 
 def check_name(check: str) -> str:
-    """The name the page shows for a check: ``mutation`` -> ``C6 mutation testing``."""
-    return CHECK_NAMES.get(check, check)
+    """The name the page shows for a check: ``mutation`` -> ``C6 mutation testing``; a check this
+    vouch does not know, by its key."""
+    known = find_check(check)
+    return check if known is None else known.label
 
 
 def _task_row(row: _Reader, columns: list[str]) -> TaskRow:
@@ -154,7 +153,7 @@ def build_v4v_view(results: Mapping[str, Any]) -> V4VView:
         raise top.bad("kind", "'v4v'")
     if not isinstance(results.get("tasks"), list):
         raise top.bad("tasks", "a list of task rows ({task_id, retained, checks})")
-    columns = list(CHECK_NAMES)
+    columns = list(check_names())
     read = [_task_row(row, columns) for row in top.rows("tasks")]
     tasks = []
     for t in read:
@@ -285,7 +284,7 @@ def _records(ev: _Reader, key: str, title: str, first: Sequence[str]) -> str:
     return f"<h5>{_e(title)} ({len(rows)})</h5>{table}"
 
 
-def _replay(ev: _Reader) -> Shown:
+def replay_evidence(ev: _Reader) -> Shown:
     lead = f"<p>{count(ev.integer('cases'), 'case')} replayed through the reference verifier.</p>"
     order = ("case_id", "label", "category", "decision", "reason", "rationale")
     return lead + _records(ev, "disagreements", "cases that disagree with their label", order), frozenset(
@@ -293,14 +292,14 @@ def _replay(ev: _Reader) -> Shown:
     )
 
 
-def _repeatability(ev: _Reader) -> Shown:
+def repeatability_evidence(ev: _Reader) -> Shown:
     lead = f"<p>{count(ev.integer('runs'), 'run')}, each in a fresh pool with its own hash seed and order.</p>"
     return lead + _records(ev, "flaky", "flaky cases (decision per run)", ("case_id", "decisions")), frozenset(
         {"runs", "flaky"}
     )
 
 
-def _problems(ev: _Reader) -> Shown:
+def problems_evidence(ev: _Reader) -> Shown:
     return _records(ev, "problems", "problems", ("case_id", "problem")), frozenset({"problems"})
 
 
@@ -320,7 +319,7 @@ def _score_bar(score: float | None, threshold: float | None) -> str:
     return _svg(w, h, "BAnorm against the threshold", out)
 
 
-def _trivial_baselines(ev: _Reader) -> Shown:
+def trivial_baselines_evidence(ev: _Reader) -> Shown:
     threshold = ev.num("threshold")
     scores = ev.obj("ba_norm")
     rows = []
@@ -364,7 +363,7 @@ def _mutants(ev: _Reader, key: str, title: str) -> str:
     return f"<h5>{_e(title)} ({len(rows)})</h5>" + "".join(cards)
 
 
-def _mutation(ev: _Reader) -> Shown:
+def mutation_evidence(ev: _Reader) -> Shown:
     made, total, detected = ev.integer("mutants"), ev.integer("mutants_total"), ev.integer("detected")
     sampled = f" (a seeded sample of {count(total)})" if ev.flag("sampled") else ""
     lead = (
@@ -378,19 +377,15 @@ def _mutation(ev: _Reader) -> Shown:
     return lead + body, frozenset(keys)
 
 
-RENDERERS: dict[str, Callable[[_Reader], Shown]] = {
-    "replay": _replay,
-    "repeatability": _repeatability,
-    "provenance": _problems,
-    "label_consistency": _problems,
-    "trivial_baselines": _trivial_baselines,
-    "mutation": _mutation,
-}
+def renderer(check: str) -> Callable[[_Reader], Shown] | None:
+    """The function that shows a check's evidence (its registry entry's ``evidence``), or None."""
+    known = find_check(check)
+    return None if known is None or known.evidence is None else load(known.evidence)
 
 
 def evidence_html(cell: CheckCell) -> str:
     """A check's evidence: its own view of the fields it knows, a key/value table of the rest."""
-    render = RENDERERS.get(cell.check)
+    render = renderer(cell.check)
     html, known = render(cell.evidence) if render and cell.state != "not_run" else ("", frozenset[str]())
     rest = [k for k in cell.evidence.data if k not in known]
     if rest:
@@ -501,6 +496,20 @@ def _exclusions(view: V4VView) -> str:
     )
 
 
+def _glossary() -> str:
+    """The footer's list of the checks: each one's name and what it asks of a task."""
+    return "\n".join(
+        f"    <dt>{html.escape(c.label, quote=False)}</dt><dd>{html.escape(c.summary, quote=False)}</dd>"
+        for c in checks_registry.V4V_CHECKS
+    )
+
+
+def _check_range() -> str:
+    """``C1&ndash;C6``: the first and last checks' numbers."""
+    numbers = [c.label.split(" ")[0] for c in checks_registry.V4V_CHECKS]
+    return "&ndash;".join(html.escape(n) for n in (numbers[0], numbers[-1]))
+
+
 def render_v4v(results: Mapping[str, Any], *, generated_at: datetime | None = None) -> str:
     """Renders a ``v4v`` results dict as one self-contained HTML page.
 
@@ -554,6 +563,8 @@ def render_v4v(results: Mapping[str, Any], *, generated_at: datetime | None = No
         matrix=_matrix(view),
         task_count=len(view.tasks),
         exclusions=_exclusions(view),
+        glossary=_glossary(),
+        check_range=_check_range(),
         renderer_version=_e(vouch.__version__),
         generated_at=_e(when),
     )

@@ -2,7 +2,8 @@
 
 Each check returns a ``CheckResult`` with the evidence a reviewer follows. The checks that run
 code (replay, repeatability) take decisions computed through the engine by ``_run``; the
-others are pure functions over the task.
+others are pure functions over the task. ``_registry.V4V_CHECKS`` declares them; ``_run``
+calls each through its ``run_*`` function here, which takes the task and the ``CheckInputs``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from vouch.bench import Decision, Task, trivial_rows
 from vouch.bench._score import DecisionRow
 from vouch.core import LABEL_OF_CATEGORY, canonical_candidate, content_hash, parse_candidate
 
-CHECKS = ("replay", "repeatability", "provenance", "label_consistency", "trivial_baselines", "mutation")
+Decisions = Mapping[str, Mapping[str, tuple[str, str | None]]]
+"""task id -> case id -> (decision, reason)."""
+
 DEFAULT_THRESHOLD = 20.0
 RANDOM_SEEDS = 50
 
@@ -34,6 +37,49 @@ class CheckResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"passed": self.passed, "reason": self.reason, "evidence": self.evidence}
+
+
+@dataclass(frozen=True)
+class CheckInputs:
+    """What the checks of one V4V run read besides the task: the engine's stages and the settings."""
+
+    references: Mapping[str, str | None]
+    """task id -> its reference verifier's source, or None when it has none."""
+    replayed: Decisions
+    """The ``replay`` stage: the reference's decision on every case (empty when it did not run)."""
+    repeats: Sequence[Decisions]
+    """The ``replay`` stage's decisions, then each ``repeats`` run's."""
+    mutation: Mapping[str, CheckResult]
+    """The ``mutants`` stage: task id -> its mutation check's result."""
+    threshold: float = DEFAULT_THRESHOLD
+    """C5's threshold (BAnorm)."""
+    seed: int = 0
+
+
+def run_replay(task: Task, inputs: CheckInputs) -> CheckResult:
+    if inputs.references.get(task.id) is None:
+        return CheckResult(False, {}, "no reference/verifier.py")
+    return replay(task, inputs.replayed[task.id])
+
+
+def run_repeatability(task: Task, inputs: CheckInputs) -> CheckResult:
+    return repeatability(task, [run.get(task.id, {}) for run in inputs.repeats])
+
+
+def run_provenance(task: Task, inputs: CheckInputs) -> CheckResult:
+    return provenance(task)
+
+
+def run_label_consistency(task: Task, inputs: CheckInputs) -> CheckResult:
+    return label_consistency(task)
+
+
+def run_trivial_baselines(task: Task, inputs: CheckInputs) -> CheckResult:
+    return trivial_baselines(task, inputs.threshold, inputs.seed)
+
+
+def run_mutation(task: Task, inputs: CheckInputs) -> CheckResult:
+    return inputs.mutation[task.id]
 
 
 def replay(task: Task, decisions: Mapping[str, tuple[str, str | None]]) -> CheckResult:

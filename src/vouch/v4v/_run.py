@@ -14,9 +14,10 @@ from vouch.bench._share import share_key
 from vouch.errors import UsageError
 from vouch.exec import Executor, PoolSet, make_executor
 from vouch.store import Store
-from vouch.v4v import _checks
-from vouch.v4v._checks import CHECKS, CheckResult
+from vouch.v4v import _checks, _registry
+from vouch.v4v._checks import CheckInputs, CheckResult
 from vouch.v4v._mutation import MAX_MUTANTS, mutation_check
+from vouch.v4v._registry import CHECKS, load
 
 Decisions = dict[str, dict[str, tuple[str, str | None]]]
 """task id -> case id -> (decision, reason)."""
@@ -72,13 +73,19 @@ def run_v4v(
 ) -> dict[str, Any]:
     """Run the chosen checks on every task; returns the JSON body (without the envelope).
 
+    The checks are ``V4V_CHECKS``'s (``vouch.v4v._registry``): first the engine stages the
+    chosen ones need, then each check's ``run`` on each task, in the registry's order.
     ``executor_kind`` and ``address`` say where the runs happen (``vouch.exec.make_executor``).
     """
-    unknown = sorted(set(checks) - set(CHECKS))
+    valid = _registry.check_names()
+    unknown = sorted(set(checks) - set(valid))
     if unknown:
-        raise UsageError(f"unknown checks {unknown}; valid checks: {', '.join(CHECKS)}")
-    if repeat < 2 and "repeatability" in checks:
-        raise UsageError(f"repeat={repeat}: repeatability needs at least 2 runs")
+        raise UsageError(f"unknown checks {unknown}; valid checks: {', '.join(valid)}")
+    chosen = [check for check in _registry.V4V_CHECKS if check.name in checks]
+    stages = {stage for check in chosen for stage in check.stages}
+    repeated = [check.name for check in chosen if "repeats" in check.stages]
+    if repeat < 2 and repeated:
+        raise UsageError(f"repeat={repeat}: {', '.join(repeated)} needs at least 2 runs")
     references = _references(tasks)
 
     def pool(hash_seed: str = "0") -> Executor:
@@ -108,7 +115,7 @@ def run_v4v(
             checked.append(True)
         return executor
 
-    if "replay" in checks or "repeatability" in checks:
+    if "replay" in stages:
         with pool() as executor:
             proven(executor)
             rows, _ = run_verifiers(executor, store, tasks, references, progress=tick("replay"), share=True)
@@ -116,7 +123,7 @@ def run_v4v(
             replayed.setdefault(row.task.id, {})[row.case_id] = (row.decision, row.reason)
 
     repeats: list[Decisions] = [replayed]
-    if "repeatability" in checks:
+    if "repeats" in stages:
         items = [(t, c, references[t.id]) for t in tasks for c in t.cases]
         # Twins (decisions shared between tasks, as in C1) are decided once per run.
         leader: dict[tuple[str, str], int] = {}
@@ -140,7 +147,7 @@ def run_v4v(
             repeats.append(decisions)
 
     mutation: dict[str, CheckResult] = {}
-    if "mutation" in checks:
+    if "mutants" in stages:
         with pool() as executor:
             proven(executor)
             if not replayed:
@@ -161,6 +168,8 @@ def run_v4v(
             )
             stats["mutation_wall_s"] = round(time.perf_counter() - started, 2)
 
+    inputs = CheckInputs(references, replayed, repeats, mutation, threshold, seed)
+    runs = [(check.name, load(check.run)) for check in chosen]
     rows_out = []
     totals = {name: {"passed": 0, "failed": 0} for name in checks}
     excluded = []
@@ -169,22 +178,7 @@ def run_v4v(
         if not task.cases:
             results = {name: CheckResult(False, {}, "the task has no cases") for name in checks}
         else:
-            if "replay" in checks:
-                results["replay"] = (
-                    _checks.replay(task, replayed[task.id])
-                    if references[task.id] is not None
-                    else CheckResult(False, {}, "no reference/verifier.py")
-                )
-            if "repeatability" in checks:
-                results["repeatability"] = _checks.repeatability(task, [r.get(task.id, {}) for r in repeats])
-            if "provenance" in checks:
-                results["provenance"] = _checks.provenance(task)
-            if "label_consistency" in checks:
-                results["label_consistency"] = _checks.label_consistency(task)
-            if "trivial_baselines" in checks:
-                results["trivial_baselines"] = _checks.trivial_baselines(task, threshold, seed)
-            if "mutation" in checks:
-                results["mutation"] = mutation[task.id]
+            results = {name: run(task, inputs) for name, run in runs}
         run_checks = results
         retained = all(r.passed for r in run_checks.values())
         for name, check in results.items():
