@@ -79,7 +79,7 @@ def test_every_entry_runs_and_renders_through_what_it_names(check):
     assert set(check.stages) <= set(STAGES)
     run = load(check.run)
     assert list(inspect.signature(run).parameters) == ["task", "inputs"]
-    assert check.evidence is not None and renderer(check.name) is load(check.evidence)
+    assert renderer(check.name) is (None if check.evidence is None else load(check.evidence))
     assert v4v_check(check.name) is check
 
 
