@@ -23,7 +23,7 @@ from vouch.bench._runenv import MUTANT_FILE, call_key
 from vouch.bench._session import Session
 from vouch.core import Case, TaskSpec, load_cases, load_task_spec
 from vouch.errors import InfrastructureError, UsageError
-from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, Status
+from vouch.exec import Call, Executor, Limits, PytestRecordError, PytestRun, RunResult, RunSpec, Status
 from vouch.sources import SOURCES
 
 PRELOAD = ("vouch.bench._runenv", "vouch.bench._session")
@@ -361,9 +361,13 @@ def public_tests(executor: Executor, task: Task, candidate: dict[str, Any], hidd
         preload=_pool_of(task),
     )
     result = executor.run(spec)
-    if not result.ok or not isinstance(result.value, dict):
+    if not result.ok:
         return {"ok": False, "outcomes": {}, "error": result.reason}
-    return {"ok": result.value.get("exit_code") == 0, "outcomes": result.value.get("outcomes", {})}
+    try:
+        record = PytestRun.from_json(result.value)
+    except PytestRecordError as exc:
+        return {"ok": False, "outcomes": {}, "error": f"the run's pytest record could not be read: {exc}"}
+    return {"ok": record.exit_code == 0, "outcomes": record.outcomes}
 
 
 def replay_spec(task: Task, calls: list[Any], nested: bool) -> RunSpec:
