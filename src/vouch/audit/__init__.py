@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from vouch.audit._agent_calls import AgentUsage, WitnessAgent, witness_agent
 from vouch.audit._function import PRELOAD, audit_humaneval
-from vouch.audit._runs import MODES, AuditConfig
+from vouch.audit._runs import MODES, REPOSITORY_MODES, AuditConfig
+from vouch.audit._sources import SOURCES, WitnessSource
 from vouch.core import (
     FORMAT_VERSION,
     PASSING_VERDICTS,
@@ -34,18 +35,28 @@ from vouch.core import (
 )
 
 if TYPE_CHECKING:
-    from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
+    from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_fixture, audit_swe
+    from vouch.audit._swe_command import SweCommand, SweCommandResult, replay_swe_witness, run_swe_command
 
-_SWE_NAMES = ("SWE_PRELOAD", "SweAuditConfig", "audit_swe")
+_SWE_NAMES = {
+    "SWE_PRELOAD": "_swe",
+    "SweAuditConfig": "_swe",
+    "audit_fixture": "_swe",
+    "audit_swe": "_swe",
+    "SweCommand": "_swe_command",
+    "SweCommandResult": "_swe_command",
+    "replay_swe_witness": "_swe_command",
+    "run_swe_command": "_swe_command",
+}
 
 
 def __getattr__(name: str) -> object:
     # The repository form (and vouch.worlds under it) loads on first use only: the function
     # form imports nothing of it.
     if name in _SWE_NAMES:
-        from vouch.audit import _swe
+        import importlib
 
-        return getattr(_swe, name)
+        return getattr(importlib.import_module(f"vouch.audit.{_SWE_NAMES[name]}"), name)
     raise AttributeError(f"module 'vouch.audit' has no attribute {name!r}")
 
 
@@ -54,6 +65,8 @@ __all__ = [
     "MODES",
     "PASSING_VERDICTS",
     "PRELOAD",
+    "REPOSITORY_MODES",
+    "SOURCES",
     "SWE_PRELOAD",
     "AgentUsage",
     "AuditConfig",
@@ -66,6 +79,8 @@ __all__ = [
     "RunRecord",
     "SurvivingMutant",
     "SweAuditConfig",
+    "SweCommand",
+    "SweCommandResult",
     "T0Result",
     "TaskReport",
     "TrialResult",
@@ -73,10 +88,14 @@ __all__ = [
     "Verdict",
     "Witness",
     "WitnessAgent",
+    "WitnessSource",
+    "audit_fixture",
     "audit_humaneval",
     "audit_swe",
     "decide_verdict",
     "failed_run",
+    "replay_swe_witness",
+    "run_swe_command",
     "summarise",
     "witness_agent",
 ]

@@ -1,4 +1,7 @@
-"""``vouch audit swe``: TestJack's audit of SWE-bench-format predictions, per trial or lightweight."""
+"""``vouch audit swe``: TestJack's audit of SWE-bench-format predictions, per trial or lightweight.
+
+The command parses its options into a ``SweCommand``, calls ``vouch.audit.run_swe_command`` and
+prints what it returns."""
 
 from __future__ import annotations
 
@@ -11,9 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, TaskID, TextColumn
 from rich.table import Table
 
-from vouch.audit._sources import SOURCES
-from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
-from vouch.audit._swe_replay import replay_witness
+from vouch.audit import SOURCES, SweCommand, SweCommandResult, replay_swe_witness, run_swe_command
 from vouch.cli._agent_options import (
     agent_config_option,
     agent_model_option,
@@ -22,22 +23,9 @@ from vouch.cli._agent_options import (
     rounds_option,
 )
 from vouch.cli._audit import print_replay, stop_if_failed
-from vouch.cli._progress import progress_bar, progress_option
-from vouch.errors import VouchError
-from vouch.exec import LocalExecutor
-from vouch.sources._swebench_rundir import RunDir, read_run_dir
-from vouch.store import AuditStore, default_store_path
-from vouch.swebench._env import EnvPlan, RepoLocator, plan_environments, siblings_of
-from vouch.swebench._harness import (
-    HarnessReproduction,
-    InstanceReproduction,
-    environment_records,
-    reproduce_harness,
-    summarise_reproduction,
-)
-from vouch.swebench._instances import SweInstance, SweTrial, load_instances, load_predictions
-from vouch.swebench._specs import RepoEnvs, load_environments
-from vouch.worlds import EnvCache, WorldCache
+from vouch.cli._audit_rundir import print_comparison
+from vouch.cli._progress import Bar, progress_bar, progress_option
+from vouch.swebench import summarise_reproduction
 
 __all__ = ["swe"]
 
@@ -172,8 +160,9 @@ def swe(
     """Re-judge the passing trials of SWE-bench-format predictions with validated witnesses (per trial, lightweight)."""
     console = Console(stderr=True)
     if replay_file is not None:
-        with LocalExecutor(workers=workers, preload=SWE_PRELOAD, allow_weak=allow_weak_isolation) as executor:
-            outcome = replay_witness(replay_file, executor=executor, cache=WorldCache(cache_dir), repeats=repeat)
+        outcome = replay_swe_witness(
+            replay_file, cache_dir=cache_dir, repeats=repeat, workers=workers, allow_weak_isolation=allow_weak_isolation
+        )
         code = print_replay(replay_file, outcome.reference, outcome.model)
         if code != 0:
             sys.exit(code)
@@ -187,112 +176,105 @@ def swe(
     agent = auditing_agent(witness_source, agent_model, agent_config)
     if witness_out is None and json_out is not None:
         witness_out = json_out.parent / f"{json_out.stem}-witnesses"
-    instances = load_instances(instances_file)
-    every = list(instances)
-    run: RunDir | None = None
-    if run_dir is not None:
-        run = read_run_dir(run_dir, instances)
-        # The audit judges the trials the harness resolved; --harness-only compares every graded one.
-        trials = run.trials if harness_only else [t for t in run.trials if t.harness_resolved]
-        in_run = {t.instance_id for t in trials}
-        instances = [i for i in instances if i.instance_id in in_run]
-        console.print(
-            f"run {run.run_id} of {run.model}: {len(run.reports)} graded instances "
-            f"({sum(r.resolved for r in run.reports.values())} resolved), {len(run.ungraded)} ungraded; "
-            f"{len(trials)} trials",
-            markup=False,
-        )
-        if not trials:
-            raise click.UsageError(f"--run-dir {run_dir}: no resolved instance to audit (try --harness-only)")
-    else:
-        trials = load_predictions(predictions_file, instances)
-    if only:
-        unknown = sorted(set(only) - {i.instance_id for i in instances})
-        if unknown:
-            raise click.UsageError(f"--only {unknown[0]}: not in {instances_file}")
-        instances = [i for i in instances if i.instance_id in set(only)]
-        trials = [t for t in trials if t.instance_id in set(only)]
-    if harness_only and environments_file is None:
-        raise click.UsageError("--harness-only needs --environments FILE (SWE-bench's environment specs)")
-    locator = RepoLocator(
-        root=repo_root if repo_root is not None else instances_file.resolve().parent,
-        mapping=_pairs("--repo-map", repo_map),
-        url=repo_url,
-    )
-    cache = WorldCache(cache_dir)
-    sources: dict[str, str] = {}
-    plan = None
-    if environments_file is not None:
-        specs = load_environments(environments_file)
-        missing: dict[str, str] = {}
-        for inst in instances:
-            try:
-                sources[inst.instance_id] = locator.locate(inst)
-            except VouchError as exc:
-                missing[inst.instance_id] = str(exc)
-                console.print(escape(f"{inst.instance_id}: error: {exc}"))
-        # The other instances of the file choose each version's environment too (its newest base
-        # commit), so a run on some of them finds what a run on all of them built.
-        siblings, where = siblings_of(instances, every, locator)
-        env_sources = sources | where
-        plan = _build_environments(
-            console,
-            instances,
-            env_sources,
-            specs,
-            cache,
-            env_dir,
-            _pairs("--python", python_paths),
-            progress_mode,
-            siblings=siblings,
-        )
-        plan.errors.update(missing)  # each said once: here (not found) or as its run's line (no environment)
-    else:
-        sources = {i.instance_id: locator.locate(i) for i in instances}
-    if harness_only:
-        assert plan is not None
-        _harness_only(
-            console, instances, trials, sources, plan, cache, json_out, workers, allow_weak_isolation, timeout, run
-        )
-        return
-    config = SweAuditConfig(
+    command = SweCommand(
+        instances_file=instances_file,
+        predictions_file=predictions_file,
+        run_dir=run_dir,
+        only=only,
+        harness_only=harness_only,
         mode=mode,
         rounds=rounds,
         witness_source=witness_source,
         witness_files=witness_files,
-        repo_root=repo_root if repo_root is not None else instances_file.resolve().parent,
+        witness_dir=witness_out,
+        agent_model=agent_model,
+        agent_config=agent_config,
+        repo_root=repo_root,
+        repo_map=_pairs("--repo-map", repo_map),
+        repo_url=repo_url,
+        environments_file=environments_file,
+        env_dir=env_dir,
+        python=_pairs("--python", python_paths),
+        timeout_s=timeout,
+        cache_dir=cache_dir,
+        store_path=store_path,
         k=k,
         mutants=mutants,
         seed=seed,
-        timeout_s=timeout or (900.0 if plan is not None else 120.0),
-        witness_dir=witness_out.resolve() if witness_out is not None else None,
-        agent_model=agent_model if agent is not None else None,
-        agent_config=agent_config if agent is not None else None,
+        workers=workers,
+        allow_weak_isolation=allow_weak_isolation,
     )
-    store = AuditStore(store_path or default_store_path())
-    done = 0
+    bar = _EnvironmentBar(progress_mode, console)
 
-    def progress(line: str) -> None:
-        nonlocal done
-        done += 1
-        console.print(f"[{done}/{len(trials)}] {escape(line)}")
+    def note(line: str) -> None:
+        bar.close()
+        console.print(line, markup=False)
+
+    def trial_done(done: int, total: int, line: str) -> None:
+        console.print(f"[{done}/{total}] {escape(line)}")
 
     try:
-        with LocalExecutor(workers=workers, preload=SWE_PRELOAD, allow_weak=allow_weak_isolation) as executor:
-            results = audit_swe(
-                instances,
-                trials,
-                executor=executor,
-                cache=cache,
-                config=config,
-                progress=progress,
-                store=store,
-                agent=agent,
-                sources=sources or None,
-                environments=plan,
-            )
+        found = run_swe_command(command, agent=agent, note=note, environment_step=bar.step, trial_done=trial_done)
     finally:
-        store.close()
+        bar.close()
+    if found.reproduction is not None:
+        _print_reproduction(found)
+    else:
+        _print_audit(found)
+    if found.comparison is not None:
+        print_comparison(found.comparison, Console())
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(found.to_json())
+        console.print(f"wrote {escape(str(json_out))}")
+    if found.results is not None:
+        stop_if_failed(found.results)
+
+
+def _pairs(option: str, values: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise click.UsageError(f"{option} {value!r}: give NAME=VALUE")
+        out[name] = path
+    return out
+
+
+class _EnvironmentBar:
+    """A progress bar per environment being built: opened at the first step, closed before the
+    next line is printed."""
+
+    def __init__(self, mode: str | None, console: Console) -> None:
+        self._mode = mode
+        self._console = console
+        self._bar: Bar | None = None
+        self._tasks: dict[str, TaskID] = {}
+
+    def step(self, line: str, done: int, total: int) -> None:
+        if self._bar is None:
+            self._bar = progress_bar(
+                self._mode,
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.completed}/{task.total}"),
+                console=self._console,
+            ).__enter__()
+        name = line.split(":", 1)[0]
+        if name not in self._tasks:
+            self._tasks[name] = self._bar.add_task(f"environment {name}", total=total)
+        self._bar.update(self._tasks[name], completed=done, total=total, description=f"environment {line}")
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+            self._tasks = {}
+
+
+def _print_audit(found: SweCommandResult) -> None:
+    results = found.results
+    assert results is not None
     summary = results.summary
     table = Table(title=f"audit swe: {summary.trials} trials, {summary.passing} passing T0")
     for column in ("trial", "model", "verdict", "why"):
@@ -313,108 +295,12 @@ def swe(
             f"{usage.get('model_calls')} calls, {usage.get('input_tokens')} tokens in, "
             f"{usage.get('output_tokens')} out" + (f", ${cost:.4f}" if isinstance(cost, float) else "")
         )
-    if run is not None:
-        from vouch.cli._audit_rundir import audit_comparison, print_comparison, run_dir_config
-
-        rows = audit_comparison(run, results)
-        print_comparison(rows, Console())
-        results.config["run_dir"] = {**run_dir_config(run, len(trials)), "tests_status": rows}
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(results.model_dump_json(indent=2) + "\n")
-        console.print(f"wrote {json_out}")
-    stop_if_failed(results)
 
 
-def _pairs(option: str, values: tuple[str, ...]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for value in values:
-        name, sep, path = value.partition("=")
-        if not sep or not name or not path:
-            raise click.UsageError(f"{option} {value!r}: give NAME=VALUE")
-        out[name] = path
-    return out
-
-
-def _build_environments(
-    console: Console,
-    instances: list[SweInstance],
-    sources: dict[str, str],
-    specs: dict[str, RepoEnvs],
-    cache: WorldCache,
-    env_dir: Path | None,
-    python: dict[str, str],
-    progress_mode: str | None = None,
-    siblings: list[SweInstance] | None = None,
-) -> EnvPlan:
-    """Every repo/version's environment, with a progress bar while one is built."""
-    envs = EnvCache(env_dir, python=python)
-    located = [i for i in instances if i.instance_id in sources]
-    with progress_bar(
-        progress_mode,
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        console=console,
-    ) as bar:
-        tasks: dict[str, TaskID] = {}
-
-        def step(line: str, done: int, total: int) -> None:
-            name = line.split(":", 1)[0]
-            if name not in tasks:
-                tasks[name] = bar.add_task(f"environment {name}", total=total)
-            bar.update(tasks[name], completed=done, total=total, description=f"environment {line}")
-
-        plan = plan_environments(located, sources, specs, cache, envs, progress=step, siblings=siblings or ())
-    for name, env in sorted(plan.built.items()):
-        how = f"built in {env.build_s:.0f} s ({env.installs} pip installs)" if env.built else "cached"
-        console.print(escape(f"environment {name}: Python {env.python_version}, {how}"))
-        for note in plan.notes.get(name, ()):
-            console.print(escape(f"  note: {note}"))
-    for name, failure in sorted(plan.failed.items()):
-        console.print(escape(f"environment {name}: failed at {failure.step}: {failure.reason}"))
-    return plan
-
-
-def _harness_only(
-    console: Console,
-    instances: list[SweInstance],
-    trials: list[SweTrial],
-    sources: dict[str, str],
-    plan: EnvPlan,
-    cache: WorldCache,
-    json_out: Path | None,
-    workers: int | None,
-    allow_weak: bool,
-    timeout: float | None,
-    run: RunDir | None = None,
-) -> None:
-    import vouch
-
-    located = [i for i in instances if i.instance_id in sources]
-    with LocalExecutor(workers=workers, preload=SWE_PRELOAD, allow_weak=allow_weak) as executor:
-        records = reproduce_harness(
-            located,
-            trials,
-            executor=executor,
-            worlds=cache,
-            sources=sources,
-            plan=plan,
-            timeout_s=timeout or 900.0,
-            progress=console.print,
-        )
-    records.extend(
-        InstanceReproduction(
-            instance_id=i.instance_id,
-            repo=i.repo,
-            version=i.version,
-            status="error",
-            reason=plan.errors.get(i.instance_id, "repository not found"),
-            harness_resolved=next((t.harness_resolved for t in trials if t.instance_id == i.instance_id), None),
-        )
-        for i in instances
-        if i.instance_id not in sources
-    )
+def _print_reproduction(found: SweCommandResult) -> None:
+    reproduction = found.reproduction
+    assert reproduction is not None
+    records = reproduction.instances
     table = Table(title=f"harness reproduction: {len(records)} instances")
     for column in ("instance", "gold", "agent", "harness", "agrees", "why not"):
         table.add_column(column)
@@ -434,21 +320,3 @@ def _harness_only(
         f"{summary['both_reproduced']} of {summary['instances']} instances reproduce the harness for gold and agent "
         f"({summary['gold_reproduced']} gold, {summary['agent_reproduced']} agent; {summary['errors']} errors)"
     )
-    config: dict[str, object] = {"timeout_s": timeout or 900.0, "environments": sorted(plan.built)}
-    if run is not None:
-        from vouch.cli._audit_rundir import harness_comparison, print_comparison, run_dir_config
-
-        rows = harness_comparison(run, records)
-        print_comparison(rows, Console())
-        config["run_dir"] = {**run_dir_config(run, len(trials)), "tests_status": rows}
-    if json_out is not None:
-        results = HarnessReproduction(
-            vouch_version=vouch.__version__,
-            config=config,
-            instances=records,
-            environments=environment_records(plan),
-            summary=summary,
-        )
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(results.model_dump_json(indent=2) + "\n")
-        console.print(f"wrote {json_out}")

@@ -6,6 +6,8 @@ says how to add one.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from vouch.sources._registry import (
     SOURCES,
     AnswerFiles,
@@ -17,7 +19,22 @@ from vouch.sources._registry import (
     data_stats,
     source_entry,
 )
-from vouch.sources._swebench_rundir import RunDir, StatusDisagreement, compare_tests_status, read_run_dir
+
+if TYPE_CHECKING:
+    from vouch.sources._swebench_rundir import RunDir, StatusDisagreement, compare_tests_status, read_run_dir
+
+_RUN_DIR_NAMES = ("RunDir", "StatusDisagreement", "compare_tests_status", "read_run_dir")
+
+
+def __getattr__(name: str) -> object:
+    # A SWE-bench harness run directory (and vouch.swebench under it) loads on first use only:
+    # the other sources, and the function form of the audit that reads samples, import none of it.
+    if name in _RUN_DIR_NAMES:
+        from vouch.sources import _swebench_rundir
+
+        return getattr(_swebench_rundir, name)
+    raise AttributeError(f"module 'vouch.sources' has no attribute {name!r}")
+
 
 __all__ = [
     "SOURCES",
