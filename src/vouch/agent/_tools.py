@@ -16,8 +16,7 @@ from typing import Any
 from vouch.agent._config import EXECUTION_TOOLS, HarnessConfig
 from vouch.agent._provider import ToolSpec
 from vouch.agent._workspace import HidingExecutor, Workspace
-from vouch.bench import Decision, Task, decide_cases, replay_calls
-from vouch.bench._decide import public_tests
+from vouch.bench import Decision, Task, decide_cases, public_tests, replay_calls
 from vouch.core import Case, Provenance, content_hash, parse_candidate
 from vouch.errors import VouchError
 from vouch.exec import Call, Executor, Limits, RunSpec, Script

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from vouch.bench._canary import check_pool, raise_if_errors
 from vouch.bench._challenge import ChallengeReport, ChallengeRow, run_challenge
 from vouch.bench._challenge_public import Derived, load_public_task
 from vouch.bench._decide import (
     PRELOAD,
+    CallAnswers,
     Decision,
     DecisionResult,
     Task,
@@ -15,6 +17,7 @@ from vouch.bench._decide import (
     load_task,
     load_tasks,
     preload_for,
+    public_tests,
     replay_calls,
 )
 from vouch.bench._metrics import CaseOutcome, paired_difference, score
@@ -29,11 +32,13 @@ from vouch.bench._score import (
     trivial_rows,
 )
 from vouch.bench._sealed import SEALED_PACKAGES, SealedExecutor, sealed_executor, sealed_paths
+from vouch.bench._share import verifier_identity
 
 __all__ = [
     "BASELINES",
     "PRELOAD",
     "SEALED_PACKAGES",
+    "CallAnswers",
     "CaseOutcome",
     "ChallengeReport",
     "ChallengeRow",
@@ -43,6 +48,7 @@ __all__ = [
     "SealedExecutor",
     "Task",
     "candidate_call",
+    "check_pool",
     "check_references",
     "classify",
     "decide_cases",
@@ -54,6 +60,8 @@ __all__ = [
     "load_verifiers",
     "paired_difference",
     "preload_for",
+    "public_tests",
+    "raise_if_errors",
     "replay_calls",
     "results_object",
     "run_challenge",
@@ -62,4 +70,5 @@ __all__ = [
     "sealed_executor",
     "sealed_paths",
     "trivial_rows",
+    "verifier_identity",
 ]

@@ -8,8 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from vouch.audit import MODES, WitnessAgent, witness_agent
-from vouch.audit._runs import REPOSITORY_MODES
+from vouch.audit import MODES, REPOSITORY_MODES, WitnessAgent, witness_agent
 from vouch.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -14,8 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vouch.audit import PRELOAD, AuditConfig, AuditResults, audit_humaneval
-from vouch.audit._sources import SOURCES
+from vouch.audit import PRELOAD, SOURCES, AuditConfig, AuditResults, audit_humaneval, failed_run
 from vouch.audit._witness import holds as witness_holds
 from vouch.audit._witness import load_replay, validation_spec
 from vouch.audit._witness import record as record_run
@@ -28,7 +27,6 @@ from vouch.cli._agent_options import (
 )
 from vouch.cli._executor_options import executor_options
 from vouch.cli._progress import Bar, progress_bar, progress_option
-from vouch.core._audit import failed_run
 from vouch.errors import EXIT_FINDINGS, EXIT_INFRASTRUCTURE, InfrastructureError
 from vouch.exec import LocalExecutor, check_executor, make_executor
 from vouch.store import AuditStore, default_store_path
@@ -290,7 +288,7 @@ def run_audit(
     ``address`` say (``vouch.exec.make_executor``)."""
     from vouch.corpora import data_dirs
     from vouch.exec import hide_in_runs
-    from vouch.sources._registry import answer_data_paths
+    from vouch.sources import answer_data_paths
 
     store = AuditStore(store_path or default_store_path())
     if witness_dir is None:

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from vouch.audit._sources import SOURCES
+from vouch.audit import SOURCES
 from vouch.cli._agent_options import (
     agent_config_option,
     agent_model_option,

@@ -14,10 +14,19 @@ from rich.table import Table
 
 import vouch
 from vouch import corpora
-from vouch.bench import load_tasks, preload_for, sealed_executor
-from vouch.bench._canary import check_pool, raise_if_errors
-from vouch.bench._metrics import paired_difference
-from vouch.bench._score import BASELINES, load_verifiers, results_object, run_verifiers, trivial_rows
+from vouch.bench import (
+    BASELINES,
+    check_pool,
+    load_tasks,
+    load_verifiers,
+    paired_difference,
+    preload_for,
+    raise_if_errors,
+    results_object,
+    run_verifiers,
+    sealed_executor,
+    trivial_rows,
+)
 from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope
 from vouch.errors import UsageError

@@ -196,10 +196,9 @@ def _visible_dir(out: Path, name: str) -> Path:
 def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode: str | None = None) -> dict[str, Any]:
     """TestJack's per-trial audit of the demo's real samples and of one repository fixture."""
     from vouch.audit import PRELOAD as AUDIT_PRELOAD
-    from vouch.audit import audit_humaneval, failed_run
-    from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_fixture
-    from vouch.report._audit import render_audit
-    from vouch.store._audit import AuditStore
+    from vouch.audit import SWE_PRELOAD, SweAuditConfig, audit_fixture, audit_humaneval, failed_run
+    from vouch.report import render_audit
+    from vouch.store import AuditStore
 
     samples = demo_samples_file(out)  # the showcase's slice of the CodeT corpus, as a samples file
     parts: dict[str, Any] = {}

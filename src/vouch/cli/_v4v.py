@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, Tim
 from rich.table import Table
 
 import vouch
-from vouch.bench._canary import raise_if_errors
+from vouch.bench import raise_if_errors
 from vouch.cli._bench import hide_outputs
 from vouch.cli._executor_options import executor_options
 from vouch.cli._progress import progress_bar, progress_option

@@ -6,7 +6,17 @@ templates ship in ``templates/`` and its plots are inline SVG.
 
 from __future__ import annotations
 
+from vouch.report._audit import render_audit
 from vouch.report._html import render_html, render_view, write_html, write_page
 from vouch.report._view import SUPPORTED_KINDS, ReportView, build_view
 
-__all__ = ["SUPPORTED_KINDS", "ReportView", "build_view", "render_html", "render_view", "write_html", "write_page"]
+__all__ = [
+    "SUPPORTED_KINDS",
+    "ReportView",
+    "build_view",
+    "render_audit",
+    "render_html",
+    "render_view",
+    "write_html",
+    "write_page",
+]

@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from vouch._json import BAD_JSON, why_not_json
 from vouch.errors import UsageError
-from vouch.swebench._instances import SweInstance, SweTrial
+from vouch.swebench import SweInstance, SweTrial
 
 __all__ = ["HarborJob", "HarborTask", "HarborTrial", "SweRows", "prediction_lines", "read_job", "read_task", "swe_rows"]
 

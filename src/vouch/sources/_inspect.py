@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import vouch
 from vouch._json import loads
-from vouch.core._audit import AuditResults, TrialResult, Verdict
+from vouch.core import AuditResults, TrialResult, Verdict
 from vouch.errors import UsageError
 from vouch.sources._samples import BadLine, Problem, Samples, Trial, load_problems
 

@@ -37,9 +37,16 @@ from vouch.sources._swebench_tasks import (
     task_files,
     trials_by_instance,
 )
-from vouch.swebench._env import RepoLocator, plan_environments, siblings_of
-from vouch.swebench._instances import SweInstance, SweTrial, load_instances, load_predictions
-from vouch.swebench._specs import load_environments
+from vouch.swebench import (
+    RepoLocator,
+    SweInstance,
+    SweTrial,
+    load_environments,
+    load_instances,
+    load_predictions,
+    plan_environments,
+    siblings_of,
+)
 from vouch.worlds import EnvCache, WorldCache
 
 __all__ = ["build_options", "build_swebench"]

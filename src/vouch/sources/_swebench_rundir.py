@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from vouch._json import BAD_JSON, why_not_json
 from vouch.errors import UsageError
-from vouch.swebench._instances import SweInstance, SweTrial
+from vouch.swebench import SweInstance, SweTrial
 
 __all__ = [
     "HarnessReport",

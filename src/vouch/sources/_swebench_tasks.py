@@ -30,7 +30,7 @@ from vouch._json import BAD_JSON, why_not_json
 from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, canonical_candidate, content_hash
 from vouch.errors import UsageError
 from vouch.sources._swebench_cases import Built, Texts, apply_to_texts, build_candidates
-from vouch.swebench._instances import SweInstance, SweTrial
+from vouch.swebench import SweInstance, SweTrial
 from vouch.worlds import WorldCache, git, parse_patch
 
 __all__ = [

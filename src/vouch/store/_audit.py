@@ -41,7 +41,7 @@ from pydantic import TypeAdapter, ValidationError
 
 import vouch
 from vouch._json import BAD_JSON
-from vouch.core._audit import Evidence, TaskReport, Verdict, Witness
+from vouch.core import Evidence, TaskReport, Verdict, Witness
 from vouch.errors import InfrastructureError
 from vouch.store._sqlite import check_tables, read_version
 

@@ -41,9 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.bench import Decision, Task, decide_stored_verifiers
-from vouch.bench._decide import CallAnswers
-from vouch.bench._share import verifier_identity
+from vouch.bench import CallAnswers, Decision, Task, decide_stored_verifiers, verifier_identity
 from vouch.core import Case, MutationTarget, Provenance, content_hash
 from vouch.errors import UsageError
 from vouch.exec import Executor
