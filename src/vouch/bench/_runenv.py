@@ -352,9 +352,11 @@ def decide_many(
     """Decide ``count`` cases with ``verifier.py``, in the caller's order, each in a child
     process of its own (``vouch.exec.runside.CaseRelay``) that holds only its own case.
 
-    Before each case this process asks the caller to move on (``{"op": "next"}``); the child
-    then fetches its candidate (``{"op": "candidate"}``), decides with a fresh verifier module
-    and ``random`` as the run started, and reports its outcome (``{"op": "decided", "outcome":
+    Before each case this process asks the caller to move on (``{"op": "next"}``) and, in the
+    same round trip, asks for the case's candidate as the case (``{"op": "candidate"}``), whose
+    answer it leaves unread for the child (``CaseRelay.move_on``); the child reads its
+    candidate, decides with a fresh verifier module and ``random`` as the run started, and
+    reports its outcome (``{"op": "decided", "outcome":
     ...}``: ``decide``'s dict, or ``{"raised": {"type", "message"}}``). The caller keeps the
     outcomes; this returns ``{"cases": [{"alone", "duration_s"}, ...], "stopped": None}``, where
     ``alone`` says why a case needs a run of its own (it ran out of time or memory, or its
@@ -371,13 +373,15 @@ def decide_many(
     seeded = random.getstate()
     cases: list[dict[str, Any]] = []
     for index in range(count):
-        go = request({"op": "next"})
+        go = relay.move_on({"op": "next"}, {"op": "candidate"})
         if not (isinstance(go, dict) and go.get("go") is True):
+            relay.drop()
             why = go.get("why") if isinstance(go, dict) else None
             return {"cases": cases, "stopped": {"case": index, "why": str(why or "the caller ended the run")}}
         if budget_s is not None and time.monotonic() - started + case_timeout_s > budget_s:
+            relay.drop()
             return {"cases": cases, "stopped": {"case": index, "why": "the run's time was running out"}}
-        ended = relay.run_case(lambda: _case_child(compiled, kind, env_data, seeded), case_timeout_s)
+        ended = relay.run_case(lambda: _case_child(compiled, kind, env_data, seeded, relay), case_timeout_s)
         cases.append({"alone": ended.alone, "duration_s": ended.duration_s})
         if ended.stop:
             return {"cases": cases, "stopped": {"case": index + 1, "why": ended.alone}}
@@ -388,11 +392,15 @@ def decide_many(
 
 
 def _case_child(
-    compiled: tuple[CodeType | None, BaseException | None], kind: str, env_data: dict[str, Any], seeded: Any
+    compiled: tuple[CodeType | None, BaseException | None],
+    kind: str,
+    env_data: dict[str, Any],
+    seeded: Any,
+    relay: CaseRelay,
 ) -> int:
-    """One case, in its own child: fetch the candidate, decide, report the outcome; the exit code."""
+    """One case, in its own child: read the candidate, decide, report the outcome; the exit code."""
     random.setstate(seeded)  # as the run started (the fork reseeded it)
-    candidate = request({"op": "candidate"})
+    candidate = relay.first_answer()
     code, compile_error = compiled
     env = make_env(kind, env_data, candidate)
     try:

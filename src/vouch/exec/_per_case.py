@@ -2,15 +2,17 @@
 
 A run that decides many cases with one piece of untrusted code (a verifier, say) keeps that
 code out of its own process: the run's process is harness code only and never holds a case's
-data. For each case it forks a child (``CaseRelay.run_case``) that holds nothing of any other
-case: the child fetches its own case from the caller, runs the untrusted code, and reports its
-outcome to the caller. The child never holds the run's service channel or its result
-descriptor: its requests reach the caller through this process, which wraps each one as
-``["case", request]`` without reading it. So the caller tells the run's own requests (which
-move from case to case) from the case's (which are always about the case the caller moved
-to), and the code under test can neither ask for another case nor write the run's result.
-The bytes a child sends or is answered pass through one buffer that is zeroed after each
-case, so that no later child finds them in the memory it inherits.
+data. For each case it asks the caller to move on and, in the same round trip, fetches the
+case's data for the child without reading it (``CaseRelay.move_on``); then it forks a child
+(``CaseRelay.run_case``) that holds nothing of any other case: the child reads its own case
+(``CaseRelay.first_answer``), runs the untrusted code, and reports its outcome to the caller.
+The child never holds the run's service channel or its result descriptor: its requests reach
+the caller through this process, which wraps each one as ``["case", request]`` without
+reading it. So the caller tells the run's own requests (which move from case to case) from
+the case's (which are always about the case the caller moved to), and the code under test can
+neither ask for another case nor write the run's result. The bytes a child is given, sends or
+is answered pass through one buffer that is zeroed after each case, so that no later child
+finds them in the memory it inherits.
 
 The run's process cannot be traced or read by a child (``isolate_parent`` makes it not
 dumpable), and every process a case left behind is killed before the next case starts (it is
@@ -29,9 +31,10 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from vouch.exec import _linux, _service
-from vouch.exec._service import MAX_MESSAGE_BYTES, SERVICE_FD
+from vouch.exec._service import MAX_MESSAGE_BYTES, SERVICE_FD, ServiceError, answer_value, encode_request, frame
 
 PREFIX = b'["case",'
 SUFFIX = b"]"
@@ -77,8 +80,45 @@ class CaseRelay:
         self._buffer = bytearray(MAX_MESSAGE_BYTES + _HEADER.size)
         self._view = memoryview(self._buffer)
         self._used = 0
+        self._held = 0
+        """The length of the answer ``move_on`` left in the buffer for the next case's child."""
         self._pending = False
         """A request went to the caller and its answer has not been read yet."""
+
+    def move_on(self, move: dict[str, Any], first: dict[str, Any]) -> Any:
+        """Ask the caller to move to the next case (``move``, this process's own request) and, in
+        the same round trip, send the case's first request (``first``, wrapped as the case's);
+        returns the answer to ``move``.
+
+        The answer to ``first`` stays in the buffer, unread by this process, for the case's
+        child to read (``first_answer``); it is zeroed with the case, or by ``drop`` when no
+        case follows.
+
+        Raises:
+            ServiceError: The service channel closed or broke.
+        """
+        own, case = encode_request(move), PREFIX + encode_request(first) + SUFFIX
+        if max(len(own), len(case)) > MAX_MESSAGE_BYTES:
+            raise ServiceError(f"a request over the {MAX_MESSAGE_BYTES} byte cap")
+        try:
+            _write_all(SERVICE_FD, frame(own) + frame(case), None)
+            answer = answer_value(bytes(self._view[: self._read_answer(None)]))
+            self._held = self._read_answer(None)
+        except OSError as exc:
+            raise ServiceError(f"the service channel broke ({exc})") from None
+        return answer
+
+    def first_answer(self) -> Any:
+        """In the case's child: the caller's answer to the case's first request (``move_on``).
+
+        Raises:
+            ServiceError: The caller refused the request.
+        """
+        return answer_value(bytes(self._view[: self._held]))
+
+    def drop(self) -> None:
+        """Zero what ``move_on`` left in the buffer: no case follows."""
+        self._zero()
 
     def run_case(self, child: Callable[[], int], timeout_s: float) -> CaseEnd:
         """Run ``child`` (which returns an exit code) in a forked child with a service channel
@@ -144,7 +184,7 @@ class CaseRelay:
             raise _Broken("the case's process cut a request short")
         return length
 
-    def _read_answer(self, deadline: float) -> int:
+    def _read_answer(self, deadline: float | None) -> int:
         # The caller's answers are well formed; only the case's time can run out meanwhile.
         _read_into(SERVICE_FD, self._view[: _HEADER.size], deadline, eof_ok=False)
         length: int = _HEADER.unpack_from(self._buffer)[0]
@@ -158,6 +198,7 @@ class CaseRelay:
         used = max(self._used, _HEADER.size)
         ctypes.memset(ctypes.addressof(ctypes.c_char.from_buffer(self._buffer)), 0, used)
         self._used = 0
+        self._held = 0
         self._pending = False
 
 

@@ -28,6 +28,11 @@ def frame(data: bytes) -> bytes:
     return _HEADER.pack(len(data)) + data
 
 
+def encode_request(payload: Any) -> bytes:
+    """``payload`` as one request's bytes."""
+    return json.dumps(to_data(payload)).encode()
+
+
 def _read_exact(fd: int, size: int) -> bytes:
     chunks = bytearray()
     while len(chunks) < size:
@@ -40,15 +45,22 @@ def _read_exact(fd: int, size: int) -> bytes:
 
 def request(payload: dict[str, Any]) -> Any:
     """Send ``payload`` to the caller's handler and return its answer (JSON data)."""
-    data = json.dumps(to_data(payload)).encode()
+    data = encode_request(payload)
     if len(data) > MAX_MESSAGE_BYTES:
         raise ServiceError(f"request of {len(data)} bytes is over the {MAX_MESSAGE_BYTES} byte cap")
     try:
         os.write(SERVICE_FD, frame(data))
         (length,) = _HEADER.unpack(_read_exact(SERVICE_FD, _HEADER.size))
-        answer = json.loads(_read_exact(SERVICE_FD, length))
+        answer = _read_exact(SERVICE_FD, length)
     except OSError as exc:
         raise ServiceError(f"no service channel in this run ({exc})") from None
+    return answer_value(answer)
+
+
+def answer_value(data: bytes) -> Any:
+    """The value of one answer as it came over the channel; raises ServiceError when the
+    handler refused the request."""
+    answer = json.loads(data)
     if isinstance(answer, dict) and "error" in answer and set(answer) == {"error"}:
         raise ServiceError(str(answer["error"]))
     return from_data(answer["result"]) if isinstance(answer, dict) and "result" in answer else answer
