@@ -55,9 +55,7 @@ from vouch.core._audit import (
 from vouch.errors import UsageError
 from vouch.exec import Executor, RunResult
 from vouch.store import AuditStore
-from vouch.swebench import Runner, WorldEnv, graded_t0, t0_result
-from vouch.swebench._env import EnvPlan
-from vouch.swebench._instances import SweInstance, SweTrial
+from vouch.swebench import EnvPlan, Runner, SweInstance, SweTrial, WorldEnv, graded_t0, t0_result
 from vouch.worlds import FileChange, Patch, Unappliable, World, WorldCache, git, parse_patch, patch_hash
 
 __all__ = ["SWE_PRELOAD", "SweAuditConfig", "audit_fixture", "audit_swe"]
@@ -882,7 +880,7 @@ def audit_fixture(
     """
     from dataclasses import replace
 
-    from vouch.swebench._instances import (
+    from vouch.swebench import (
         FIXTURES,
         fixture_files,
         load_instances,
