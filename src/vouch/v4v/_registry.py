@@ -2,7 +2,8 @@
 
 ``vouch.v4v.run_v4v`` runs the entries (``run``, after the engine ``stages`` they need) and
 the V4V page (``vouch.report``) shows them (``label``, ``evidence``); nothing else lists the
-checks. This module imports nothing of vouch: the page reads it without importing the engine.
+checks. This module imports nothing of vouch but ``vouch.errors``: the page reads it without
+importing the engine.
 Functions are named as ``module:function`` and imported only by whoever calls them.
 docs/extending.md says how to add a check.
 """
