@@ -18,6 +18,7 @@ file; a change that helps the tuning split and not the check split is not kept.
 
     .venv/bin/python benchmarks/audit_recall.py AUDIT.json --samples S [S2] --labels L [L2] [--misses]
     .venv/bin/python benchmarks/audit_recall.py AUDIT.json --samples S [S2] --labels L [L2] --run [--workers 2]
+        [--split tuning|check] [--mode per-trial|lightweight|static]
 
 Several samples files are one audit (``vouch audit humaneval --samples A --samples B``), their
 trial ids counted on across the files; give their labels in the same order. With ``--run``, the
@@ -129,8 +130,10 @@ def score(labels: dict[str, dict[str, Any]], results: dict[str, Any]) -> tuple[S
     return s, per_task
 
 
-def _run(samples: list[Path], labels: dict[str, dict[str, Any]], out: Path, workers: int, only: set[str]) -> None:
-    from vouch.audit import PRELOAD, audit_humaneval
+def _run(
+    samples: list[Path], labels: dict[str, dict[str, Any]], out: Path, workers: int, only: set[str], mode: str
+) -> None:
+    from vouch.audit import PRELOAD, AuditConfig, audit_humaneval
     from vouch.exec import LocalExecutor
     from vouch.sources._samples import Samples, load_problems, load_samples, merge
 
@@ -142,10 +145,11 @@ def _run(samples: list[Path], labels: dict[str, dict[str, Any]], out: Path, work
     chosen = Samples([t for t in loaded.trials if t.task_id in tasks], loaded.bad_lines, loaded.format)
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as witnesses, LocalExecutor(workers=workers, preload=PRELOAD) as executor:
-        results = audit_humaneval(chosen, executor=executor, witness_dir=Path(witnesses))
+        results = audit_humaneval(chosen, executor=executor, witness_dir=Path(witnesses), config=AuditConfig(mode=mode))
     out.write_text(results.model_dump_json(indent=1))
     print(
-        f"audited {len(chosen.trials)} trials of {len(tasks)} labelled tasks in {time.monotonic() - started:.0f} s, "
+        f"audited ({mode}) {len(chosen.trials)} trials of {len(tasks)} labelled tasks "
+        f"in {time.monotonic() - started:.0f} s, "
         f"{results.summary.executions} executions; wrote {out}"
     )
 
@@ -158,11 +162,18 @@ def main() -> None:
     parser.add_argument("--run", action="store_true", help="audit the samples (merged, labelled tasks only) first")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--tasks", default="", help="with --run: only these task ids, comma-separated")
+    parser.add_argument("--split", choices=SPLITS, help="with --run: only the tasks of this split")
+    parser.add_argument("--mode", choices=("per-trial", "lightweight", "static"), default="per-trial")
     parser.add_argument("--misses", action="store_true", help="list every task with a miss or a false refutation")
     args = parser.parse_args()
     labels = merged_labels(args.samples, args.labels)
     if args.run:
-        _run(args.samples, labels, args.audit, args.workers, {t for t in args.tasks.split(",") if t})
+        only = {t for t in args.tasks.split(",") if t}
+        if args.split:
+            only = (only or {row["task_id"] for row in labels.values()}) & {
+                row["task_id"] for row in labels.values() if split_of(row["task_id"]) == args.split
+            }
+        _run(args.samples, labels, args.audit, args.workers, only, args.mode)
     results = json.loads(args.audit.read_text())
     if results.get("kind") != "audit":
         sys.exit(f"{args.audit}: not an audit results file")

@@ -60,6 +60,18 @@ def test_a_number_written_in_a_format_moves_to_its_edges_and_to_another_seeds_nu
     assert {"03-31-2000", "03-11-0000", "00-11-2000"} <= found
 
 
+def test_running_out_of_resources_only_past_the_scale_is_a_question_of_scale_not_a_defect() -> None:
+    rules = infer("def f(n: int) -> int: ...", ["n"], SEEDS)
+    pool = fill_pool(
+        rules, [(1, [50]), (1, [40_000])], [{"ok": True, "value": 25}] * 2, past_scale={key([40_000])}
+    )
+    assert "past the scale" in (pool.only_past_scale([40_000], "raised RecursionError: depth") or "")
+    assert "past the scale" in (pool.only_past_scale([40_000], "raised timeout") or "")
+    assert pool.only_past_scale([40_000], 7) is None  # a wrong value is a defect at any scale
+    assert pool.only_past_scale([40_000], "raised ValueError: x") is None
+    assert pool.only_past_scale([50], "raised timeout") is None  # inside the seeds' scale
+
+
 def test_the_pool_holds_a_past_scale_input_to_the_rules_without_the_scale() -> None:
     rules = infer("def f(n: int) -> int: ...", ["n"], SEEDS)
     pool = fill_pool(rules, [(1, [50]), (1, [40_000])], [{"ok": True, "value": 25}, {"ok": True, "value": 20_000}])
@@ -76,6 +88,12 @@ RIGHT_UP_TO_FOUR_DIGITS = (
     "    for i in range(n // 2, 0, -1):\n        if n % i == 0:\n            return i\n    return 1\n"
 )
 RIGHT = "    for i in range(n // 2, 0, -1):\n        if n % i == 0:\n            return i\n    return 1\n"
+# Right at every size, but recursing once per candidate divisor: past Python's recursion limit on
+# a prime of a few thousand, which only inputs past the seeds' scale reach.
+RECURSIVE = (
+    "    def down(i):\n        return i if i <= 1 or n % i == 0 else down(i - 1)\n"
+    "    return down(n // 2) if n > 3 else 1\n"
+)
 
 
 @pytest.mark.slow
@@ -83,12 +101,15 @@ def test_a_trial_right_only_up_to_the_seeds_scale_is_refuted_and_the_witness_say
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "samples.jsonl"
-    rows = [("HumanEval/24", RIGHT_UP_TO_FOUR_DIGITS), ("HumanEval/24", RIGHT)]
+    rows = [("HumanEval/24", RIGHT_UP_TO_FOUR_DIGITS), ("HumanEval/24", RIGHT), ("HumanEval/24", RECURSIVE)]
     path.write_text("".join(json.dumps({"task_id": t, "completion": c}) + "\n" for t, c in rows))
     with LocalExecutor(workers=2, preload=PRELOAD) as executor:
         out = audit_humaneval(path, executor=executor, witness_dir=tmp_path / "w", config=AuditConfig(ghost_rounds=0))
-    wrong, right = out.trials
+    wrong, right, recursive = out.trials
     assert right.verdict is Verdict.SOUND
+    # Running out of recursion depth only past the seeds' scale flags the trial, never refutes it.
+    assert recursive.verdict is Verdict.FLAGGED, recursive.reason
+    assert "past the scale" in (recursive.evidence.disputed[0].disputed or "")
     assert wrong.verdict is Verdict.REFUTED, wrong.reason
     witness = wrong.witnesses[0]
     assert witness.input[0] >= 10_000 and witness.actual == 1

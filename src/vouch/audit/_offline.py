@@ -60,6 +60,20 @@ class Pool:
             return self.rules.past_scale().admits(args)
         return problem
 
+    def only_past_scale(self, args: Sequence[Any], actual: Any) -> str | None:
+        """Why a difference is a question of scale (None when it is not): the trial runs out of
+        time, recursion depth or memory, and only on an input past the seeds' scale. P's examples
+        and T0 show no such size, so whether P asks for it is a reading of P, not a defect."""
+        if _inputs.key(args) not in self.past_scale or not isinstance(actual, str):
+            return None
+        if not actual.startswith(tuple(f"raised {e}" for e in ("timeout", "RecursionError", *RESOURCE_ERRORS))):
+            return None
+        return (
+            f"the trial {actual.removeprefix('raised ')} only on an input past the scale of P's examples and "
+            "T0's inputs, where it runs out of time, recursion depth or memory: whether P asks for that scale "
+            "is a reading of P"
+        )
+
     def why_valid(self, args: Sequence[Any]) -> str:
         """Why ``args`` is inside P, in one sentence (the witness's ``why_valid``)."""
         k = _inputs.key(args)
@@ -264,13 +278,13 @@ def plan_pool(
     *,
     per_seed: int,
     limit: int,
-) -> tuple[Preconditions, list[tuple[int, list[Any]]]]:
+) -> tuple[Preconditions, list[tuple[int, list[Any]]], set[str]]:
     """Preconditions from P and the seeds, and three levels of admitted generated inputs.
 
     Level 1: edge values of each argument, every small size, type-aware mutants of the seeds,
-    and the seeds past their own scale (admitted by ``rules.past_scale()``, which ``fill_pool``
-    records). Level 2: mutants of level 1 and inputs built anew from the seeds' shapes. Level 3:
-    mutants of both. At most ``limit`` inputs in all, each level given its share.
+    and the seeds past their own scale (admitted by ``rules.past_scale()``; their keys are the
+    third value returned, for ``fill_pool``). Level 2: mutants of level 1 and inputs built anew
+    from the seeds' shapes. Level 3: mutants of both. At most ``limit`` inputs in all, each level given its share.
     """
     rules = infer(prompt, params, seeds, seed_outputs)
     admitted_seeds = [s for s in seeds if len(s) == len(params)]
@@ -291,7 +305,7 @@ def plan_pool(
             if k not in seen and len(planned) < limit:
                 seen.add(k)
                 planned.append((level, args))
-    return rules, planned
+    return rules, planned, {_inputs.key(args) for args in far}
 
 
 def _sample(items: Sequence[list[Any]], rng: random.Random, count: int) -> list[list[Any]]:
@@ -318,6 +332,7 @@ def fill_pool(
     seed_outputs: Sequence[Any] = (),
     wrapper: str | None = None,
     examples: Sequence[tuple[Example, dict[str, Any]]] = (),
+    past_scale: set[str] | frozenset[str] = frozenset(),
 ) -> Pool:
     """Keep the planned inputs G answers usably (see ``Pool.accepts``), with G's output; and P's
     own examples (with G's row on each) where G gives the value P states, as explicit inputs."""
@@ -338,7 +353,7 @@ def fill_pool(
     for (level, args), row in zip(planned, g_rows, strict=True):
         if pool.accepts(args, row):
             pool.inputs.append((level, args, pool.normal(row["value"])))
-            if rules.admits(args) is not None:
+            if _inputs.key(args) in past_scale or rules.admits(args) is not None:
                 pool.past_scale.add(_inputs.key(args))
             if row.get("s", 0.0) > QUICK_S:
                 pool.slow[_inputs.key(args)] = float(row["s"])

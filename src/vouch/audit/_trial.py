@@ -203,7 +203,7 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
         answered = [(s, r["value"]) for s, r in zip(seeds, rows, strict=True) if r.get("ok") and "value" in r]
         outs = [v for _, v in answered]
         task_rng = random.Random(f"{config.seed}:{ctx.problem.task_id}")
-        rules, inputs = _offline.plan_pool(
+        rules, inputs, far = _offline.plan_pool(
             ctx.problem.prompt,
             ctx.params,
             seeds,
@@ -212,7 +212,7 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
             per_seed=config.per_seed,
             limit=config.pool_candidates,
         )
-        planned.append((ctx, rules, inputs, answered))
+        planned.append((ctx, rules, inputs, answered, far))
     stated = {id(ctx): _offline.stated_examples(ctx.examples, ctx.t0_inputs) for ctx, *_ in planned}
     specs = [
         _offline.outputs_spec(
@@ -222,10 +222,10 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
             f"{ctx.problem.task_id} G on pool",
             config.per_call_s,
         )
-        for ctx, _, inputs, _ in planned
+        for ctx, _, inputs, _, _ in planned
     ]
     pool_runs = engine.run(specs, "G on generated inputs", owners=[p[0] for p in planned])
-    for (ctx, rules, inputs, answered), result in zip(planned, pool_runs, strict=True):
+    for (ctx, rules, inputs, answered, far), result in zip(planned, pool_runs, strict=True):
         exs = stated[id(ctx)]
         rows = _offline.decoded(result, len(inputs) + len(exs))
         seeds_answered, outputs = [a for a, _ in answered], [v for _, v in answered]
@@ -237,6 +237,7 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
             outputs,
             output_wrapper(ctx.asserts),
             list(zip(exs, rows[len(inputs) :], strict=True)) if config.seed_from_t0 else [],
+            past_scale=far,
         )
         ctx.pool.balance(config.pool_limit)
 
@@ -856,6 +857,8 @@ def _iteration(
                 within_s=_offline.WITHIN_S if diff.actual == "raised timeout" else None,
             )
             why = dispute(ctx, job, diff.args)
+            if why is None and ctx.pool is not None:
+                why = ctx.pool.only_past_scale(diff.args, diff.actual)
             if why is not None:
                 job.disputes[wf.name] = why
             candidates.append((job, wf, diff.args, diff.expected, diff.actual, clause.id if clause else ""))
@@ -1046,7 +1049,7 @@ def _shrink_round(
             found = [d for d in found if d.actual != "raised timeout"]
         if found:
             best = found[0]
-            if ctx.pool.rules.admits(best.args) is not None:
+            if far or ctx.pool.rules.admits(best.args) is not None:
                 ctx.pool.past_scale.add(_inputs.key(best.args))
             current[id(job)] = _offline.Difference(current[id(job)].level, best.args, best.expected, best.actual)
 

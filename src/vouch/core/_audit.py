@@ -46,9 +46,11 @@ class Verdict(enum.StrEnum):
     REWARD_HACK = "reward_hack"
     """A refutation whose evidence also shows gaming of T0 (a detector alone only flags)."""
     FLAGGED = "flagged"
-    """Passing; a validated witness shows it departs from G, but on an input where G's answer is
-    disputed (other models' passing trials give the trial's answer, or G's answer rests on
-    floating-point rounding): for a person to decide, never counted as refuted."""
+    """Passing; a validated witness shows it departs from G, but where the witness rests on a
+    reading of P: G's answer is disputed (other models' passing trials give the trial's answer,
+    or G's answer rests on floating-point rounding), or the trial only runs out of time,
+    recursion depth or memory on an input past the scale of P's examples and T0: for a person to
+    decide, never counted as refuted."""
 
 
 PASSING_VERDICTS = frozenset({Verdict.SOUND, Verdict.REFUTED, Verdict.REWARD_HACK, Verdict.FLAGGED})
@@ -133,8 +135,9 @@ class Witness(_Model):
     )
     disputed: str | None = Field(
         default=None,
-        description="Why the witness does not refute although it validated: G's answer on the input is disputed "
-        "(the trial is then flagged, not refuted). Null for a refuting witness.",
+        description="Why the witness does not refute although it validated: G's answer on the input is disputed, "
+        "or the trial only runs out of resources past the seeds' scale (the trial is then flagged, not refuted). "
+        "Null for a refuting witness.",
     )
 
 
@@ -220,8 +223,8 @@ class Evidence(_Model):
     )
     disputed: list[Witness] = Field(
         default_factory=list,
-        description="Witnesses that validated on an input where G's answer is disputed (``Witness.disputed`` says "
-        "why): they flag the trial and refute nothing.",
+        description="Witnesses that validated but rest on a reading of P (``Witness.disputed`` says why): they "
+        "flag the trial and refute nothing.",
     )
     steps: list[str] = Field(default_factory=list, description="The audit steps run, in order.")
 
