@@ -18,6 +18,15 @@ offline, reading them from there rather than downloading them."""
 os.environ.setdefault("VOUCH_DATA_DIR", str(SHARED_DATA))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """In several processes (``-n N``, pytest-xdist), each test file runs whole in one of them
+    unless ``--dist`` says otherwise: a module's fixtures (built fixture repositories, audits,
+    pools, Ray heads) are then built once, not once per process."""
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") == "no":
+        config.option.dist = "loadfile"
+
+
 @pytest.fixture
 def visible_tmp() -> Iterator[Path]:
     """A scratch directory a sandboxed run can see (the host's /tmp is private in a run)."""
