@@ -25,7 +25,6 @@ from vouch.cli._agent_options import (
 from vouch.cli._audit import print_replay, stop_if_failed
 from vouch.cli._audit_rundir import print_comparison
 from vouch.cli._progress import Bar, progress_bar, progress_option
-from vouch.swebench import summarise_reproduction
 
 __all__ = ["swe"]
 
@@ -315,7 +314,7 @@ def _print_reproduction(found: SweCommandResult) -> None:
             escape(why[:100]),
         )
     Console().print(table)
-    summary = summarise_reproduction(records)
+    summary = reproduction.summary
     Console().print(
         f"{summary['both_reproduced']} of {summary['instances']} instances reproduce the harness for gold and agent "
         f"({summary['gold_reproduced']} gold, {summary['agent_reproduced']} agent; {summary['errors']} errors)"
