@@ -3,6 +3,7 @@ every reader reads back, and a record without its shape is refused with one erro
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +34,11 @@ def test_setup_error(broken):
 
 
 def test_the_collectors_record_reads_back_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "test_kinds.py").write_text(TESTS)
+    (tmp_path / "test_record_kinds.py").write_text(TESTS)
     monkeypatch.chdir(tmp_path)
     collector = make_collector()
-    code = pytest.main(["-q", "-p", "no:cacheprovider", "test_kinds.py"], plugins=[collector])
+    code = pytest.main(["-q", "-p", "no:cacheprovider", "test_record_kinds.py"], plugins=[collector])
+    sys.modules.pop("test_record_kinds", None)  # imported into this process: no other run finds it
     record = collector.record(code)
     assert PytestRun.from_json(record.to_json()) == record
     assert record.exit_code == 1
