@@ -18,7 +18,7 @@ import pytest
 from vouch.audit import PRELOAD, Verdict, audit_humaneval
 from vouch.audit._generate import edges, scaled
 from vouch.audit._inputs import key
-from vouch.audit._offline import fill_pool
+from vouch.audit._offline import differences, fill_pool
 from vouch.audit._preconditions import infer
 from vouch.audit._runs import AuditConfig
 from vouch.exec import LocalExecutor
@@ -62,14 +62,20 @@ def test_a_number_written_in_a_format_moves_to_its_edges_and_to_another_seeds_nu
 
 def test_running_out_of_resources_only_past_the_scale_is_a_question_of_scale_not_a_defect() -> None:
     rules = infer("def f(n: int) -> int: ...", ["n"], SEEDS)
-    pool = fill_pool(
-        rules, [(1, [50]), (1, [40_000])], [{"ok": True, "value": 25}] * 2, past_scale={key([40_000])}
-    )
+    pool = fill_pool(rules, [(1, [50]), (1, [40_000])], [{"ok": True, "value": 25}] * 2, past_scale={key([40_000])})
     assert "past the scale" in (pool.only_past_scale([40_000], "raised RecursionError: depth") or "")
     assert "past the scale" in (pool.only_past_scale([40_000], "raised timeout") or "")
     assert pool.only_past_scale([40_000], 7) is None  # a wrong value is a defect at any scale
     assert pool.only_past_scale([40_000], "raised ValueError: x") is None
     assert pool.only_past_scale([50], "raised timeout") is None  # inside the seeds' scale
+
+
+def test_a_difference_past_the_scale_comes_after_every_difference_inside_it() -> None:
+    rules = infer("def f(n: int) -> int: ...", ["n"], SEEDS)
+    planned = [(3, [40_000]), (2, [50]), (1, [60])]
+    pool = fill_pool(rules, planned, [{"ok": True, "value": 1}] * 3, past_scale={key([40_000])})
+    rows = [{"ok": True, "value": 2}, {"ok": False, "error": "timeout"}, {"ok": True, "value": 1}]
+    assert [d.args for d in differences(pool, rows)] == [[50], [40_000]]
 
 
 def test_the_pool_holds_a_past_scale_input_to_the_rules_without_the_scale() -> None:

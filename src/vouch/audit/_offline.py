@@ -281,10 +281,11 @@ def plan_pool(
 ) -> tuple[Preconditions, list[tuple[int, list[Any]]], set[str]]:
     """Preconditions from P and the seeds, and three levels of admitted generated inputs.
 
-    Level 1: edge values of each argument, every small size, type-aware mutants of the seeds,
-    and the seeds past their own scale (admitted by ``rules.past_scale()``; their keys are the
-    third value returned, for ``fill_pool``). Level 2: mutants of level 1 and inputs built anew
-    from the seeds' shapes. Level 3: mutants of both. At most ``limit`` inputs in all, each level given its share.
+    Level 1: edge values of each argument, every small size, and type-aware mutants of the
+    seeds. Level 2: mutants of level 1 and inputs built anew from the seeds' shapes. Level 3:
+    mutants of both, and the seeds past their own scale (admitted by ``rules.past_scale()``;
+    their keys are the third value returned, for ``fill_pool``). At most ``limit`` inputs in
+    all, each level given its share.
     """
     rules = infer(prompt, params, seeds, seed_outputs)
     admitted_seeds = [s for s in seeds if len(s) == len(params)]
@@ -299,12 +300,15 @@ def plan_pool(
     level3 = _inputs.neighbours(_sample(level1 + level2, rng, share), rules, rng, per_seed=3, limit=share)
     seen = {_inputs.key(s) for s in admitted_seeds}
     planned: list[tuple[int, list[Any]]] = []
-    for level, group in ((1, level1 + far), (2, level2), (3, level3)):
+    # Past the scale is the last level: a witness inside the seeds' scale is plainer, and a trial
+    # that only runs out of resources past it is flagged, so it must not take the place of one.
+    for level, group in ((1, level1), (2, level2), (3, level3)):
         for args in group:
             k = _inputs.key(args)
-            if k not in seen and len(planned) < limit:
+            if k not in seen and len(planned) < limit - len(far):
                 seen.add(k)
                 planned.append((level, args))
+    planned += [(3, args) for args in far if _inputs.key(args) not in seen]
     return rules, planned, {_inputs.key(args) for args in far}
 
 
@@ -385,8 +389,11 @@ def differences(pool: Pool, s_rows: Sequence[dict[str, Any]]) -> list[Difference
             out.append(Difference(level, args, expected, row["opaque"]))
         elif not close(pool.normal(row["value"]), expected):
             out.append(Difference(level, args, expected, row["value"]))
-    # A wrong value or an exception makes a plainer witness than running out of memory or time: those first.
-    out.sort(key=lambda d: (_resource_rank(d.actual), d.level, _inputs.size(d.args)))
+    # Inside the seeds' scale before past it, and a wrong value or an exception before running out
+    # of memory or time: those make plainer witnesses.
+    out.sort(
+        key=lambda d: (_inputs.key(d.args) in pool.past_scale, _resource_rank(d.actual), d.level, _inputs.size(d.args))
+    )
     return out
 
 
