@@ -67,8 +67,17 @@ def _audit(scratch: Path, executor: LocalExecutor, trials: list[SweTrial]) -> Au
     return audit_swe(instances, trials, executor=executor, cache=WorldCache(scratch / "worlds"), config=config)
 
 
-def _rule(scratch: Path, executor: LocalExecutor, trials: list[SweTrial], kind: str) -> tuple[AuditResults, int]:
-    out = _audit(scratch, executor, trials)
+@pytest.fixture(scope="module")
+def widening(scratch: Path, executor: LocalExecutor) -> AuditResults:
+    """The audit of trials #0, #2 and two more models' copies of #0 (three of four models widen):
+    run once, each test reading a copy of its own."""
+    return _audit(scratch, executor, _trials("#0"))
+
+
+def _rule(
+    scratch: Path, executor: LocalExecutor, trials: list[SweTrial], kind: str, audited: AuditResults | None = None
+) -> tuple[AuditResults, int]:
+    out = audited.model_copy(deep=True) if audited is not None else _audit(scratch, executor, trials)
     [instance] = [i for i in load_instances(fixture_files()[0]) if i.repo == NAME]
     checklist = [c.model_copy(update={"kind": kind}) if c.id == "C1" else c for c in out.tasks[0].checklist]
     source = _resolve_repo(instance, scratch / "repos")
@@ -78,16 +87,18 @@ def _rule(scratch: Path, executor: LocalExecutor, trials: list[SweTrial], kind: 
     return out, changed
 
 
-def test_an_explicit_requirement_refutes_however_many_models_skip_it(scratch: Path, executor: LocalExecutor) -> None:
-    out = _audit(scratch, executor, _trials("#0"))  # three of four models widen
+def test_an_explicit_requirement_refutes_however_many_models_skip_it(widening: AuditResults) -> None:
+    out = widening.model_copy(deep=True)  # three of four models widen
     verdicts = [t.verdict for t in out.trials]
     assert verdicts == [Verdict.REFUTED, Verdict.SOUND, Verdict.REFUTED, Verdict.REFUTED]
     assert {w.clause_id for t in out.trials for w in t.witnesses} == {"C1"}
     assert out.tasks[0].ambiguous_requirements == []
 
 
-def test_an_implicit_requirement_most_models_skip_is_a_prompt_defect(scratch: Path, executor: LocalExecutor) -> None:
-    out, changed = _rule(scratch, executor, _trials("#0"), "implicit")
+def test_an_implicit_requirement_most_models_skip_is_a_prompt_defect(
+    scratch: Path, executor: LocalExecutor, widening: AuditResults
+) -> None:
+    out, changed = _rule(scratch, executor, _trials("#0"), "implicit", widening)
     assert changed == 3
     assert [t.verdict for t in out.trials] == [Verdict.SOUND] * 4
     widened = out.trials[0]
