@@ -149,13 +149,15 @@ def test_instance_without_a_spec_is_one_error_line(visible_tmp: Path) -> None:
 @pytest.mark.slow
 def test_sigkill_halfway_then_the_same_command_resumes(visible_tmp: Path) -> None:
     """SIGKILL of ``vouch audit swe`` mid-run: what was judged stays in the store, the
-    same command judges only the rest, and the verdicts are those of an uninterrupted run."""
+    same command judges only the rest, and the verdicts are those of an uninterrupted run.
+    (No mutants and one witness iteration: the verdicts do not depend on them, and the run is
+    the shortest that still takes many seconds per trial.)"""
     materialise_fixture_repo("booknotes", visible_tmp / "repos" / "booknotes")
     instances, predictions = _one_fixture(visible_tmp, "booknotes")
     store = visible_tmp / "store.sqlite"
     args = [
         *VOUCH, "audit", "swe", "--instances", str(instances), "--predictions", str(predictions),
-        "--repo-root", str(visible_tmp / "repos"), "--mutants", "2", "--k", "2",
+        "--repo-root", str(visible_tmp / "repos"), "--mutants", "0", "--k", "1",
         "--cache", str(visible_tmp / "cache"), "--store", str(store), "--workers", "1",
     ]  # fmt: skip
     proc = subprocess.Popen(args, cwd=visible_tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
