@@ -262,7 +262,7 @@ def test_cli_reports_bad_lines_and_goes_on(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--mode", "lightweight", "--witness-source", "files", "--witness-files", "."], "shares offline witnesses"),
+        (["--mode", "lightweight", "--witness-source", "files", "--witness-files", "."], "serves --mode per-trial"),
         (["--witness-source", "agent"], "needs --agent-model"),
         (["--witness-source", "files"], "--witness-files"),
     ],

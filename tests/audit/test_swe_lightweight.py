@@ -225,7 +225,7 @@ def test_store_key_and_bad_settings() -> None:
     assert _config_key(replace(lightweight, rounds=5), instance) != _config_key(lightweight, instance)
     for bad, message in [
         (replace(per_trial, mode="sampled"), "--mode 'sampled'"),
-        (replace(per_trial, mode="static"), "static baseline is built for the function form"),
+        (replace(per_trial, mode="static"), "is built for the function form"),
         (replace(lightweight, witness_source="files", witness_files=Path(".")), "already runs every file"),
         (replace(lightweight, rounds=-1), "--rounds -1"),
     ]:

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import vouch
-from vouch.audit import _function_form, _prompt, _sources
-from vouch.audit._runs import MODES, AuditConfig, Engine, StageProgress, t0_result, t0_spec
+from vouch.audit import _function_form, _modes, _prompt, _sources
+from vouch.audit._runs import AuditConfig, Engine, StageProgress, t0_result, t0_spec
 from vouch.audit._trial import (
     ProgramJob,
     TaskContext,
@@ -190,10 +190,7 @@ def audit_humaneval(
         from vouch.audit._agent_calls import witness_agent
 
         agent = witness_agent(config.agent_model, config.agent_config)
-    if config.mode not in MODES:
-        raise UsageError(f"--mode {config.mode!r}: the modes are {', '.join(MODES)}")
-    if config.mode != "per-trial" and config.witness_source != "offline":
-        raise UsageError(f"--mode {config.mode} shares offline witnesses; use --witness-source offline with it")
+    _sources.serves(config.witness_source, _modes.mode(config.mode, "function"), "function")
     if config.rounds < 0:
         raise UsageError(f"--rounds {config.rounds}: give zero (task analysis only) or more rounds")
     if limit_tasks is not None and limit_tasks < 1:
@@ -288,7 +285,7 @@ def audit_humaneval(
         | asdict(config)
         | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
         benchmark="humaneval",
-        mode=config.mode,  # type: ignore[arg-type]  # one of MODES, checked above
+        mode=config.mode,  # type: ignore[arg-type]  # a mode of the function form, checked above
         witness_source=config.witness_source,
         trials=results,
         tasks=reports,

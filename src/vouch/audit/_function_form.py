@@ -167,13 +167,5 @@ def run(
     )
     pool_config = config if config.witness_source == "files" else replace(config, witness_source="offline")
     _prepare_pools(engine, contexts, {j.task_id for j in audited}, pool_config)
-    if config.mode == "per-trial":
-        _modes.per_trial(form, audited)
-        return {}
-    for job in audited:
-        if job not in passing:  # failing T0 (only with search_failing): nothing to share
-            form.conclude(job, "")
-    done = _modes.lightweight(
-        form, form.by_task, rounds=config.rounds, seed=config.seed, static=config.mode == "static"
-    )
-    return done.rounds
+    drive = _modes.mode(config.mode, "function").driver
+    return drive(form, audited, form.by_task, rounds=config.rounds, seed=config.seed).rounds

@@ -14,18 +14,27 @@
 
 Which trials a round may refute and which vote in the A.2 rule is the same for both forms: the
 active trials are the targets, every passing trial votes (the form counts the votes).
+
+``REGISTRY`` is the registry: each ``Mode`` names the forms it serves and carries its driver, so
+adding a mode is a driver and one entry (``docs/extending.md``).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from vouch.audit._form import AuditForm, Judged, TestT, TrialT
 from vouch.core._audit import RoundRecord
+from vouch.errors import UsageError
 
-__all__ = ["Rounds", "lightweight", "per_trial"]
+__all__ = ["FORMS", "REGISTRY", "Mode", "Rounds", "lightweight", "mode", "mode_names", "per_trial"]
+
+FORMS = ("function", "repository")
+"""The audit's two forms: ``vouch audit humaneval`` (and the other function-level readers) and
+``vouch audit swe``."""
 
 
 @dataclass
@@ -145,3 +154,92 @@ def _sample(form: AuditForm[TrialT, TestT], rng: random.Random, active: Sequence
 def _share(amount: int, part: int, whole: int) -> int:
     """A task's share of a batch's cost (one batch serves every task at once)."""
     return round(amount * part / whole) if whole else 0
+
+
+Driver = Callable[..., "Rounds"]
+"""``driver(form, trials, passing, *, rounds, seed) -> Rounds``: judge ``trials`` (every trial the
+audit judges) given ``passing`` (per task, its trials passing T0); every trial concluded."""
+
+
+def _per_trial_driver(
+    form: AuditForm[TrialT, TestT],
+    trials: Sequence[TrialT],
+    passing: Mapping[str, Sequence[TrialT]],
+    *,
+    rounds: int,
+    seed: int,
+) -> Rounds:
+    per_trial(form, trials)
+    return Rounds()
+
+
+def _rounds_driver(static: bool) -> Driver:
+    def drive(
+        form: AuditForm[Any, Any],
+        trials: Sequence[Any],
+        passing: Mapping[str, Sequence[Any]],
+        *,
+        rounds: int,
+        seed: int,
+    ) -> Rounds:
+        shared = {id(x) for xs in passing.values() for x in xs}
+        for trial in trials:
+            if id(trial) not in shared:  # failing T0: nothing to share
+                form.conclude(trial, "")
+        return lightweight(form, passing, rounds=rounds, seed=seed, static=static)
+
+    return drive
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One audit mode: its ``--mode`` name, what it does, the forms it serves and its driver."""
+
+    name: str
+    description: str
+    forms: tuple[str, ...]
+    driver: Driver
+
+
+REGISTRY: dict[str, Mode] = {
+    m.name: m
+    for m in (
+        Mode("per-trial", "audit every passing trial (TestJack section 3.2)", FORMS, _per_trial_driver),
+        Mode(
+            "lightweight",
+            "TestJack's Algorithm 1: task analysis, sampled audits, shared witnesses",
+            FORMS,
+            _rounds_driver(static=False),
+        ),
+        Mode(
+            "static",
+            "the SWE-ABS-style baseline: tests built from G before any trial is seen",
+            ("function",),
+            _rounds_driver(static=True),
+        ),
+    )
+}
+"""Every audit mode, by name."""
+
+
+def mode_names(form: str) -> tuple[str, ...]:
+    """The ``--mode`` choices of ``form``."""
+    return tuple(name for name, m in REGISTRY.items() if form in m.forms)
+
+
+def mode(name: str, form: str) -> Mode:
+    """The mode of a ``--mode`` name in ``form``.
+
+    Raises:
+        UsageError: An unknown mode, or one ``form`` has not (the valid ones are listed).
+    """
+    valid = ", ".join(mode_names(form))
+    found = REGISTRY.get(name)
+    if found is None:
+        raise UsageError(f"--mode {name!r}: the modes are {valid}")
+    if form not in found.forms:
+        served = " and ".join(f"the {f} form" for f in found.forms)
+        raise UsageError(
+            f"--mode {name!r} ({found.description}) is built for {served}; the {form} form's modes are {valid}"
+        )
+    return found

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import vouch
+from vouch.audit._modes import mode_names
 from vouch.core._audit import T0Result
 from vouch.errors import InfrastructureError
 from vouch.exec import Batches, Call, Fault, Limits, RunResult, RunSpec, Status
@@ -25,11 +26,11 @@ from vouch.sources._samples import Problem
 T0_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
 
 
-MODES = ("per-trial", "lightweight", "static")
-"""The audit modes: TestJack's per-trial audit, its lightweight approach (Algorithm 1), and the
-static baseline it is compared with (SWE-ABS: tests built from G before any trial is seen;
-function form only)."""
-REPOSITORY_MODES = MODES[:2]
+MODES = mode_names("function")
+"""The function form's modes (``_modes.REGISTRY``): TestJack's per-trial audit, its lightweight
+approach (Algorithm 1), and the static baseline it is compared with (SWE-ABS: tests built from G
+before any trial is seen)."""
+REPOSITORY_MODES = mode_names("repository")
 """The modes of the repository form."""
 
 

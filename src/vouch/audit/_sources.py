@@ -10,8 +10,10 @@ the CLI's ``--witness-source`` choices of both commands and the errors that list
 ``Witness.origin`` accepts the names of ``vouch.core.WITNESS_SOURCES``, which the results models
 hold below the audit (a test keeps the two lists equal).
 
-Adding a source is one module with its ``search`` (and, for ``vouch audit swe``, its
-``repo_search``), one line in ``SOURCES`` and its name in ``WITNESS_SOURCES``::
+Each source declares the modes it serves in each form (``modes``, ``repo_modes``) and the option
+it needs (``needs``); ``serves`` is the one check of a source against a mode. Adding a source is
+one module with its ``search`` (and, for ``vouch audit swe``, its ``repo_search``), one line in
+``SOURCES`` and its name in ``WITNESS_SOURCES``::
 
     WitnessSource("mine", "what it does", "vouch.audit._mine:search", repo_search="vouch.audit._mine:repo_search"),
 
@@ -32,6 +34,7 @@ from vouch.errors import UsageError
 
 if TYPE_CHECKING:
     from vouch.audit._agent_calls import WitnessAgent
+    from vouch.audit._modes import Mode
     from vouch.audit._runs import AuditConfig, Engine
     from vouch.audit._swe import SweAuditConfig, _Instance
     from vouch.audit._trial import OnJudged, ProgramJob, TaskContext
@@ -104,6 +107,12 @@ class WitnessSource:
     """The option it cannot run without, for the usage error."""
     repo_search: str | None = None
     """``module:function`` of its repository-form ``RepoSearch``; None: function level only."""
+    modes: tuple[str, ...] = ("per-trial",)
+    """The function form's modes it serves (``_modes.REGISTRY``)."""
+    repo_modes: tuple[str, ...] = ("per-trial",)
+    """The repository form's modes it serves."""
+    note: str = ""
+    """Why it serves no other mode, for the usage error."""
 
     def load(self) -> Search:
         found: Search = _load(self.search)
@@ -132,6 +141,8 @@ SOURCES: dict[str, WitnessSource] = {
             "differential testing against G on generated inputs inside P's preconditions",
             "vouch.audit._trial:offline_search",
             repo_search="vouch.audit._swe_runs:offline_repo_search",
+            modes=("per-trial", "lightweight", "static"),
+            repo_modes=("per-trial", "lightweight"),
         ),
         WitnessSource(
             "files",
@@ -139,6 +150,7 @@ SOURCES: dict[str, WitnessSource] = {
             "vouch.audit._trial:files_search",
             "--witness-files DIR",
             repo_search="vouch.audit._swe_runs:files_repo_search",
+            note="it already runs every file on every trial, so there is no sampled trial's witness to share",
         ),
         WitnessSource(
             "agent",
@@ -146,6 +158,8 @@ SOURCES: dict[str, WitnessSource] = {
             "vouch.audit._agent_witness:agent_search",
             "--agent-model PROVIDER/MODEL",
             repo_search="vouch.audit._swe_agent:agent_repo_search",
+            repo_modes=("per-trial", "lightweight"),
+            note="the function form's lightweight and static modes share the offline source's witnesses",
         ),
     )
 }
@@ -165,6 +179,25 @@ def source(name: str) -> WitnessSource:
     if name in SOURCES:
         return SOURCES[name]
     raise UsageError(f"--witness-source {name!r} is not a witness source; valid sources: {', '.join(SOURCES)}")
+
+
+def serves(name: str, mode: Mode, form: str) -> WitnessSource:
+    """The source of ``name``, checked to serve ``mode`` in ``form`` ("function" or "repository").
+
+    Raises:
+        UsageError: An unknown source, one without that form, or one that does not serve the mode
+            (the sources that do are listed).
+    """
+    found = source(name) if form == "function" else repo_source(name)
+    served = found.modes if form == "function" else found.repo_modes
+    if mode.name in served:
+        return found
+    others = [s.name for s in SOURCES.values() if mode.name in (s.modes if form == "function" else s.repo_modes)]
+    why = f" ({found.note})" if found.note else ""
+    raise UsageError(
+        f"--witness-source {name} serves --mode {', '.join(served)} in the {form} form, not {mode.name}{why}; "
+        f"use --witness-source {' or '.join(others)} with it"
+    )
 
 
 def repo_source(name: str) -> WitnessSource:

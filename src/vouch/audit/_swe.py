@@ -25,7 +25,7 @@ from typing import Any
 from vouch.audit import _modes, _sources
 from vouch.audit._agent_calls import WitnessAgent, witness_agent
 from vouch.audit._ambiguity import is_ambiguous, requirement_note
-from vouch.audit._runs import MODES, REPOSITORY_MODES, AuditSettings
+from vouch.audit._runs import AuditSettings
 from vouch.audit._swe_agent import MODEL_FAILED, instance_checklist, witness_root
 from vouch.audit._swe_ambiguity import withhold_ambiguous
 from vouch.audit._swe_evidence import (
@@ -621,21 +621,7 @@ def audit_swe(
     import vouch
 
     config = config or SweAuditConfig()
-    _sources.repo_source(config.witness_source)
-    if config.mode not in REPOSITORY_MODES:
-        raise UsageError(
-            f"--mode {config.mode!r}: the repository form's modes are {', '.join(REPOSITORY_MODES)}"
-            + (
-                " (the static baseline is built for the function form, vouch audit humaneval)"
-                if config.mode in MODES
-                else ""
-            )
-        )
-    if config.mode == "lightweight" and config.witness_source == "files":
-        raise UsageError(
-            "--mode lightweight shares the witnesses a sampled trial's audit writes, and --witness-source files "
-            "already runs every file on every trial; use --witness-source offline or agent with it"
-        )
+    _sources.serves(config.witness_source, _modes.mode(config.mode, "repository"), "repository")
     if config.rounds < 0:
         raise UsageError(f"--rounds {config.rounds}: give zero (task analysis only) or more rounds")
     if config.witness_source == "agent" and agent is None:
