@@ -107,10 +107,15 @@ class WitnessSource:
     """The option it cannot run without, for the usage error."""
     repo_search: str | None = None
     """``module:function`` of its repository-form ``RepoSearch``; None: function level only."""
-    modes: tuple[str, ...] = ("per-trial",)
-    """The function form's modes it serves (``_modes.REGISTRY``)."""
-    repo_modes: tuple[str, ...] = ("per-trial",)
-    """The repository form's modes it serves."""
+    modes: tuple[str, ...] | None = ("per-trial",)
+    """The function form's modes it serves (``_modes.REGISTRY``); None: every one."""
+    repo_modes: tuple[str, ...] | None = ("per-trial",)
+    """The repository form's modes it serves; None: every one."""
+
+    def serves(self, mode: str, form: str) -> bool:
+        served = self.modes if form == "function" else self.repo_modes
+        return served is None or mode in served
+
     note: str = ""
     """Why it serves no other mode, for the usage error."""
 
@@ -141,8 +146,8 @@ SOURCES: dict[str, WitnessSource] = {
             "differential testing against G on generated inputs inside P's preconditions",
             "vouch.audit._trial:offline_search",
             repo_search="vouch.audit._swe_runs:offline_repo_search",
-            modes=("per-trial", "lightweight", "static"),
-            repo_modes=("per-trial", "lightweight"),
+            modes=None,
+            repo_modes=None,
         ),
         WitnessSource(
             "files",
@@ -189,14 +194,15 @@ def serves(name: str, mode: Mode, form: str) -> WitnessSource:
             (the sources that do are listed).
     """
     found = source(name) if form == "function" else repo_source(name)
-    served = found.modes if form == "function" else found.repo_modes
-    if mode.name in served:
+    if found.serves(mode.name, form):
         return found
-    others = [s.name for s in SOURCES.values() if mode.name in (s.modes if form == "function" else s.repo_modes)]
+    served = (found.modes if form == "function" else found.repo_modes) or ()
+    others = [s.name for s in SOURCES.values() if s.serves(mode.name, form)]
     why = f" ({found.note})" if found.note else ""
+    instead = f"use --witness-source {' or '.join(others)} with it" if others else "no witness source serves it"
     raise UsageError(
         f"--witness-source {name} serves --mode {', '.join(served)} in the {form} form, not {mode.name}{why}; "
-        f"use --witness-source {' or '.join(others)} with it"
+        + instead
     )
 
 
