@@ -68,10 +68,10 @@ class Pool:
             return None
         if not actual.startswith(tuple(f"raised {e}" for e in ("timeout", "RecursionError", *RESOURCE_ERRORS))):
             return None
+        what = "gives no answer in time" if actual == "raised timeout" else actual
         return (
-            f"the trial {actual.removeprefix('raised ')} only on an input past the scale of P's examples and "
-            "T0's inputs, where it runs out of time, recursion depth or memory: whether P asks for that scale "
-            "is a reading of P"
+            f"the trial {what} only on an input past the scale of P's examples and T0's inputs, where it "
+            "runs out of time, recursion depth or memory: whether P asks for that scale is a reading of P"
         )
 
     def why_valid(self, args: Sequence[Any]) -> str:
@@ -79,16 +79,15 @@ class Pool:
         k = _inputs.key(args)
         if k in self.explicit:
             return "it is one of P's own examples, and G gives the value P states"
-        kept = ", ".join(self.rules.notes) or "none stated"
         answered = "G answers it with a value of the type it gives on P's examples and T0's inputs"
         if k in self.past_scale:
             return (
-                "it is past the scale of P's examples and T0's inputs, where P states no bound "
-                f"(P's own bounds: {kept}); it keeps every other precondition, and {answered}"
+                "it is past the scale of P's examples and T0's inputs, where P states no bound; it keeps "
+                f"every other precondition ({self.rules.past_scale().describe()}), and {answered}"
             )
         return (
-            "it keeps every precondition read from P, its examples and T0's inputs (type, sign and "
-            f"scale, alphabet, format, length; P's own bounds: {kept}), and {answered}"
+            f"it keeps every precondition read from P, its examples and T0's inputs ({self.rules.describe()}), "
+            f"and {answered}"
         )
 
     def balance(self, limit: int) -> None:

@@ -225,6 +225,12 @@ class Preconditions:
                 return f"{self.args[i].name} and {self.args[j].name}: break {relation}, which every seed holds"
         return None
 
+    def describe(self) -> str:
+        """The rules that bind, one clause per argument (for a witness's ``why_valid``)."""
+        parts = [f"{rule.name}: {', '.join(_bindings(rule)) or 'any value of its type'}" for rule in self.args]
+        parts += [f"{self.args[i].name} {relation} {self.args[j].name}" for relation, i, j in self.relations]
+        return "; ".join(parts)
+
     def past_scale(self) -> Preconditions:
         """These rules without the seeds' scale: numbers of any magnitude on the seeds' side of
         zero and digit runs of any width, where P states no bound; every other rule holds."""
@@ -233,6 +239,33 @@ class Preconditions:
     def output_ok(self, value: Any) -> bool:
         """Whether G's output has a type G gives on the seeds (else the input is not valid)."""
         return not self.output_sigs or compatible(signature(value), self.output_sigs)
+
+
+def _bindings(rule: ArgRule) -> list[str]:
+    out = [" or ".join(_show(sig) for sig in sorted(rule.sigs))] if rule.sigs else []
+    if rule.low is not None or rule.high is not None:
+        low = "" if rule.low is None else f"{rule.low:g} <= "
+        high = "" if rule.high is None else f" <= {rule.high:g}"
+        out.append(f"{low}numbers{high}" + (" (P states it)" if rule.stated_low or rule.stated_high else ""))
+    flags = {
+        "categories": rule.categories is not None,
+        "the seeds' alphabet": rule.alphabet is not None,
+        "no outer or doubled spaces": rule.strip_spaces,
+        "non-empty text": rule.nonempty_str,
+        "balanced brackets": rule.balanced,
+        "one of the seeds' formats" + (" (digit runs of any width)" if rule.any_width else ""): rule.shapes is not None,
+        "one group per word": rule.single_groups,
+        "no leading zeros": rule.no_leading_zeros,
+        "sorted": rule.sorted_lists,
+        "distinct elements": rule.distinct_lists,
+        "whole floats": rule.whole_floats,
+        "not a prime": rule.not_prime,
+        "holds a prime": rule.has_prime,
+    }
+    out += [name for name, holds in flags.items() if holds]
+    if rule.min_len or rule.max_len is not None:
+        out.append(f"length >= {rule.min_len}" + ("" if rule.max_len is None else f", <= {rule.max_len}"))
+    return out
 
 
 def _past_scale(rule: ArgRule) -> ArgRule:
