@@ -30,6 +30,7 @@ from typing import Any
 
 from vouch.audit._inputs import Args, admitted, key
 from vouch.audit._preconditions import ArgRule, Preconditions, is_balanced
+from vouch.audit._preconditions import _numbers as numbers_of
 
 LONG = 120
 """The length of a 'long' generated string or list, unless P bounds it."""
@@ -374,7 +375,7 @@ def scaled(seeds: Sequence[Args], rules: Preconditions, rng: random.Random, limi
     inputs the rules without the seeds' scale admit (``Preconditions.past_scale``)."""
     wide = rules.past_scale()
     at = _positions(seeds, rules)
-    tops = [max([abs(n) for n in _numbers_in(v.values)] + [10]) for v in at]
+    tops = [max([abs(n) for value in v.values for n in numbers_of(value)] + [10]) for v in at]
     candidates: list[Args] = []
     for seed in seeds:
         together: list[list[Any]] = [list(seed) for _ in SCALES]
@@ -386,16 +387,6 @@ def scaled(seeds: Sequence[Args], rules: Preconditions, rng: random.Random, limi
         candidates += together
     rng.shuffle(candidates)
     return admitted(candidates, wide, {key(s) for s in seeds}, limit)
-
-
-def _numbers_in(values: Sequence[Any]) -> list[int | float]:
-    out: list[int | float] = []
-    for v in values:
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            out.append(v)
-        elif isinstance(v, (list, tuple)):
-            out += _numbers_in(list(v))
-    return out
 
 
 def _far_values(value: Any, rule: ArgRule, top: float, rng: random.Random) -> list[Any]:
