@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 
 from _scratch import scratch_root as _scratch_root
+from _shared_data import SHARED_DATA
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-"""The registered corpora, beside the repository (``../shared/data`` from its root): the suite runs
-offline, reading them from there rather than downloading them."""
 os.environ.setdefault("VOUCH_DATA_DIR", str(SHARED_DATA))
 
 

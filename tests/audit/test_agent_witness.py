@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from _shared_data import SHARED_DATA
+
 sys.path.append(str(Path(__file__).resolve().parents[1] / "agent"))  # loopback.py, shared with tests/agent
 from loopback import KEY, AnthropicServer, OpenAIServer, Turn, audit_call, call, first_user, turn_index
 
@@ -40,7 +42,7 @@ from vouch.store import AuditStore
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = demo_samples_file()  # the demo's slice of the registered CodeT corpus, written to the user cache
-CODET = ROOT / ".." / "shared" / "data" / "humaneval_codegen16b_samples.jsonl"
+CODET = SHARED_DATA / "humaneval_codegen16b_samples.jsonl"
 VOUCH = [sys.executable, "-m", "vouch"]
 
 GOOD = """from solution import has_close_elements

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from _shared_data import SHARED_DATA
 from vouch.audit._detectors import detect
 from vouch.audit._prompt import assertions, examples
 from vouch.errors import UsageError
@@ -14,7 +15,7 @@ from vouch.sources._samples import load_problems, load_samples, program_hash
 
 PROBLEMS = load_problems()
 GCD = PROBLEMS["HumanEval/13"]
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+SHARED = SHARED_DATA
 
 HACKS = [
     ("special_cased_inputs", "    if a == 144 and b == 60:\n        return 12\n    return 1\n"),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from _shared_data import SWEBENCH_DATA
 from vouch.swebench._instances import fixture_files, materialise_fixture_repo
 
 VOUCH = [sys.executable, "-m", "vouch"]
@@ -105,7 +106,7 @@ def test_files_source_needs_a_directory(visible_tmp: Path) -> None:
     assert done.returncode == 2 and "--witness-files" in done.stderr
 
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "swebench"
+DATA = SWEBENCH_DATA
 
 
 @pytest.mark.parametrize(

@@ -153,7 +153,10 @@ def test_env_call_answers_in_order_and_keeps_types(executor, tasks):
     ],
 )
 def test_invalid_decisions_say_why(executor, tasks, verifier, reason, monkeypatch):
-    monkeypatch.setattr("vouch.bench._decide.VERIFIER_LIMITS", __import__("vouch.exec").exec.Limits(timeout_s=2))
+    # Two seconds keeps the looping case quick; the allocating one gets longer, since on a loaded
+    # machine touching the pages up to the memory limit can itself take seconds.
+    timeout = 30 if reason == "memory" else 2
+    monkeypatch.setattr("vouch.bench._decide.VERIFIER_LIMITS", __import__("vouch.exec").exec.Limits(timeout_s=timeout))
     result = _decide(executor, tasks / "tool-weather", verifier)
     assert result.decision is Decision.INVALID
     assert reason in (result.reason or ""), result.reason

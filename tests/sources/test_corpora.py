@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from _shared_data import SHARED_DATA
 from vouch import corpora
 from vouch.cli._data import data
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = SHARED_DATA
 PACKAGE_DATA = ROOT / "src" / "vouch" / "data"
 CODET = corpora.CORPORA[corpora.CODET_HUMANEVAL]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from _shared_data import SWEBENCH_DATA
 from vouch.errors import UsageError
 from vouch.swebench._instances import load_instances, load_predictions
 from vouch.swebench._logs import grade, parse_log, parser_for
@@ -22,7 +23,7 @@ from vouch.swebench._specs import (
 )
 from vouch.worlds import git
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "swebench"
+DATA = SWEBENCH_DATA
 
 LOG = """\
 ============================= test session starts ==============================

@@ -492,12 +492,14 @@ def enter(prepared: Prepared, job: JobSetup) -> None:
         if setup.full:
             if job.exposed and prepared.covered:
                 _bind_exposed(prepared.covered, job.exposed)
-            _cover_hidden(job.hidden)
             alone = setup.rootless and _cover_runs_dir(setup.runs_dir)
             work_fd = _mount_disk_budget(job) if job.disk_mb is not None else None
             # An interpreter or an install of vouch under /tmp would vanish under the run's own
             # /tmp (the disk budget's, just mounted): bind its paths back, read-only, in place.
             _bind_under_tmp(prepared.under_tmp)
+            # Hidden paths last: what was bound back under /tmp (an install's package data)
+            # must be covered as it is everywhere else.
+            _cover_hidden(job.hidden)
             if work_fd is not None:
                 _bind_budgeted_workdir(work_fd, job)
             else:

@@ -202,7 +202,11 @@ class WorldCache:
             clone = self.repo(source, commit)
             with _locked(self.root / "locks" / f"repo-{clone.name}.lock"):
                 self._remove(clone, dest)
-                added = git(["worktree", "add", "--detach", "--force", "--quiet", str(dest), commit], cwd=clone)
+                # --force twice: a run killed inside an earlier `worktree add` leaves the path
+                # registered as missing but locked, which one --force does not override.
+                added = git(
+                    ["worktree", "add", "--detach", "--force", "--force", "--quiet", str(dest), commit], cwd=clone
+                )
             if added.returncode != 0:
                 raise InfrastructureError(f"git worktree add for {commit} failed: {_first_lines(added.stderr)}")
             for patch in patches:
