@@ -13,13 +13,20 @@ Sources are templates: ``@@NAME@@`` is replaced with a path or value of the test
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import socket
+import subprocess
+import sys
 import sysconfig
+import tempfile
 import time
 import uuid
+import venv
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -280,7 +287,13 @@ FAKE = b"VOUCH-FRAME-1\\n" + b"0123456789abcdef" + struct.pack("<Q", len(body)) 
 _SPRAY_FDS = (
     _FAKE_FRAME
     + """
+import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import venv
 for fd in range(3, 65):
     try:
         os.pwrite(fd, FAKE, 0)
@@ -460,7 +473,13 @@ with open("@@SENTINEL@@/keep.txt", "w") as f:
 """
 
 _WRITE_HOME = """
+import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import venv
 home = os.path.expanduser("~")
 with open(os.path.join(home, "@@TOKEN@@-home.txt"), "w") as f:
     f.write("x")
@@ -468,7 +487,13 @@ print("wrote into", home)
 """
 
 _WRITE_TMP = """
+import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import venv
 for d in ("/tmp", "/var/tmp", "/dev/shm"):
     if os.path.isdir(d):
         with open(os.path.join(d, "@@TOKEN@@-tmp.txt"), "w") as f:
@@ -477,7 +502,13 @@ print("wrote")
 """
 
 _READ_HIDDEN = """
+import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import venv
 for p in ("@@EXPOSED@@/hidden.txt", "@@EXPOSED@@/hidden-dir/inner.txt"):
     try:
         print(p, repr(open(p).read()))
@@ -487,7 +518,13 @@ print("listing", os.listdir("@@EXPOSED@@/hidden-dir"))
 """
 
 _PRINT_ENV = """
+import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import venv
 print(dict(os.environ))
 for p in ("/proc/self/environ", "/proc/1/environ"):
     try:
@@ -920,7 +957,13 @@ def test_two_pools_in_one_process_use_distinct_host_uids(make_executor: Executor
 
 
 _READ_SIBLINGS = """
+import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import venv
 runs = os.path.dirname(os.getcwd())
 for i in range(1, 10):
     path = os.path.join(runs, f"run-{i}", "secret.txt")
@@ -1085,3 +1128,50 @@ def test_paths_vouch_registers_and_its_default_outputs_are_hidden_from_every_run
     result = executor.run(call_spec(probe, args=(str(results), store)))
     assert result.ok, (result.status, result.reason, result.stderr_tail)
     assert result.value == ["", ""]
+
+
+_UNDER_TMP = """
+import json, os, sys
+from vouch.exec import LocalExecutor, Limits, RunSpec, Script, hide_in_runs
+site = sys.prefix  # an interpreter under /tmp: its paths are bound back over the run's private /tmp
+os.makedirs(os.path.join(site, "data"), mode=0o755)
+for name, text in (("visible.txt", "installed code"), ("data/answers.txt", "labelled answers")):
+    with open(os.path.join(site, name), "w") as f:
+        f.write(text)
+    os.chmod(os.path.join(site, name), 0o644)
+hide_in_runs(os.path.join(site, "data"))
+probe = (
+    "import sys\\n"
+    "for name in ('visible.txt', 'data/answers.txt'):\\n"
+    "    try:\\n"
+    "        print(open(sys.argv[1] + '/' + name).read())\\n"
+    "    except OSError as exc:\\n"
+    "        print(type(exc).__name__)\\n"
+)
+with LocalExecutor(workers=1) as pool:
+    spec = RunSpec(entry=Script("main.py", argv=(site,)), files={"main.py": probe}, limits=Limits(timeout_s=30))
+    result = pool.run(spec)
+print(json.dumps({"status": result.status.value, "stdout": result.stdout_tail}))
+"""
+
+
+def test_hidden_data_of_an_install_under_tmp_stays_hidden() -> None:
+    """A virtual environment under /tmp is bound back over the run's private /tmp; what vouch
+    hides inside it (its package data, a benchmark's answers) must be covered after that."""
+    home = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        home.chmod(0o755)
+        venv.EnvBuilder(system_site_packages=False, with_pip=False).create(home)
+        site_dirs = [p for p in sys.path if p.endswith("site-packages")]
+        pth = next((home / "lib").glob("python*/site-packages")) / "outer.pth"
+        pth.write_text("".join(f"import site; site.addsitedir({d!r})\n" for d in site_dirs))
+        proc = subprocess.run(
+            [str(home / "bin" / "python"), "-c", _UNDER_TMP], capture_output=True, text=True, timeout=120, check=False
+        )
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        outcome = json.loads(proc.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    assert outcome["status"] == "ok", outcome
+    assert outcome["stdout"].splitlines()[0] == "installed code", outcome  # the control: bound back
+    assert "labelled answers" not in outcome["stdout"], outcome
