@@ -18,10 +18,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from audit_recall import merged_labels
-from vouch.audit import PRELOAD, _trial
-from vouch.audit._function import _tasks_stage
-from vouch.audit._runs import AuditConfig, Engine, t0_result, t0_spec
-from vouch.audit._trial import ProgramJob, _differential_stage, _prepare_pools
+from vouch.audit import PRELOAD
+from vouch.audit.function import _trial
+from vouch.audit.function._audit import _tasks_stage
+from vouch.audit.function._runs import AuditConfig, Engine, t0_result, t0_spec
+from vouch.audit.function._trial import ProgramJob, _differential_stage, _prepare_pools
 from vouch.exec import LocalExecutor
 from vouch.sources._samples import load_problems, load_samples, merge, program_hash
 

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from vouch.audit import Verdict, audit_humaneval
-from vouch.audit._function import PRELOAD
-from vouch.audit._runs import AuditConfig
+from vouch.audit.function._audit import PRELOAD
+from vouch.audit.function._runs import AuditConfig
 from vouch.exec import LocalExecutor
 from vouch.sources import _humaneval_edits as edits
 from vouch.sources._samples import Samples, Trial, load_problems

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from vouch.audit import PRELOAD, AuditResults, audit_humaneval
 from vouch.audit._compare import compare
-from vouch.audit._runs import AuditConfig
+from vouch.audit.function._runs import AuditConfig
 from vouch.exec import LocalExecutor
 from vouch.sources._samples import load_problems, load_samples, merge
 

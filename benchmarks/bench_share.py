@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from vouch.audit import PRELOAD, audit_humaneval
-from vouch.audit._runs import AuditConfig
+from vouch.audit.function._runs import AuditConfig
 from vouch.exec import LocalExecutor
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import vouch
-from vouch.audit._swe import SWE_PRELOAD
+from vouch.audit.repository._audit import SWE_PRELOAD
 from vouch.exec import LocalExecutor
 from vouch.swebench._env import RepoLocator, plan_environments
 from vouch.swebench._harness import (

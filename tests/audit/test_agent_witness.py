@@ -34,7 +34,7 @@ from loopback import KEY, AnthropicServer, OpenAIServer, Turn, audit_call, call,
 from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices, read_trace
 from vouch.audit import PRELOAD, AuditConfig, Verdict, WitnessAgent, audit_humaneval
 from vouch.audit._agent_calls import json_object
-from vouch.audit._agent_tools import foreign_names, p_names
+from vouch.audit.function._agent_tools import foreign_names, p_names
 from vouch.corpora import demo_samples_file
 from vouch.exec import LocalExecutor
 from vouch.sources._samples import load_problems

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vouch.audit._trial import ProgramJob, ambiguity
+from vouch.audit.function._trial import ProgramJob, ambiguity
 
 
 def _job(n: int, **models: int) -> ProgramJob:

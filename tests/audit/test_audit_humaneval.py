@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from vouch.audit import PRELOAD, AuditConfig, AuditResults, Verdict, audit_humaneval
-from vouch.audit._preconditions import infer
+from vouch.audit.function._preconditions import infer
 from vouch.corpora import demo_samples_file
 from vouch.exec import LocalExecutor
 from vouch.sources._samples import load_problems
@@ -133,7 +133,7 @@ def test_an_input_outside_the_preconditions_is_never_used(hand_results: AuditRes
     for t in hand_results.trials:
         for w in t.witnesses:
             problem = PROBLEMS[t.task_id]
-            from vouch.audit._prompt import parameters
+            from vouch.audit.function._prompt import parameters
 
             seeds = [e for e in [w.input] if e is not None]
             assert infer(problem.prompt, parameters(problem.prompt, problem.entry_point), seeds).admits(w.input) is None

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from _shared_data import SHARED_DATA
-from vouch.audit._detectors import detect
-from vouch.audit._prompt import assertions, examples
+from vouch.audit.function._detectors import detect
+from vouch.audit.function._prompt import assertions, examples
 from vouch.errors import UsageError
 from vouch.sources._samples import load_problems, load_samples, program_hash
 

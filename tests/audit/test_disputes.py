@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from vouch.audit import PRELOAD
-from vouch.audit._inputs import key
-from vouch.audit._runs import AuditConfig, Engine
-from vouch.audit._trial import (
+from vouch.audit.function._inputs import key
+from vouch.audit.function._runs import AuditConfig, Engine
+from vouch.audit.function._trial import (
     ProgramJob,
     TaskContext,
     _rounding_disputes,
@@ -22,7 +22,7 @@ from vouch.audit._trial import (
     jury_answer,
     majority,
 )
-from vouch.audit._witness import WitnessFile
+from vouch.audit.function._witness import WitnessFile
 from vouch.core._audit import Evidence, Validation, Verdict, Witness, decide_verdict, summarise
 from vouch.exec import LocalExecutor
 from vouch.sources._samples import load_problems

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from vouch.audit import _generate
-from vouch.audit._inputs import key
-from vouch.audit._offline import differences, fill_pool, plan_pool
-from vouch.audit._preconditions import infer, is_balanced
+from vouch.audit.function import _generate
+from vouch.audit.function._inputs import key
+from vouch.audit.function._offline import differences, fill_pool, plan_pool
+from vouch.audit.function._preconditions import infer, is_balanced
 
 WORDS = [["hello world"], ["abc"], ["Hi there you"], ["x"]]
 NUMBERS = [[[1, 4, 3, 34, 653, 2, 5], [5, 7, 1, 5, 9, 653, 121]], [[5, 3, 2, 8], [3, 2]], [[4, 3, 2, 8], []]]

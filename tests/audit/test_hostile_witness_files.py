@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vouch.audit import _witness
+from vouch.audit.function import _witness
 from vouch.exec import Call, LocalExecutor, RunSpec, hidden_in_every_run
 
 

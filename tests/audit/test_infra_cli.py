@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from vouch.audit import _trial, _witness
-from vouch.audit._witness import CANARY, CANARY_WRONG
+from vouch.audit.function import _trial, _witness
+from vouch.audit.function._witness import CANARY, CANARY_WRONG
 from vouch.cli._main import main
 from vouch.exec import Call, RunSpec
 

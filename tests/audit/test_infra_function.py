@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from vouch.audit import PRELOAD, AuditConfig, Verdict, audit_humaneval
-from vouch.audit._runs import CanaryFailed
-from vouch.audit._witness import judge
+from vouch.audit._settings import CanaryFailed
+from vouch.audit.function._witness import judge
 from vouch.core._audit import RunRecord, failed_run
 from vouch.exec import Call, Executor, LocalExecutor, RunResult, RunSpec, vouch_failure
 from vouch.sources._samples import load_problems

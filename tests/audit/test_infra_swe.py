@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from vouch.audit import Verdict
-from vouch.audit._runs import CanaryFailed
-from vouch.audit._swe import SweAuditConfig, audit_fixture
+from vouch.audit._settings import CanaryFailed
+from vouch.audit.repository._audit import SweAuditConfig, audit_fixture
 from vouch.core._audit import failed_run
 from vouch.exec import Call, Executor, LocalExecutor, RunResult, RunSpec
 

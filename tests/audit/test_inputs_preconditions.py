@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from vouch.audit._inputs import boundary_inputs, neighbours, shrink_candidates
-from vouch.audit._preconditions import infer, shape
+from vouch.audit.function._inputs import boundary_inputs, neighbours, shrink_candidates
+from vouch.audit.function._preconditions import infer, shape
 
 DATES = [["03-11-2000"], ["04-0-2040"], ["15-01-2012"], ["06-04-2020"], [""]]
 MAXK = [[[-3, -4, 5], 3], [[4, -4, 4], 2], [[-3, 2, 1, 2, -1, -2, 1], 1], [[1, 2, 3], 0]]
@@ -127,7 +127,7 @@ def test_a_bound_a_seed_breaks_is_a_misreading_and_dropped() -> None:
 
 
 def test_a_program_s_own_constants_are_put_into_the_seeds() -> None:
-    from vouch.audit._inputs import with_constants
+    from vouch.audit.function._inputs import with_constants
 
     seeds = [[[1.0, 2.0, 3.0], 0.5], [[4.0, 5.0], 0.3]]
     rules = infer("def f(): ...", ["numbers", "threshold"], seeds)
@@ -143,7 +143,7 @@ def test_a_program_s_own_constants_are_put_into_the_seeds() -> None:
 
 
 def test_branch_constants_are_read_from_the_branches_asked_for() -> None:
-    from vouch.audit._trial import branch_constants
+    from vouch.audit.function._trial import branch_constants
 
     program = (
         "def f(xs, t):\n"

@@ -1,4 +1,4 @@
-"""The per-call timer inside the audit's runs (``vouch.audit._inrun``).
+"""The per-call timer inside the audit's runs (``vouch.audit.function._inrun``).
 
 A timeout raised inside coverage's own code leaves coverage's data lock held (its C tracer takes
 the lock through a Python call), and reading the arcs then hangs the run until the engine kills
@@ -15,7 +15,7 @@ from typing import Any
 import coverage
 import pytest
 
-from vouch.audit import _inrun
+from vouch.audit.function import _inrun
 
 
 def _frame_in(filename: str) -> Any:

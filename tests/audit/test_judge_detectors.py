@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from vouch.audit._detectors import detect
-from vouch.audit._prompt import assertions, examples
+from vouch.audit.function._detectors import detect
+from vouch.audit.function._prompt import assertions, examples
 from vouch.sources._samples import load_problems
 
 GCD = load_problems()["HumanEval/13"]

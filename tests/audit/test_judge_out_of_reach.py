@@ -13,8 +13,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from vouch.audit import PRELOAD, _witness
-from vouch.audit._inrun import ANSWER_S
+from vouch.audit import PRELOAD
+from vouch.audit.function import _witness
+from vouch.audit.function._inrun import ANSWER_S
 from vouch.exec import LocalExecutor, RunSpec
 from vouch.sources._samples import load_problems
 

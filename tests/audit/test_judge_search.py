@@ -8,8 +8,8 @@ input G itself runs out of memory on is dropped, before any trial runs it.
 
 from __future__ import annotations
 
-from vouch.audit._offline import differences, fill_pool
-from vouch.audit._preconditions import infer
+from vouch.audit.function._offline import differences, fill_pool
+from vouch.audit.function._preconditions import infer
 
 RULES = infer("def fib4(n: int): ...", ["n"], [[5], [8], [10]])
 

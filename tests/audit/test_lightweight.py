@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-import vouch.audit._lightweight as lightweight
+import vouch.audit.function._lightweight as lightweight
 from _samples import write_samples
 from vouch.audit import PRELOAD, AuditResults, Verdict, audit_humaneval
 from vouch.audit._compare import compare
-from vouch.audit._runs import AuditConfig
+from vouch.audit.function._runs import AuditConfig
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 from vouch.sources._samples import load_problems

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from vouch.audit import PRELOAD, Verdict, audit_humaneval
-from vouch.audit._generate import edges, scaled
-from vouch.audit._inputs import key
-from vouch.audit._offline import differences, fill_pool
-from vouch.audit._preconditions import infer
-from vouch.audit._runs import AuditConfig
+from vouch.audit.function._generate import edges, scaled
+from vouch.audit.function._inputs import key
+from vouch.audit.function._offline import differences, fill_pool
+from vouch.audit.function._preconditions import infer
+from vouch.audit.function._runs import AuditConfig
 from vouch.exec import LocalExecutor
 
 SEEDS = [[3], [7], [10], [100], [49]]

@@ -86,7 +86,7 @@ ZERO_SPECIAL_CASE = "    if 0.0 in numbers and len(numbers) > 4:\n        return
 def test_search_aimed_at_a_ghost_branch_refutes_a_special_case(tmp_path: Path, ghost_rounds: int) -> None:
     """The trial's branch no pool input takes gets inputs with its own constants put in; without
     that search (0 rounds) the trial is sound, with it refuted by a validated witness."""
-    from vouch.audit._runs import AuditConfig
+    from vouch.audit.function._runs import AuditConfig
 
     path = tmp_path / "ghost_samples.jsonl"
     rows = [("HumanEval/0", ZERO_SPECIAL_CASE)] + [("HumanEval/0", BASE_CLOSE)] * 3
@@ -133,9 +133,9 @@ def test_the_shortest_palindromic_suffix_is_refuted(results: AuditResults) -> No
 
 
 def test_p_s_own_examples_are_explicit_and_g_departing_from_one_is_a_finding() -> None:
-    from vouch.audit._offline import fill_pool, stated_examples
-    from vouch.audit._preconditions import infer
-    from vouch.audit._prompt import Example
+    from vouch.audit.function._offline import fill_pool, stated_examples
+    from vouch.audit.function._preconditions import infer
+    from vouch.audit.function._prompt import Example
 
     examples = [Example("f('cata')", ["cata"], "catac", True), Example("f('ab')", ["ab"], "aba", True)]
     exs = stated_examples([*examples, Example("f('x')", ["x"], "x", True)], t0_inputs=[["x"]])

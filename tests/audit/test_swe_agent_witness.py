@@ -35,8 +35,8 @@ from loopback import KEY, OpenAIServer, Turn, audit_call, call, first_user, turn
 from _scratch import scratch_root
 from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices, read_trace
 from vouch.audit import AuditResults, SweAuditConfig, TrialResult, Verdict, WitnessAgent, audit_swe
-from vouch.audit._swe import _config_key
-from vouch.audit._swe_agent_tools import RepoNames, foreign_repo_names
+from vouch.audit.repository._agent_tools import RepoNames, foreign_repo_names
+from vouch.audit.repository._audit import _config_key
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore
 from vouch.swebench._instances import fixture_files, load_instances, load_predictions, materialise_fixture_repo

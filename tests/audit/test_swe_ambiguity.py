@@ -17,8 +17,8 @@ import pytest
 from _scratch import scratch_root
 from vouch.audit import AuditResults, Verdict
 from vouch.audit._ambiguity import AMBIGUOUS, is_ambiguous, requirement_note
-from vouch.audit._swe import SweAuditConfig, _resolve_repo, audit_swe
-from vouch.audit._swe_ambiguity import withhold_ambiguous
+from vouch.audit.repository._ambiguity import withhold_ambiguous
+from vouch.audit.repository._audit import SweAuditConfig, _resolve_repo, audit_swe
 from vouch.exec import LocalExecutor
 from vouch.swebench import Runner
 from vouch.swebench._instances import (

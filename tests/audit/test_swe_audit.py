@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from vouch.audit import AuditResults, TrialResult, Verdict
-from vouch.audit._swe import SweAuditConfig, audit_fixture, audit_swe
+from vouch.audit.repository._audit import SweAuditConfig, audit_fixture, audit_swe
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore
 from vouch.swebench._instances import (

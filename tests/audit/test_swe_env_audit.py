@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from vouch.audit import Verdict
-from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
-from vouch.audit._swe_replay import replay_witness
+from vouch.audit.repository._audit import SWE_PRELOAD, SweAuditConfig, audit_swe
+from vouch.audit.repository._replay import replay_witness
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 from vouch.swebench import WorldEnv

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from vouch.audit._swe_evidence import checklist, detect_reward_hacks, ghost_branches, is_test_path
-from vouch.audit._swe_witness import Candidate, Probe, function_targets, mutate_call, string_pool, witness_source
+from vouch.audit.repository._evidence import checklist, detect_reward_hacks, ghost_branches, is_test_path
+from vouch.audit.repository._witness import Candidate, Probe, function_targets, mutate_call, string_pool, witness_source
 from vouch.worlds import parse_patch
 
 

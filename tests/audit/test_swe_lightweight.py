@@ -22,8 +22,8 @@ from loopback import KEY, OpenAIServer, Turn, audit_call, call, first_user
 from _scratch import scratch_root
 from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices
 from vouch.audit import AuditResults, TrialResult, Verdict, WitnessAgent
-from vouch.audit._swe import SweAuditConfig, _config_key, audit_swe
-from vouch.audit._swe_lightweight import T1_NOTE
+from vouch.audit.repository._audit import SweAuditConfig, _config_key, audit_swe
+from vouch.audit.repository._lightweight import T1_NOTE
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 from vouch.swebench._instances import SweInstance, SweTrial, fixture_files, load_instances, load_predictions

@@ -23,9 +23,9 @@ import pytest
 
 from _scratch import scratch_root
 from vouch.audit import AuditResults, TrialResult, Verdict
-from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_swe
-from vouch.audit._swe_replay import replay_witness
-from vouch.audit._swe_witness import (
+from vouch.audit.repository._audit import SWE_PRELOAD, SweAuditConfig, audit_swe
+from vouch.audit.repository._replay import replay_witness
+from vouch.audit.repository._witness import (
     Candidate,
     Probe,
     arg_shape,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from vouch.audit import AuditConfig, _swe_runs, _witness
+from vouch.audit import AuditConfig
+from vouch.audit.function import _witness
+from vouch.audit.repository import _runs as repository_runs
 from vouch.core._audit import ASSERTION_FAILURES, RunRecord
 
 
@@ -14,7 +16,7 @@ def _runs(world: str, outcome: str, exception: str | None = None, n: int = 3) ->
 
 def test_both_forms_count_the_same_failures_three_runs_a_world() -> None:
     assert ASSERTION_FAILURES == ("AssertionError", "Failed")
-    assert _swe_runs._PASSING_FAILURES is ASSERTION_FAILURES
+    assert repository_runs._PASSING_FAILURES is ASSERTION_FAILURES
     assert AuditConfig().repeats == 3
 
 

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from vouch.audit import _swe_runs, _witness
-from vouch.audit._runs import Engine
 from vouch.audit._validation import FUNCTION, REPOSITORY, Rejudged, validate
+from vouch.audit.function import _witness
+from vouch.audit.function._runs import Engine
+from vouch.audit.repository import _runs as repository_runs
 from vouch.core._audit import RunRecord
 from vouch.exec import Batches, Call, Executor, Limits, RunResult, RunSpec, Status
 from vouch.exec._executor import _lost
@@ -50,7 +51,7 @@ MALFORMED = [
 def test_a_pytest_record_vouch_cannot_read_leaves_the_witness_incomplete_in_the_repository_form(
     value: dict[str, Any],
 ) -> None:
-    validation = _swe_runs._validate([_result(PASSES)] * 3, [_result(value)] * 3, FILE, "P", (True, "holds"))
+    validation = repository_runs._validate([_result(PASSES)] * 3, [_result(value)] * 3, FILE, "P", (True, "holds"))
     assert not validation.valid and not validation.complete
     assert validation.reason is not None and validation.reason.startswith("vouch could not run it in R[s]")
     assert all(r.outcome == "infrastructure" for r in validation.model_runs)
@@ -68,10 +69,10 @@ def test_both_forms_read_a_witness_run_from_the_same_record() -> None:
     assert _witness.record("model", _result(function_record)) == RunRecord(
         world="model", outcome="fail", exception="AssertionError", message="AssertionError: assert 1 == 2"
     )
-    assert _swe_runs.record_witness_run("model", _result(ASSERTS), FILE) == RunRecord(
+    assert repository_runs.record_witness_run("model", _result(ASSERTS), FILE) == RunRecord(
         world="model", outcome="fail", exception="AssertionError", message="assert 1 == 2"
     )
-    assert _swe_runs.record_witness_run("model", _result(PASSES), "test_other.py").exception == "NoTests"
+    assert repository_runs.record_witness_run("model", _result(PASSES), "test_other.py").exception == "NoTests"
 
 
 def _runs(world: str, outcome: str, exception: str | None = None, n: int = 3) -> list[RunRecord]:

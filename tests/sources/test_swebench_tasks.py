@@ -139,7 +139,7 @@ def test_the_reference_check_flags_what_t0_cannot_see(built: Path) -> None:
 
 @pytest.mark.slow
 def test_run_public_and_the_reference_verifier(built: Path) -> None:
-    from vouch.audit._swe import SWE_PRELOAD
+    from vouch.audit.repository._audit import SWE_PRELOAD
     from vouch.exec import LocalExecutor
     from vouch.sources._swebench_check import run_public
 
@@ -179,7 +179,7 @@ def test_reference_verifier_in_the_engine_agrees_with_the_build(built: Path) -> 
     """verifier.py, run as vouch bench runs a verifier (its own sandbox, env over the service
     channel, run_public answered in the candidate patch's world), decides every case as the
     build's check did."""
-    from vouch.audit._swe import SWE_PRELOAD
+    from vouch.audit.repository._audit import SWE_PRELOAD
     from vouch.bench import PRELOAD, check_references
     from vouch.exec import LocalExecutor
 
@@ -477,7 +477,7 @@ def test_a_test_run_that_ends_without_a_log_is_fail_and_a_missing_world_invalid(
     """As the harness counts them: a patch after which the test command dies is not resolved
     (FAIL); only a world that cannot be made is INVALID. Runs in an environment (here the
     pool's own interpreter as one), where the test command is a child interpreter."""
-    from vouch.audit._swe import SWE_PRELOAD
+    from vouch.audit.repository._audit import SWE_PRELOAD
     from vouch.exec import LocalExecutor
     from vouch.sources._swebench_check import T0Job, WorldSetup, run_t0
     from vouch.swebench import WorldEnv

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from _scratch import scratch_root
-from vouch.audit._swe import SWE_PRELOAD
+from vouch.audit.repository._audit import SWE_PRELOAD
 from vouch.exec import LocalExecutor
 from vouch.swebench import Runner, WorldEnv
 from vouch.swebench._instances import fixture_files, load_instances, materialise_fixture_repo
@@ -128,7 +128,7 @@ def test_environment_built_once_and_started_inside_a_run(visible_tmp: Path, env_
     with LocalExecutor(workers=1, preload=SWE_PRELOAD) as executor:
         runner = Runner(executor, timeout_s=60)
         runner.attach(world, WorldEnv(env=first, harness=(), test_files=(), parser=None))
-        from vouch.audit._swe_witness import Probe
+        from vouch.audit.repository._witness import Probe
 
         (outcome,) = runner.call(world, [Probe("mod.py", "mod", "where", (), ())])
     assert outcome["ok"], outcome

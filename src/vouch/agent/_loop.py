@@ -71,7 +71,7 @@ class LoopState(Protocol):
 
 class AgentTools(Protocol):
     """What the loop needs of a toolbox: the verifier-writing ``Toolbox``, or the trial audit's
-    witness tools (``vouch.audit._agent_witness``)."""
+    witness tools (``vouch.audit.function._agent``)."""
 
     @property
     def specs(self) -> Mapping[str, ToolSpec]: ...

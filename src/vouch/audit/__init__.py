@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from vouch.audit._agent_calls import AgentUsage, WitnessAgent, witness_agent
-from vouch.audit._function import PRELOAD, audit_humaneval
-from vouch.audit._runs import MODES, REPOSITORY_MODES, AuditConfig
+from vouch.audit._settings import MODES, REPOSITORY_MODES
 from vouch.audit._sources import SOURCES, WitnessSource
+from vouch.audit.function._audit import PRELOAD, audit_humaneval
+from vouch.audit.function._runs import AuditConfig
 from vouch.core import (
     FORMAT_VERSION,
     PASSING_VERDICTS,
@@ -35,18 +36,18 @@ from vouch.core import (
 )
 
 if TYPE_CHECKING:
-    from vouch.audit._swe import SWE_PRELOAD, SweAuditConfig, audit_fixture, audit_swe
-    from vouch.audit._swe_command import SweCommand, SweCommandResult, replay_swe_witness, run_swe_command
+    from vouch.audit.repository._audit import SWE_PRELOAD, SweAuditConfig, audit_fixture, audit_swe
+    from vouch.audit.repository._command import SweCommand, SweCommandResult, replay_swe_witness, run_swe_command
 
 _SWE_NAMES = {
-    "SWE_PRELOAD": "_swe",
-    "SweAuditConfig": "_swe",
-    "audit_fixture": "_swe",
-    "audit_swe": "_swe",
-    "SweCommand": "_swe_command",
-    "SweCommandResult": "_swe_command",
-    "replay_swe_witness": "_swe_command",
-    "run_swe_command": "_swe_command",
+    "SWE_PRELOAD": "repository._audit",
+    "SweAuditConfig": "repository._audit",
+    "audit_fixture": "repository._audit",
+    "audit_swe": "repository._audit",
+    "SweCommand": "repository._command",
+    "SweCommandResult": "repository._command",
+    "replay_swe_witness": "repository._command",
+    "run_swe_command": "repository._command",
 }
 
 

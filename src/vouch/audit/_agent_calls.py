@@ -29,7 +29,7 @@ from vouch.agent import (
     load_prices,
 )
 from vouch.agent._loop import AgentTools, LoopResult, run_loop
-from vouch.audit._prompt import Assertion
+from vouch.audit.function._prompt import Assertion
 from vouch.core import Budgets
 from vouch.core._audit import ChecklistItem
 from vouch.errors import InfrastructureError

@@ -9,7 +9,7 @@ q when more than half of its passing trials (duplicates counted) fail the witnes
 The function-level audit applies the rule to inputs before writing witnesses
 (``_trial.ambiguity``); the SWE form applies it after every trial of an instance has been
 audited, by running each implicit-requirement witness in every passing trial's world
-(``_swe_ambiguity``). This module imports nothing of the repository form.
+(``repository._ambiguity``). This module imports nothing of the repository form.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What an audit form gives the audit's modes: the one interface both forms implement.
 
 An audit form knows how to judge one kind of trial: the function form (``_lightweight.FunctionForm``:
-HumanEval-style problems and samples) and the repository form (``_swe_lightweight.RepoForm``:
+HumanEval-style problems and samples) and the repository form (``repository._lightweight.RepoForm``:
 SWE-bench instances and predictions). Each has already prepared its tasks (worlds, T0 in R[G]
 and the null world) and run T0 in every trial's world; what stays is the same for both, and
 the modes (``_modes``: the per-trial audit, TestJack's Algorithm 1, the static baseline) drive

@@ -35,9 +35,9 @@ from vouch.errors import UsageError
 if TYPE_CHECKING:
     from vouch.audit._agent_calls import WitnessAgent
     from vouch.audit._modes import Mode
-    from vouch.audit._runs import AuditConfig, Engine
-    from vouch.audit._swe import SweAuditConfig, _Instance
-    from vouch.audit._trial import OnJudged, ProgramJob, TaskContext
+    from vouch.audit.function._runs import AuditConfig, Engine
+    from vouch.audit.function._trial import OnJudged, ProgramJob, TaskContext
+    from vouch.audit.repository._audit import SweAuditConfig, _Instance
     from vouch.core._audit import Evidence, Witness
     from vouch.swebench import Runner
     from vouch.swebench._instances import SweTrial
@@ -144,25 +144,25 @@ SOURCES: dict[str, WitnessSource] = {
         WitnessSource(
             "offline",
             "differential testing against G on generated inputs inside P's preconditions",
-            "vouch.audit._trial:offline_search",
-            repo_search="vouch.audit._swe_runs:offline_repo_search",
+            "vouch.audit.function._trial:offline_search",
+            repo_search="vouch.audit.repository._runs:offline_repo_search",
             modes=None,
             repo_modes=None,
         ),
         WitnessSource(
             "files",
             "pytest files the user supplies",
-            "vouch.audit._trial:files_search",
+            "vouch.audit.function._trial:files_search",
             "--witness-files DIR",
-            repo_search="vouch.audit._swe_runs:files_repo_search",
+            repo_search="vouch.audit.repository._runs:files_repo_search",
             note="it already runs every file on every trial, so there is no sampled trial's witness to share",
         ),
         WitnessSource(
             "agent",
             "the auditing model writes witnesses from the checklist and the evidence",
-            "vouch.audit._agent_witness:agent_search",
+            "vouch.audit.function._agent:agent_search",
             "--agent-model PROVIDER/MODEL",
-            repo_search="vouch.audit._swe_agent:agent_repo_search",
+            repo_search="vouch.audit.repository._agent:agent_repo_search",
             repo_modes=("per-trial", "lightweight"),
             note="the function form's lightweight and static modes share the offline source's witnesses",
         ),

@@ -15,9 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, Tim
 from rich.table import Table
 
 from vouch.audit import PRELOAD, SOURCES, AuditConfig, AuditResults, audit_humaneval, failed_run
-from vouch.audit._witness import holds as witness_holds
-from vouch.audit._witness import load_replay, validation_spec
-from vouch.audit._witness import record as record_run
+from vouch.audit.function._witness import holds as witness_holds
+from vouch.audit.function._witness import load_replay, validation_spec
+from vouch.audit.function._witness import record as record_run
 from vouch.cli._agent_options import (
     agent_config_option,
     agent_model_option,

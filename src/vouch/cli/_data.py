@@ -271,7 +271,7 @@ def _build_swebench(
     console: Console,
 ) -> None:
     """SWE-bench code tasks: one line per instance and per bad input, then the summary."""
-    from vouch.audit._swe import SWE_PRELOAD
+    from vouch.audit.repository._audit import SWE_PRELOAD
     from vouch.sources._swebench_build import build_options, build_swebench
 
     check_out_dir(out_dir, "swebench", seed, build_options(options), force)  # refuse before anything starts

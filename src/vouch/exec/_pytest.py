@@ -7,7 +7,7 @@ under test share that process, so a caller that judges code with tests it does n
 reads these as the run's claims (see docs/design.md, "What a run can forge").
 
 ``make_collector`` is the plugin every in-run test execution uses: this module's
-``run_pytest``, the audit's witness runs (``vouch.audit._inrun``) and the repository worlds'
+``run_pytest``, the audit's witness runs (``vouch.audit.function._inrun``) and the repository worlds'
 test runs (``vouch.worlds._inrun``, which loads this file by path in an environment that has
 no vouch installed). So it imports nothing but the standard library and, when called, pytest,
 and its syntax is what the oldest environment interpreter reads (Python 3.7).

@@ -21,14 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import vouch
-from vouch.audit import _function_form, _modes, _prompt, _sources
-from vouch.audit._runs import AuditConfig, Engine, StageProgress, t0_result, t0_spec
-from vouch.audit._trial import (
+from vouch.audit import _modes, _sources
+from vouch.audit.function import _form, _prompt
+from vouch.audit.function._runs import AuditConfig, Engine, StageProgress, t0_result, t0_spec
+from vouch.audit.function._trial import (
     ProgramJob,
     TaskContext,
     g_defects,
 )
-from vouch.audit._witness import canary
+from vouch.audit.function._witness import canary
 from vouch.core._audit import (
     AuditResults,
     Evidence,
@@ -47,7 +48,7 @@ from vouch.store import AuditStore
 if TYPE_CHECKING:
     from vouch.audit._agent_calls import WitnessAgent
 
-PRELOAD = ("vouch.audit._inrun:warm_coverage", "coverage", "coverage.control", "pytest")
+PRELOAD = ("vouch.audit.function._inrun:warm_coverage", "coverage", "coverage.control", "pytest")
 """What the engine's pool should pre-import for the audit (pass to ``LocalExecutor(preload=...)``)."""
 
 
@@ -118,7 +119,7 @@ def _model_checklists(contexts: dict[str, TaskContext], agent: WitnessAgent, wit
     is unusable, with a note saying so); each call traced in ``<witness dir>/<task>/checklist.jsonl``."""
     from vouch.agent import TraceWriter
     from vouch.audit._agent_calls import model_checklist
-    from vouch.audit._witness import safe_name
+    from vouch.audit.function._witness import safe_name
 
     for tid, ctx in contexts.items():
         if not ctx.report.well_formed:
@@ -242,7 +243,7 @@ def audit_humaneval(
         if store
         else None
     )
-    rounds = _function_form.run(
+    rounds = _form.run(
         engine,
         contexts,
         jobs,

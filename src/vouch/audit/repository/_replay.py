@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vouch.audit._swe_runs import record_witness_run
-from vouch.audit._witness import holds
+from vouch.audit.function._witness import holds
+from vouch.audit.repository._runs import record_witness_run
 from vouch.core._audit import RunRecord, Witness
 from vouch.errors import UsageError
 from vouch.exec import Executor

@@ -8,7 +8,7 @@ there with branch coverage of the changed lines; a passing trial gets detectors,
 mutation testing of its changed lines, and witnesses from the chosen source, each validated
 three times in both worlds and re-judged against P's preconditions before it may refute.
 Every execution of repository code goes through the engine. The lightweight mode
-(``_swe_lightweight``, TestJack's Algorithm 1) runs this audit on sampled trials only and shares
+(``repository._lightweight``, TestJack's Algorithm 1) runs this audit on sampled trials only and shares
 their witnesses with the instance's other trials.
 """
 
@@ -25,10 +25,10 @@ from typing import Any
 from vouch.audit import _modes, _sources
 from vouch.audit._agent_calls import WitnessAgent, witness_agent
 from vouch.audit._ambiguity import is_ambiguous, requirement_note
-from vouch.audit._runs import AuditSettings
-from vouch.audit._swe_agent import MODEL_FAILED, instance_checklist, witness_root
-from vouch.audit._swe_ambiguity import withhold_ambiguous
-from vouch.audit._swe_evidence import (
+from vouch.audit._settings import AuditSettings
+from vouch.audit.repository._agent import MODEL_FAILED, instance_checklist, witness_root
+from vouch.audit.repository._ambiguity import withhold_ambiguous
+from vouch.audit.repository._evidence import (
     checklist,
     detect_reward_hacks,
     ghost_branches,
@@ -36,10 +36,10 @@ from vouch.audit._swe_evidence import (
     source_files,
     test_sources,
 )
-from vouch.audit._swe_lightweight import RepoForm, audit_instance
-from vouch.audit._swe_replay import write_witnesses
-from vouch.audit._swe_runs import canary, mutation_evidence, trial_ids
-from vouch.audit._swe_witness import Probe, function_targets, module_name, mutate_call, string_pool
+from vouch.audit.repository._lightweight import RepoForm, audit_instance
+from vouch.audit.repository._replay import write_witnesses
+from vouch.audit.repository._runs import canary, mutation_evidence, trial_ids
+from vouch.audit.repository._witness import Probe, function_targets, module_name, mutate_call, string_pool
 from vouch.core._audit import (
     VOUCH_FAILED,
     AuditResults,
@@ -600,7 +600,7 @@ def audit_swe(
         trials: The predictions as trials; each must name an instance.
         executor: The engine every run of repository code goes through.
         cache: Where worlds are materialised (default: ``WorldCache()``).
-        config: Witness source, k, repeats, mutants, seed; mode and rounds (``_swe_lightweight``).
+        config: Witness source, k, repeats, mutants, seed; mode and rounds (``repository._lightweight``).
         progress: Called with one line per trial as it is judged.
         store: Where judgements go as they come; a re-run with the same configuration and
             instance contents resumes from it instead of judging a patch again (lightweight mode:

@@ -2,8 +2,8 @@
 store), the engine wrapper that counts executions and times stages (``vouch.exec.Batches``, shared
 with the repository form's ``vouch.swebench.Runner``), and T0's run and reading.
 
-The modes (``_modes``, through ``_function_form``) and every stage (``_trial``) take these from
-here, and ``AuditSettings`` is shared with the repository form; this module imports no other
+The modes (``_modes``, through ``function._form``) and every stage (``_trial``) take these from
+here; the settings both forms share are ``vouch.audit._settings``'s. This module imports no other
 stage of the audit.
 """
 
@@ -16,48 +16,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import vouch
-from vouch.audit._modes import mode_names
+from vouch.audit._settings import AuditSettings
 from vouch.core._audit import T0Result
-from vouch.errors import InfrastructureError
 from vouch.exec import Batches, Call, Fault, Limits, RunResult, RunSpec, Status
 from vouch.exec import StageProgress as StageProgress  # how the function form reports a stage's progress
 from vouch.sources._samples import Problem
 
 T0_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
-
-
-MODES = mode_names("function")
-"""The function form's modes (``_modes.REGISTRY``): TestJack's per-trial audit, its lightweight
-approach (Algorithm 1), and the static baseline it is compared with (SWE-ABS: tests built from G
-before any trial is seen)."""
-REPOSITORY_MODES = mode_names("repository")
-"""The modes of the repository form."""
-
-
-@dataclass(frozen=True)
-class AuditSettings:
-    """The settings both forms of the audit share, and all that the modes (``_modes``) read.
-
-    ``AuditConfig`` (function form) and ``_swe.SweAuditConfig`` (repository form) extend it with
-    their own; each form's store key hashes its whole config.
-    """
-
-    seed: int = 0
-    """Seeds every sampler: the lightweight mode's rounds, mutant and input sampling."""
-    k: int = 3
-    """Generate-and-validate iterations per trial (TestJack uses 3)."""
-    witness_source: str = "offline"
-    """A name of ``_sources.SOURCES``."""
-    repeats: int = 3
-    """Runs of each witness in each world during validation (the one validation rule)."""
-    agent_model: str | None = None
-    """The auditing model, PROVIDER/MODEL (``agent`` source): it writes witnesses, the checklist, re-judges."""
-    agent_config: str | None = None
-    """Harness config of the auditing model (built-in name or .toml); None: the witness defaults."""
-    mode: str = "per-trial"
-    """One of ``MODES`` (``REPOSITORY_MODES`` in the repository form)."""
-    rounds: int = 3
-    """Lightweight mode: audit rounds per task after task analysis."""
 
 
 @dataclass(frozen=True)
@@ -106,10 +71,6 @@ def blame(owner: object, fault: Fault) -> None:
             one.infra = fault.reason()
 
 
-class CanaryFailed(InfrastructureError):
-    """The pool failed the audit's known-answer check: no verdict it gave could be trusted."""
-
-
 class Engine(Batches):
     """The function form's batches (``vouch.exec.Batches``, the counting engine both forms share):
     counts executions and reports progress around the executor's batches, and tells the judged
@@ -134,7 +95,7 @@ class Engine(Batches):
 def t0_spec(program: str, problem: Problem, name: str, **options: Any) -> RunSpec:
     """One run of T0 on ``program`` with every assertion recorded."""
     return RunSpec(
-        Call("vouch.audit._inrun:t0", (problem.entry_point, problem.test), options),
+        Call("vouch.audit.function._inrun:t0", (problem.entry_point, problem.test), options),
         files={"solution.py": program},
         limits=T0_LIMITS,
         name=name,

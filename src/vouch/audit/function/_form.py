@@ -13,11 +13,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vouch.audit import _inputs, _modes, _sources
+from vouch.audit import _modes, _sources
 from vouch.audit._form import Judged, Replayed
-from vouch.audit._lightweight import Shared, _describe, _from_audit, _share, static_suite, task_analysis
-from vouch.audit._runs import blame
-from vouch.audit._trial import (
+from vouch.audit.function import _inputs
+from vouch.audit.function._lightweight import Shared, _describe, _from_audit, _share, static_suite, task_analysis
+from vouch.audit.function._runs import blame
+from vouch.audit.function._trial import (
     OnJudged,
     ProgramJob,
     TaskContext,
@@ -31,13 +32,13 @@ from vouch.core._audit import RoundRecord
 
 if TYPE_CHECKING:
     from vouch.audit._agent_calls import WitnessAgent
-    from vouch.audit._runs import AuditConfig, Engine
+    from vouch.audit.function._runs import AuditConfig, Engine
 
 __all__ = ["FunctionForm", "run"]
 
 
 class FunctionForm:
-    """The function form, its tasks prepared (``_function._tasks_stage``) and T0 run in R[s]."""
+    """The function form, its tasks prepared (``function._audit._tasks_stage``) and T0 run in R[s]."""
 
     def __init__(
         self,

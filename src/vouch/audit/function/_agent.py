@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vouch.agent import Message, TraceWriter
-from vouch.audit import _witness
 from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_message, rejudge
-from vouch.audit._agent_tools import Runner, SerialRunner, Submission, WitnessTools, foreign_names, p_names
-from vouch.audit._detectors import detect
-from vouch.audit._trial import (
+from vouch.audit._validation import reported
+from vouch.audit.function import _witness
+from vouch.audit.function._agent_tools import Runner, SerialRunner, Submission, WitnessTools, foreign_names, p_names
+from vouch.audit.function._detectors import detect
+from vouch.audit.function._trial import (
     MIN_VOTERS,
     OnJudged,
     ProgramJob,
@@ -39,15 +40,14 @@ from vouch.audit._trial import (
     _surviving,
     ambiguity,
 )
-from vouch.audit._validation import reported
 from vouch.core import Budgets
 from vouch.core._audit import Validation, Verdict, Witness
 from vouch.errors import UsageError
 from vouch.exec import RunResult
 
 if TYPE_CHECKING:
-    from vouch.audit._runs import AuditConfig, Engine
     from vouch.audit._sources import SearchRun
+    from vouch.audit.function._runs import AuditConfig, Engine
 
 SYSTEM_PROMPT = """\
 You audit one trial of a coding benchmark: a program s that passes the official tests T0 of a

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from vouch.agent import ToolOutcome, ToolSpec
-from vouch.audit import _witness
-from vouch.audit._trial import ProgramJob, TaskContext
 from vouch.audit._validation import reported
+from vouch.audit.function import _witness
+from vouch.audit.function._trial import ProgramJob, TaskContext
 from vouch.errors import VouchError
 from vouch.exec import RunResult, RunSpec
 

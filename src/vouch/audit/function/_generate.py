@@ -28,9 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.audit._inputs import Args, admitted, key
-from vouch.audit._preconditions import ArgRule, Preconditions, is_balanced
-from vouch.audit._preconditions import _numbers as numbers_of
+from vouch.audit.function._inputs import Args, admitted, key
+from vouch.audit.function._preconditions import ArgRule, Preconditions, is_balanced
+from vouch.audit.function._preconditions import _numbers as numbers_of
 
 LONG = 120
 """The length of a 'long' generated string or list, unless P bounds it."""

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vouch.audit._runs import CanaryFailed
+from vouch.audit._settings import CanaryFailed
 from vouch.audit._sources import Found, RepoSearchRun
-from vouch.audit._swe_evidence import best_clause, source_files
-from vouch.audit._swe_witness import (
+from vouch.audit._validation import REPOSITORY, Rejudged, validate, witness_run
+from vouch.audit.repository._evidence import best_clause, source_files
+from vouch.audit.repository._witness import (
     Candidate,
     Probe,
     arg_shape,
@@ -23,7 +24,6 @@ from vouch.audit._swe_witness import (
     member_kinds,
     witness_source,
 )
-from vouch.audit._validation import REPOSITORY, Rejudged, validate, witness_run
 from vouch.core._audit import (
     ASSERTION_FAILURES,
     ChecklistItem,
@@ -40,7 +40,7 @@ from vouch.swebench import Runner, unwrap
 from vouch.worlds import FileChange, World, parse_patch
 
 if TYPE_CHECKING:
-    from vouch.audit._swe import SweAuditConfig, _Instance
+    from vouch.audit.repository._audit import SweAuditConfig, _Instance
     from vouch.swebench._instances import SweTrial
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The function form's task analysis and sharing, for TestJack's lightweight audit (section 3.3,
 Algorithm 1 in appendix A.3) and the static baseline; ``_modes.lightweight`` drives them through
-``_function_form.FunctionForm``.
+``function._form.FunctionForm``.
 
 1. **Task analysis** (``task_analysis``), from P, T0 and G only, never a trial: T1 is T0 plus
    tests of inputs P allows that T0 never exercises (P's own examples, the inputs that tell G's
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vouch.audit import _inputs, _offline, _witness
-from vouch.audit._prompt import main_clause
-from vouch.audit._runs import t0_spec
-from vouch.audit._trial import (
+from vouch.audit.function import _inputs, _offline, _witness
+from vouch.audit.function._prompt import main_clause
+from vouch.audit.function._runs import t0_spec
+from vouch.audit.function._trial import (
     Candidate,
     ProgramJob,
     TaskContext,
@@ -39,7 +39,7 @@ from vouch.audit._trial import (
 from vouch.mutation import Mutant, mutate
 
 if TYPE_CHECKING:
-    from vouch.audit._runs import AuditConfig, Engine
+    from vouch.audit.function._runs import AuditConfig, Engine
 
 T1_SIZE = 48
 """Tests task analysis adds to T0 per task, besides P's own examples."""

@@ -12,7 +12,7 @@ import ast
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from vouch.audit._prompt import Assertion, Example
+from vouch.audit.function._prompt import Assertion, Example
 from vouch.core._audit import DetectorFlag
 
 FILE = "solution.py"

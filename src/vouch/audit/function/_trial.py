@@ -15,11 +15,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vouch.audit import _ambiguity, _inputs, _offline, _witness
+from vouch.audit import _ambiguity
 from vouch.audit._ambiguity import rho_over_models
-from vouch.audit._detectors import FILE, detect
-from vouch.audit._prompt import Assertion, Example, main_clause, output_wrapper
-from vouch.audit._runs import t0_result, t0_spec
+from vouch.audit.function import _inputs, _offline, _witness
+from vouch.audit.function._detectors import FILE, detect
+from vouch.audit.function._prompt import Assertion, Example, main_clause, output_wrapper
+from vouch.audit.function._runs import t0_result, t0_spec
 from vouch.core._audit import (
     ChecklistItem,
     DetectorFlag,
@@ -39,8 +40,8 @@ from vouch.mutation import Mutant, kill_matrix, mutate
 from vouch.sources._samples import Problem
 
 if TYPE_CHECKING:
-    from vouch.audit._runs import AuditConfig, Engine
     from vouch.audit._sources import SearchRun
+    from vouch.audit.function._runs import AuditConfig, Engine
 
 
 @dataclass
@@ -579,7 +580,7 @@ def _around_crashes(
     and the inputs that did. The inputs run again smallest first (what kills a process is most
     often a large input), each run's stderr naming the input it died on; the inputs before it
     are kept, the run goes on after it, for at most ``MAX_CRASHES`` such inputs."""
-    from vouch.audit._inrun import PROGRESS_MARK
+    from vouch.audit.function._inrun import PROGRESS_MARK
 
     assert ctx.pool is not None
     inputs = [a for _, a, _ in ctx.pool.inputs]

@@ -9,7 +9,7 @@ mutated type-aware (a value keeps its type; strings may also become strings P or
 every input is run in R[G] and R[s]; one on which R[G] returns and R[s] answers differently (the
 result, or a receiver's public state afterwards) becomes a pytest witness whose expected value is
 R[G]'s. An input on which R[G] raises is outside the task's preconditions and is never used.
-Everything here is pure: the runs happen in ``_swe`` through the engine.
+Everything here is pure: the runs happen in ``repository._audit`` through the engine.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Code that runs *inside* a sandbox for the function-level audit; never in the judge's process.
 
-Called through the engine as ``Call("vouch.audit._inrun:<function>", ...)`` on a run whose
+Called through the engine as ``Call("vouch.audit.function._inrun:<function>", ...)`` on a run whose
 working directory holds ``solution.py`` (the program: prompt + completion, or G, or the null
 body):
 

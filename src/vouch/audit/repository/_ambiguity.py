@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vouch.audit._ambiguity import AMBIGUOUS, MIN_VOTERS, rho_over_models
-from vouch.audit._swe_runs import _WITNESS_DIR, record_witness_run
+from vouch.audit.repository._runs import _WITNESS_DIR, record_witness_run
 from vouch.core._audit import ChecklistItem, TrialResult, Verdict, Witness, decide_verdict
 from vouch.swebench import Runner
 from vouch.swebench._instances import SweInstance, SweTrial

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.audit import _generate, _inputs
-from vouch.audit._preconditions import Preconditions, infer, shape
-from vouch.audit._prompt import Example
+from vouch.audit.function import _generate, _inputs
+from vouch.audit.function._preconditions import Preconditions, infer, shape
+from vouch.audit.function._prompt import Example
 from vouch.exec import Call, Limits, RunResult, RunSpec, from_data
 
 OUTPUT_LIMITS = Limits(timeout_s=60.0, memory_mb=512)
@@ -182,7 +182,7 @@ def outputs_spec(
     data = [to_data(list(a)) for a in inputs]
     return RunSpec(
         Call(
-            "vouch.audit._inrun:outputs",
+            "vouch.audit.function._inrun:outputs",
             (entry_point, data, per_call_s, RUN_BUDGET_S),
             {"arcs": arcs}
             | ({"arcs_per_call": True} if arcs_per_call else {})

@@ -15,7 +15,7 @@ import string
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from vouch.audit._preconditions import Preconditions
+from vouch.audit.function._preconditions import Preconditions
 
 Args = list[Any]
 

@@ -18,9 +18,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vouch.agent import ToolOutcome, ToolSpec
-from vouch.audit._agent_tools import INTROSPECTION_ATTRS, INTROSPECTION_MODULES, WitnessToolbox, schema
-from vouch.audit._swe_runs import _WITNESS_DIR, record_witness_run
 from vouch.audit._validation import reported
+from vouch.audit.function._agent_tools import INTROSPECTION_ATTRS, INTROSPECTION_MODULES, WitnessToolbox, schema
+from vouch.audit.repository._runs import _WITNESS_DIR, record_witness_run
 from vouch.exec import RunResult
 from vouch.swebench import Runner
 from vouch.worlds import World

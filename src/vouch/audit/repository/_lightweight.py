@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING
 from vouch.audit import _modes
 from vouch.audit._ambiguity import AMBIGUOUS, rho_over_models
 from vouch.audit._form import Judged, Replayed
-from vouch.audit._swe_agent import witness_root
-from vouch.audit._swe_ambiguity import withhold_ambiguous
-from vouch.audit._swe_replay import write_witnesses
-from vouch.audit._swe_runs import (
+from vouch.audit.repository._agent import witness_root
+from vouch.audit.repository._ambiguity import withhold_ambiguous
+from vouch.audit.repository._replay import write_witnesses
+from vouch.audit.repository._runs import (
     _WITNESS_DIR,
     _rejudge,
     _validate,
@@ -46,13 +46,13 @@ from vouch.audit._swe_runs import (
     record_witness_run,
     trial_ids,
 )
-from vouch.audit._swe_witness import Candidate, Probe, iteration_batches
+from vouch.audit.repository._witness import Candidate, Probe, iteration_batches
 from vouch.core._audit import RoundRecord, TrialResult, Validation, Verdict, Witness, decide_verdict
 from vouch.errors import UsageError
 from vouch.worlds import patch_hash
 
 if TYPE_CHECKING:
-    from vouch.audit._swe import SweAuditConfig, _Instance, _PassingTrial
+    from vouch.audit.repository._audit import SweAuditConfig, _Instance, _PassingTrial
     from vouch.swebench import Runner
     from vouch.swebench._instances import SweTrial
     from vouch.worlds import WorldCache
@@ -60,10 +60,10 @@ if TYPE_CHECKING:
 __all__ = ["T1_NOTE", "AuditOne", "LightweightInstance", "RepoForm", "RunT0", "audit_instance"]
 
 RunT0 = Callable[[Sequence["SweTrial"]], list["TrialResult | _PassingTrial"]]
-"""T0 in each trial's world, in one batch (``_swe._trial_t0s`` on the instance): per trial, the
+"""T0 in each trial's world, in one batch (``repository._audit._trial_t0s`` on the instance): per trial, the
 verdict that ends its audit (error, unappliable, not passing) or what its audit goes on from."""
 AuditOne = Callable[["_PassingTrial"], TrialResult]
-"""The per-trial audit of a trial passing T0 (``_swe._audit_passing`` with the run's settings)."""
+"""The per-trial audit of a trial passing T0 (``repository._audit._audit_passing`` with the run's settings)."""
 
 T1_NOTE = (
     "lightweight: task analysis adds no tests (T1 = T0): the witness sources write tests from a trial "
@@ -213,7 +213,7 @@ def audit_instance(
     audit rounds).
 
     Args:
-        inst: The instance, prepared (``_swe._prepare``).
+        inst: The instance, prepared (``repository._audit._prepare``).
         trials: Its trials.
         cache: Where the trials' worlds are built.
         runner: The engine's runner.

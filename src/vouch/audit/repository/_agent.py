@@ -6,9 +6,9 @@ level (tokens, cost, malformed calls counted; a failing endpoint makes that tria
 The model sees P, the trial's patch, the gold patch (the auditor may see G), T0's ids and the
 test patch, the checklist, and the evidence already collected: detector flags, ghost branches,
 surviving mutants and the offline differential's findings (run first, as at function level).
-Its tools (``_swe_agent_tools``): ``read_file`` in R[G] or R[s], ``run_witness`` (once in each
+Its tools (``repository._agent_tools``): ``read_file`` in R[G] or R[s], ``run_witness`` (once in each
 world, one execution of the budget), ``submit_witness`` and ``give_up``. At most k submissions
-go through the same validation as offline and file witnesses (``_swe_runs._validate``: three
+go through the same validation as offline and file witnesses (``repository._runs._validate``: three
 passes in R[G], three failures in R[s] by an assertion), then the static check of the names
 the test imports, then re-judging by the model against P. Each session is traced to
 ``<witness dir>/<instance_id>/<n>/trace.jsonl``, beside the witnesses written for replay.
@@ -25,18 +25,18 @@ from typing import TYPE_CHECKING
 from vouch.agent import Message, TraceWriter
 from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_message, rejudge, swe_checklist
 from vouch.audit._sources import Found, RepoSearchRun
-from vouch.audit._swe_agent_tools import RepoNames, SweSubmission, SweWitnessTools, foreign_repo_names
-from vouch.audit._swe_evidence import best_clause, test_sources
-from vouch.audit._swe_runs import _WITNESS_DIR, IMPLICIT_CLAUSE, _validate, differences
-from vouch.audit._swe_witness import Candidate
 from vouch.audit._validation import reported
+from vouch.audit.repository._agent_tools import RepoNames, SweSubmission, SweWitnessTools, foreign_repo_names
+from vouch.audit.repository._evidence import best_clause, test_sources
+from vouch.audit.repository._runs import _WITNESS_DIR, IMPLICIT_CLAUSE, _validate, differences
+from vouch.audit.repository._witness import Candidate
 from vouch.core._audit import Evidence, RunRecord, Witness
 from vouch.exec import RunResult
 from vouch.swebench import Runner
 from vouch.worlds import World
 
 if TYPE_CHECKING:
-    from vouch.audit._swe import SweAuditConfig, _Instance
+    from vouch.audit.repository._audit import SweAuditConfig, _Instance
     from vouch.swebench._instances import SweTrial
 
 __all__ = [

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from vouch.audit._runs import CanaryFailed, t0_result, t0_spec
+from vouch.audit._settings import CanaryFailed
 from vouch.audit._validation import FUNCTION, Rejudged, validate, witness_run
+from vouch.audit.function._runs import t0_result, t0_spec
 from vouch.core._audit import RunRecord, Validation
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, hide_in_runs
@@ -128,7 +129,7 @@ def test_{safe_name(trial_id)}_{index}():
 def validation_spec(witness: WitnessFile, program: str, world: str, repeat: int) -> RunSpec:
     """One run of the witness in one world (the program is written as ``solution.py``)."""
     return RunSpec(
-        Call("vouch.audit._inrun:run_witness", (witness.name,)),
+        Call("vouch.audit.function._inrun:run_witness", (witness.name,)),
         files={"solution.py": program, witness.name: witness.source},
         limits=LIMITS,
         name=f"witness {witness.name} in {world} #{repeat}",
