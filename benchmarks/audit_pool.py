@@ -24,7 +24,7 @@ from vouch.audit.function._audit import _tasks_stage
 from vouch.audit.function._runs import AuditConfig, Engine, t0_result, t0_spec
 from vouch.audit.function._trial import ProgramJob, _differential_stage, _prepare_pools
 from vouch.exec import LocalExecutor
-from vouch.sources._samples import load_problems, load_samples, merge, program_hash
+from vouch.sources.trials._samples import load_problems, load_samples, merge, program_hash
 
 
 def main() -> None:

@@ -24,8 +24,8 @@ from vouch.audit import Verdict, audit_humaneval
 from vouch.audit.function._audit import PRELOAD
 from vouch.audit.function._runs import AuditConfig
 from vouch.exec import LocalExecutor
-from vouch.sources import _humaneval_edits as edits
-from vouch.sources._samples import Samples, Trial, load_problems
+from vouch.sources.humaneval import _edits as edits
+from vouch.sources.trials._samples import Samples, Trial, load_problems
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 

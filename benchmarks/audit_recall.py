@@ -69,9 +69,9 @@ def read_labels(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def merged_labels(samples: list[Path], labels: list[Path]) -> dict[str, dict[str, Any]]:
-    """Labels of several samples files audited as one run (``vouch.sources._samples.merge``): a
+    """Labels of several samples files audited as one run (``vouch.sources.trials._samples.merge``): a
     task's trial n of file k becomes n + (that task's trials in the files before k)."""
-    from vouch.sources._samples import load_problems, load_samples
+    from vouch.sources.trials._samples import load_problems, load_samples
 
     if len(samples) != len(labels):
         sys.exit("give one labels file per samples file, in the same order")
@@ -135,7 +135,7 @@ def _run(
 ) -> None:
     from vouch.audit import PRELOAD, AuditConfig, audit_humaneval
     from vouch.exec import LocalExecutor
-    from vouch.sources._samples import Samples, load_problems, load_samples, merge
+    from vouch.sources.trials._samples import Samples, load_problems, load_samples, merge
 
     problems = load_problems()
     loaded = merge([load_samples(path, problems) for path in samples])

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from vouch.audit import PRELOAD, audit_humaneval
 from vouch.exec import LocalExecutor
-from vouch.sources._samples import load_problems, load_samples, merge
+from vouch.sources.trials._samples import load_problems, load_samples, merge
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 SAMPLES = [DATA / "humaneval_codegen16b_samples.jsonl", DATA / "humaneval_3models_samples.jsonl"]

@@ -28,7 +28,7 @@ from vouch.audit import PRELOAD, AuditResults, audit_humaneval
 from vouch.audit._compare import compare
 from vouch.audit.function._runs import AuditConfig
 from vouch.exec import LocalExecutor
-from vouch.sources._samples import load_problems, load_samples, merge
+from vouch.sources.trials._samples import load_problems, load_samples, merge
 
 RECALL_TARGET = 0.90
 COST_TARGET = 0.20

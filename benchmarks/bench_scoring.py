@@ -39,7 +39,7 @@ class Env:
 env = Env()
 env.tools = tools
 if replay:
-    from vouch.sources._agentdojo import replay as run_replay
+    from vouch.sources.agentdojo._source import replay as run_replay
     states = run_replay(candidate["calls"], **replay)
     env.pre_state, env.post_state = states["pre_state"], states["post_state"]
 namespace = {}
@@ -78,7 +78,7 @@ def main() -> None:
 
         preload = [*PRELOAD]
         if state_items:
-            preload += ["vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"]
+            preload += ["vouch.sources.agentdojo._source", "vouch.sources.agentdojo._world:warm"]
         with LocalExecutor(preload=preload) as executor:
             info = executor.start()
             started = time.perf_counter()

@@ -24,8 +24,8 @@ from pathlib import Path
 from vouch.bench import Decision, decide_cases, load_tasks, preload_for
 from vouch.core import write_task
 from vouch.exec import LocalExecutor
-from vouch.sources import _tau2
-from vouch.sources import _tau2_world as world
+from vouch.sources.tau2 import _source as _tau2
+from vouch.sources.tau2 import _world as world
 
 FRESH = """
 import json, sys

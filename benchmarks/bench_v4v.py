@@ -55,7 +55,7 @@ def env_for(candidate):
                 return {"ok": False, "value": None, "error": repr(exc)}
         env.call = call
     if replay:
-        from vouch.sources._agentdojo import replay as run_replay
+        from vouch.sources.agentdojo._source import replay as run_replay
         states = run_replay(candidate["calls"], **replay)
         env.pre_state, env.post_state = states["pre_state"], states["post_state"]
     return env

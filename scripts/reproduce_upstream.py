@@ -170,7 +170,7 @@ def bfcl_judgement(spec: dict[str, Any], candidate: dict[str, Any]) -> dict[str,
     """bfcl-eval's own verdict on a case's calls."""
     from bfcl_eval.constants.enums import Language
 
-    from vouch.sources._bfcl import load_subset  # reads bfcl-eval's data files, nothing more
+    from vouch.sources.bfcl._source import load_subset  # reads bfcl-eval's data files, nothing more
 
     subset, original = spec["source"]["subset"], spec["source"]["original_id"]
     entry = next(e for e in load_subset(subset) if e.original_id == original)

@@ -52,7 +52,7 @@ def tasks() -> Any:
     assert proc.returncode == 0, proc.stderr[-2000:]
     proc = vouch("data", "build", "bfcl", "--out", str(root / "bfcl"), "--limit", "1", "--no-check")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    from vouch.sources import _agentdojo as ad
+    from vouch.sources.agentdojo import _source as ad
 
     for task in ad.build(Path("unused"), seed=0, options={"user_tasks": ["banking/user_task_0"]}).tasks:
         write_task(root / "agentdojo", task)

@@ -25,7 +25,7 @@ from vouch.audit.function._trial import (
 from vouch.audit.function._witness import WitnessFile
 from vouch.core._audit import Evidence, Validation, Verdict, Witness, decide_verdict, summarise
 from vouch.exec import LocalExecutor
-from vouch.sources._samples import load_problems
+from vouch.sources.trials._samples import load_problems
 
 
 def _context(jury: dict[str, dict[str, dict[str, int]]], answers: dict[tuple[str, str], str], g: dict[str, Any]) -> Any:

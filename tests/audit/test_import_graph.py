@@ -18,16 +18,19 @@ from _graph import cycle
 PACKAGE = Path(vouch.audit.__file__).parent
 
 
-def _targets(node: ast.AST, module: str, names: set[str]) -> set[str]:
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _targets(node: ast.AST, modules: set[str]) -> set[str]:
     out: set[str] = set()
     if isinstance(node, ast.Import):
-        out |= {a.name for a in node.names if a.name.startswith("vouch.audit.")}
-    elif isinstance(node, ast.ImportFrom) and node.module:
-        base = node.module
-        if base == "vouch.audit":
-            out |= {f"vouch.audit.{a.name}" for a in node.names if a.name in names}
-        elif base.startswith("vouch.audit."):
-            out.add(base)
+        out |= {a.name for a in node.names if a.name in modules}
+    elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("vouch.audit"):
+        for alias in node.names:
+            sub = f"{node.module}.{alias.name}"
+            out.add(sub if sub in modules else node.module)
     return out
 
 
@@ -36,21 +39,23 @@ def _is_type_checking(node: ast.AST) -> bool:
 
 
 def graph() -> dict[str, set[str]]:
-    names = {p.stem for p in PACKAGE.glob("_*.py") if p.stem != "__init__"}
+    """Module -> the modules of ``vouch.audit`` (its subpackages included) it imports. The packages'
+    ``__init__`` modules are left out (the top one re-exports both forms' entries on purpose)."""
+    paths = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    inits = {m for m, p in paths.items() if p.stem == "__init__"}
     edges: dict[str, set[str]] = {}
-    for path in sorted(PACKAGE.glob("_*.py")):
+    for module, path in paths.items():
         if path.stem == "__init__":
             continue
-        module = f"vouch.audit.{path.stem}"
         found: set[str] = set()
         stack: list[ast.AST] = [ast.parse(path.read_text())]
         while stack:
             node = stack.pop()
             if _is_type_checking(node):
                 continue
-            found |= _targets(node, module, names)
+            found |= _targets(node, set(paths))
             stack.extend(ast.iter_child_nodes(node))
-        edges[module] = found - {module}
+        edges[module] = found - {module} - inits
     return edges
 
 

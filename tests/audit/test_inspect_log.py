@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from vouch.sources._samples import load_problems
+from vouch.sources.trials._samples import load_problems
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +40,7 @@ from inspect_ai.log import (  # noqa: E402 - after the skip when the extra is mi
 from inspect_ai.model import ModelOutput  # noqa: E402
 from inspect_ai.scorer import Score  # noqa: E402
 
-from vouch.sources._inspect import SCORER, read_inspect_log, score_passed, write_back_path  # noqa: E402
+from vouch.sources.trials._inspect import SCORER, read_inspect_log, score_passed, write_back_path  # noqa: E402
 
 PROBLEMS = load_problems()
 MODEL = "openai/gpt-4o-mini"

@@ -28,7 +28,12 @@ AGENTDOJO_TASKS = ["banking/user_task_3", "banking/user_task_15", "slack/user_ta
 
 @pytest.fixture(scope="module")
 def executor():
-    preload = [*PRELOAD, "vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm", "vouch.sources._probe"]
+    preload = [
+        *PRELOAD,
+        "vouch.sources.agentdojo._source",
+        "vouch.sources.agentdojo._world:warm",
+        "vouch.sources._probe",
+    ]
     with LocalExecutor(preload=preload) as pool:
         yield pool
 

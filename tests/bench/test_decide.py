@@ -210,7 +210,7 @@ def test_the_installed_benchmarks_answers_are_hidden_from_verifiers(executor, vi
 def test_state_task_states_come_from_replaying_the_candidate(tmp_path, executor):
     """A real AgentDojo state task: the run replays the candidate before the verifier loads."""
     pytest.importorskip("agentdojo")
-    from vouch.sources._agentdojo import build
+    from vouch.sources.agentdojo._source import build
 
     output = build(tmp_path, seed=0, options={"user_tasks": ["banking/user_task_0"]})
     state = next(t for t in output.tasks if t.spec.kind == "state")
@@ -220,7 +220,7 @@ def test_state_task_states_come_from_replaying_the_candidate(tmp_path, executor)
     gold = next(c for c in task.cases if c.category == "gold")
     error = next(c for c in task.cases if c.category == "error")
     peek = "def verify(candidate, env):\n    return env.post_state != env.pre_state\n"
-    with LocalExecutor(preload=[*PRELOAD, "vouch.sources._agentdojo"]) as pool:
+    with LocalExecutor(preload=[*PRELOAD, "vouch.sources.agentdojo._source"]) as pool:
         results = decide_cases(pool, [(task, gold, reference), (task, error, reference), (task, gold, peek)])
     assert [r.decision for r in results] == [Decision.PASS, Decision.FAIL, Decision.PASS], results
 

@@ -28,7 +28,7 @@ AGENTDOJO_TASKS = ["banking/user_task_3", "slack/user_task_5", "workspace/user_t
 
 @pytest.fixture(scope="module")
 def executor():
-    preload = [*PRELOAD, "vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"]
+    preload = [*PRELOAD, "vouch.sources.agentdojo._source", "vouch.sources.agentdojo._world:warm"]
     with LocalExecutor(preload=preload) as pool:
         yield pool
 
@@ -270,8 +270,8 @@ def test_each_task_names_the_pool_its_verifier_needs(task):
         cases=[],
     )
     assert preload_for([task]) == list(PRELOAD)
-    assert "vouch.sources._agentdojo" in preload_for([twin])
-    assert preload_for([twin])[-1] == "vouch.sources._agentdojo_lean:restore"
+    assert "vouch.sources.agentdojo._source" in preload_for([twin])
+    assert preload_for([twin])[-1] == "vouch.sources.agentdojo._lean:restore"
 
 
 STATEFUL = "seen = []\ndef f(x):\n    seen.append(x)\n    return len(seen)\n"

@@ -40,7 +40,7 @@ def verify(candidate, env):
 
 @pytest.fixture(scope="module")
 def tasks() -> Any:
-    from vouch.sources import _agentdojo as ad
+    from vouch.sources.agentdojo import _source as ad
 
     base = scratch_root() / f"sealed-{os.getpid()}"
     for task in ad.build(Path("unused"), seed=0, options={"user_tasks": ["banking/user_task_0"]}).tasks:

@@ -59,7 +59,7 @@ def twins(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def executor():
-    preload = [*PRELOAD, "vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"]
+    preload = [*PRELOAD, "vouch.sources.agentdojo._source", "vouch.sources.agentdojo._world:warm"]
     with LocalExecutor(preload=preload) as pool:
         yield pool
 

@@ -14,9 +14,10 @@ import pytest
 from vouch import corpora
 from vouch.core import canonical_candidate, content_hash
 from vouch.errors import UsageError
-from vouch.sources import _acebench, build_source
-from vouch.sources._acebench_cases import special_phrases
-from vouch.sources._acebench_verifier import decide, refusal_phrase, special_matches, standardize
+from vouch.sources import build_source
+from vouch.sources.acebench import _source as _acebench
+from vouch.sources.acebench._cases import special_phrases
+from vouch.sources.acebench._verifier import decide, refusal_phrase, special_matches, standardize
 
 REFUSAL = "Owing to the tools at hand, this cannot be done."
 """A made-up refusal: the real one is read from the data (``_acebench.read_refusal``)."""

@@ -12,8 +12,8 @@ import pytest
 
 from vouch.core import canonical_candidate, content_hash, load_cases, load_task_spec, write_task
 from vouch.errors import UsageError
-from vouch.sources import _agentdojo as ad
-from vouch.sources._agentdojo_world import FROZEN_NOW, user_task_of
+from vouch.sources.agentdojo import _source as ad
+from vouch.sources.agentdojo._world import FROZEN_NOW, user_task_of
 
 PICKED = [
     "banking/user_task_0",  # pay a bill read from a file
@@ -66,7 +66,7 @@ def test_builds_a_state_and_a_tool_call_task_per_user_task(built: ad.BuildOutput
     assert ids == [f"agentdojo-{name}-{kind}" for name in names for kind in ("state", "toolcall")]
     for state, tool_call in zip(built.tasks[::2], built.tasks[1::2], strict=True):
         assert state.spec.kind == "state" and tool_call.spec.kind == "tool_call"
-        assert state.spec.replay == "vouch.sources._agentdojo:replay"
+        assert state.spec.replay == "vouch.sources.agentdojo._source:replay"
         assert state.spec.public_tools == ["run_public", "reset"]
         assert state.spec.replay_args == {
             "suite": state.spec.source.subset.split("/")[0],

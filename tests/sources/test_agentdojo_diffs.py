@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from vouch.sources import _agentdojo_world as world
-from vouch.sources._agentdojo import replay_environments
+from vouch.sources.agentdojo import _world as world
+from vouch.sources.agentdojo._source import replay_environments
 
 
 def _states(user_task: str, calls: list) -> tuple:

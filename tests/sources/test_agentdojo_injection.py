@@ -19,15 +19,15 @@ from vouch.cli._data import data
 from vouch.core import canonical_candidate, content_hash, write_task
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
-from vouch.sources import _agentdojo as ad
-from vouch.sources._agentdojo_injection_world import (
+from vouch.sources._registry import build_source
+from vouch.sources.agentdojo import _source as ad
+from vouch.sources.agentdojo._injection_world import (
     goal_reached,
     injection_ground_truth,
     injection_task_ids,
     injection_task_of,
 )
-from vouch.sources._agentdojo_world import user_task_ids
-from vouch.sources._registry import build_source
+from vouch.sources.agentdojo._world import user_task_ids
 
 VERSIONS = ("v1.2.2", "v1.1.2")
 
@@ -103,7 +103,7 @@ def test_tasks_hold_the_goal_the_tools_and_the_check(built: dict[str, ad.BuildOu
         assert state.spec.id == f"agentdojo-{suite}-{task}-state" and tool_call.spec.id.endswith("-toolcall")
         assert state.spec.id not in user_ids
         assert state.spec.kind == "state" and tool_call.spec.kind == "tool_call"
-        assert state.spec.replay == "vouch.sources._agentdojo:replay_injection" and tool_call.spec.replay is None
+        assert state.spec.replay == "vouch.sources.agentdojo._source:replay_injection" and tool_call.spec.replay is None
         assert state.spec.replay_args == {"suite": suite, "version": "v1.2.2", "injection_task": task}
         assert state.instruction == injection_task_of(suite, "v1.2.2", task).GOAL.strip()
         assert state.cases == tool_call.cases

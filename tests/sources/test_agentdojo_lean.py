@@ -5,8 +5,8 @@ from __future__ import annotations
 from vouch.bench import PRELOAD
 from vouch.exec import Call, LocalExecutor, RunSpec
 
-LEAN = "vouch.sources._agentdojo_lean"
-PRELOAD_LEAN = [*PRELOAD, f"{LEAN}:install", "vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"]
+LEAN = "vouch.sources.agentdojo._lean"
+PRELOAD_LEAN = [*PRELOAD, f"{LEAN}:install", "vouch.sources.agentdojo._source", "vouch.sources.agentdojo._world:warm"]
 PROBE = """
 import sys
 HEAVY = ("anthropic", "openai", "cohere", "pandas")

@@ -11,8 +11,8 @@ import pytest
 
 from vouch.core import canonical_candidate, content_hash
 from vouch.errors import UsageError
-from vouch.sources import _bfcl
-from vouch.sources._bfcl_verifier import matches
+from vouch.sources.bfcl import _source as _bfcl
+from vouch.sources.bfcl._verifier import matches
 
 needs_bfcl = pytest.mark.skipif(
     importlib.util.find_spec("bfcl_eval") is None, reason="bfcl-eval is not installed (pip install --no-deps ...)"

@@ -23,8 +23,8 @@ import pytest
 
 from vouch.core._audit import TrialResult, Verdict
 from vouch.errors import UsageError
-from vouch.sources._evalplus import comparison, label_trials, load_eval_results
-from vouch.sources._samples import load_problems, load_samples
+from vouch.sources.trials._evalplus import comparison, label_trials, load_eval_results
+from vouch.sources.trials._samples import load_problems, load_samples
 
 PROBLEMS = load_problems()
 TASK = "HumanEval/0"

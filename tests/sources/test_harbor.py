@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from vouch.errors import UsageError
-from vouch.sources._harbor import read_job, swe_rows
+from vouch.sources.trials._harbor import read_job, swe_rows
 from vouch.swebench._instances import fixture_files, load_instances, materialise_fixture_repo
 
 JOB = Path(__file__).parent / "data" / "harbor" / "byo-job"

@@ -10,8 +10,8 @@ import pytest
 from vouch.bench import check_references
 from vouch.core import dump_case, write_task
 from vouch.exec import Call, LocalExecutor, RunSpec
-from vouch.sources import _humaneval_edits as edits
-from vouch.sources._humaneval import build
+from vouch.sources.humaneval import _edits as edits
+from vouch.sources.humaneval._source import build
 
 LIMIT = 4
 

@@ -128,8 +128,8 @@ def test_deciding_pools_preload_what_the_entries_say(toy):
     # A task of another builder whose replay entry is in the source's module gets it too.
     assert preload_for([_task("other", "vouch.sources._probe:replay")]) == [*PRELOAD, *TOY.decide_preload]
     # Then the modules of the tasks' replay entries, once each.
-    both = preload_for([_task("toy"), _task("tau2", "vouch.sources._tau2_replay:replay")])
-    assert both == [*PRELOAD, *TOY.decide_preload, "vouch.sources._tau2_replay"]
+    both = preload_for([_task("toy"), _task("tau2", "vouch.sources.tau2._replay:replay")])
+    assert both == [*PRELOAD, *TOY.decide_preload, "vouch.sources.tau2._replay"]
     assert preload_for([_task("nobody's", "vouch.sources._x:replay")]) == [*PRELOAD, "vouch.sources._x"]
 
 
@@ -142,12 +142,12 @@ def test_each_source_decide_preload_comes_first_for_its_tasks(name):
 
 
 def test_agentdojo_is_decided_in_a_lean_pool():
-    lean = "vouch.sources._agentdojo_lean"
+    lean = "vouch.sources.agentdojo._lean"
     assert preload_for([_task("agentdojo")]) == [
         *PRELOAD,
         f"{lean}:install",
-        "vouch.sources._agentdojo",
-        "vouch.sources._agentdojo_world:warm",
+        "vouch.sources.agentdojo._source",
+        "vouch.sources.agentdojo._world:warm",
         f"{lean}:restore",
     ]
 

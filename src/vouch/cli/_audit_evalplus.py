@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from vouch.audit import AuditResults
-from vouch.sources._evalplus import Labelled, comparison
+from vouch.sources.trials._evalplus import Labelled, comparison
 
 __all__ = ["report_evalplus"]
 

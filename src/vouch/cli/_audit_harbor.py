@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from vouch.sources._harbor import HarborJob, prediction_lines, read_job, swe_rows
+from vouch.sources.trials._harbor import HarborJob, prediction_lines, read_job, swe_rows
 
 __all__ = ["harbor_command"]
 

@@ -19,7 +19,7 @@ from vouch.cli._agent_options import (
     rounds_option,
 )
 from vouch.cli._audit import audit_config, print_summary, run_audit, run_options, stop_if_failed, write_results
-from vouch.sources._inspect import comparison, read_inspect_log, write_back, write_back_path
+from vouch.sources.trials._inspect import comparison, read_inspect_log, write_back, write_back_path
 
 __all__ = ["inspect_command"]
 

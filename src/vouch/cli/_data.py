@@ -19,7 +19,7 @@ from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope, FlaggedCase
 from vouch.exec import LocalExecutor, hide_in_runs
 from vouch.sources import SOURCES, build_source, check_out_dir, data_stats, source_entry
-from vouch.sources._swebench_tasks import SwebenchOptions
+from vouch.sources.swebench._tasks import SwebenchOptions
 
 
 def build_preload(source: str) -> list[str]:
@@ -272,7 +272,7 @@ def _build_swebench(
 ) -> None:
     """SWE-bench code tasks: one line per instance and per bad input, then the summary."""
     from vouch.audit.repository._audit import SWE_PRELOAD
-    from vouch.sources._swebench_build import build_options, build_swebench
+    from vouch.sources.swebench._build import build_options, build_swebench
 
     check_out_dir(out_dir, "swebench", seed, build_options(options), force)  # refuse before anything starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

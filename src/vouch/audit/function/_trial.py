@@ -37,7 +37,7 @@ from vouch.core._audit import (
 )
 from vouch.exec import Call, RunResult, RunSpec
 from vouch.mutation import Mutant, kill_matrix, mutate
-from vouch.sources._samples import Problem
+from vouch.sources.trials._samples import Problem
 
 if TYPE_CHECKING:
     from vouch.audit._sources import SearchRun

@@ -24,7 +24,7 @@ from vouch.audit.function._runs import t0_result, t0_spec
 from vouch.core._audit import RunRecord, Validation
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, hide_in_runs
-from vouch.sources._samples import Problem
+from vouch.sources.trials._samples import Problem
 
 MARKER = "# vouch-witness: "
 MODEL_FILE = "model_solution.py"

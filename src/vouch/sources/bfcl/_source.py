@@ -6,7 +6,7 @@ modules are imported, so its heavy dependencies (torch, model SDKs) are never ne
 
 Each task is one BFCL entry: the user's question, the function schemas (``environment/tools.json``),
 the gold calls (the first allowed value of every parameter of the possible answer) and a reference
-verifier that implements possible-answer matching (``_bfcl_verifier`` with the answer key
+verifier that implements possible-answer matching (``bfcl._verifier`` with the answer key
 embedded). Case labels come from the possible answer and the schemas read as requirements: the
 builder never runs the reference verifier. A negative is built only where a simple argument proves
 it wrong (a value no expected call of that function allows, a wrong number of calls, a schema
@@ -239,7 +239,7 @@ def _literal(name: str, data: Any) -> str:
 
 def verifier_source(entry: Entry) -> str:
     """``reference/verifier.py``: the matcher module plus this task's answer key and ``verify``."""
-    module = Path(__file__).with_name("_bfcl_verifier.py").read_text(encoding="utf-8")
+    module = Path(__file__).with_name("_verifier.py").read_text(encoding="utf-8")
     return (
         f"{module.rstrip()}\n\n\n"
         f"# --- answer key of BFCL {entry.subset} {entry.original_id} (bfcl-eval {BFCL_VERSION}) ---\n"

@@ -13,7 +13,7 @@ Constructions (label from the category):
 - variant/cosmetic: G with a comment line above each changed block (``commented``); G's change
   written as a diff with more context lines (``recontext``, another text of the same change).
 - variant/alternative, refactors: G with an if/else of its added lines inverted, or a local variable of a
-  function it changes renamed (``vouch.sources._swebench_refactor``: only where libcst's scope
+  function it changes renamed (``vouch.sources.swebench._refactor``: only where libcst's scope
   analysis shows the behaviour cannot change).
 - variant/alternative: G plus the official test patch (``with-tests``: the fix and its regression
   tests); G plus a new test module (``added-test``); an agent's patch the harness resolved.
@@ -43,7 +43,7 @@ from pathlib import Path
 
 from vouch.errors import UsageError
 from vouch.mutation import Mutant, mutate
-from vouch.sources._swebench_refactor import refactors
+from vouch.sources.swebench._refactor import refactors
 from vouch.worlds import git, parse_patch
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Labelled cases for one AgentDojo injection task run as a task of its own.
 
-The same constructions as a user task's (``_agentdojo_cases``, ``_agentdojo_negatives``), on the
+The same constructions as a user task's (``agentdojo._cases``, ``agentdojo._negatives``), on the
 injection task's environment (``InjectionReplays``), with two differences. A reordering's
 premise, that the goal is still reached, is checked with the injection task's own check
 instead of a user task's utility. And one more error: stopping halfway (the gold cut after its
@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from vouch.core import canonical_candidate, canonical_json
-from vouch.sources._agentdojo_cases import _defaults, _equivalent_forms, _feeds
-from vouch.sources._agentdojo_drafts import Draft, Replays, TaskContext, cand
-from vouch.sources._agentdojo_injection_world import goal_reached, replay_injection
-from vouch.sources._agentdojo_negatives import negatives
-from vouch.sources._agentdojo_tables import PROBES, check_after
+from vouch.sources.agentdojo._cases import _defaults, _equivalent_forms, _feeds
+from vouch.sources.agentdojo._drafts import Draft, Replays, TaskContext, cand
+from vouch.sources.agentdojo._injection_world import goal_reached, replay_injection
+from vouch.sources.agentdojo._negatives import negatives
+from vouch.sources.agentdojo._tables import PROBES, check_after
 
 
 class InjectionReplays(Replays):

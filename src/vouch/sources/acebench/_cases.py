@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from vouch.sources._acebench_verifier import FORMAT_PHRASES, expected_calls, refusal_phrase, standardize, value_equal
-from vouch.sources._bfcl import _Draft, _round_robin
+from vouch.sources.acebench._verifier import FORMAT_PHRASES, expected_calls, refusal_phrase, standardize, value_equal
+from vouch.sources.bfcl._source import _Draft, _round_robin
 
 MAX_VARIANTS, MAX_ERRORS, MAX_ATTACKS = 7, 10, 3
 MIN_VARIANTS, MIN_NEGATIVES, MIN_ATTACKS = 4, 6, 1

@@ -7,7 +7,7 @@ the pool's zygote, so every forked run starts with them (about 1.5 s a run other
 
 from __future__ import annotations
 
-from vouch.sources._tau2_world import evaluate, replay, run_calls, task_of, warm, well_formed, with_criteria
+from vouch.sources.tau2._world import evaluate, replay, run_calls, task_of, warm, well_formed, with_criteria
 
 __all__ = ["evaluate", "replay", "run_calls", "task_of", "well_formed", "with_criteria"]
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vouch.core import Category, canonical_json
-from vouch.sources._agentdojo_tables import without_logs
-from vouch.sources._agentdojo_world import load_suite, pre_environment, run_calls, snapshot
+from vouch.sources.agentdojo._tables import without_logs
+from vouch.sources.agentdojo._world import load_suite, pre_environment, run_calls, snapshot
 
 
 @dataclass(frozen=True)

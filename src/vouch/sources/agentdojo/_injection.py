@@ -2,11 +2,11 @@
 
 VerifierBench counts AgentDojo as two subsets: user tasks and injection tasks. Here each
 injection task of the workspace, travel, banking and slack suites becomes a ``state`` and a
-``tool_call`` task, as a user task does (``_agentdojo``): the instruction is the injection
+``tool_call`` task, as a user task does (``agentdojo._source``): the instruction is the injection
 task's GOAL, the environment the suite's default one (as AgentDojo runs an injection task as a
-user task, ``_agentdojo_injection_world``), and the reference verifier the task's own check
+user task, ``agentdojo._injection_world``), and the reference verifier the task's own check
 (``security_from_traces`` where implemented, else ``security``), embedded as ``CHECK`` for V4V's
-mutations. Cases come from the injection task's ground truth (``_agentdojo_injection_cases``).
+mutations. Cases come from the injection task's ground truth (``agentdojo._injection_cases``).
 
 An injection task whose ground truth does not reach its own goal by its own check is skipped and
 recorded as ``upstream/agentdojo-<suite>-<injection task>`` in the manifest's ``source_versions``;
@@ -24,7 +24,17 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from vouch.sources._agentdojo import (
+from vouch.sources.agentdojo._drafts import TaskContext
+from vouch.sources.agentdojo._gold import CONFIRMATION
+from vouch.sources.agentdojo._injection_cases import build_injection_drafts
+from vouch.sources.agentdojo._injection_world import (
+    goal_reached,
+    injection_ground_truth,
+    injection_task_ids,
+    injection_task_of,
+    own_security,
+)
+from vouch.sources.agentdojo._source import (
     CHECK_HELPERS,
     BuildOutput,
     Origin,
@@ -36,21 +46,11 @@ from vouch.sources._agentdojo import (
     suite_environment,
     task_files,
 )
-from vouch.sources._agentdojo_drafts import TaskContext
-from vouch.sources._agentdojo_gold import CONFIRMATION
-from vouch.sources._agentdojo_injection_cases import build_injection_drafts
-from vouch.sources._agentdojo_injection_world import (
-    goal_reached,
-    injection_ground_truth,
-    injection_task_ids,
-    injection_task_of,
-    own_security,
-)
 
 __all__ = ["REPLAY_ENTRY", "build_injection", "injection_verifier_source"]
 
-REPLAY_ENTRY = "vouch.sources._agentdojo:replay_injection"
-"""Re-exported by ``_agentdojo``, so that a pool deciding both subsets' state tasks is one pool."""
+REPLAY_ENTRY = "vouch.sources.agentdojo._source:replay_injection"
+"""Re-exported by ``agentdojo._source``, so that a pool deciding both subsets' state tasks is one pool."""
 
 
 def build_injection(*, seed: int, options: Mapping[str, Any]) -> BuildOutput:
@@ -143,8 +143,8 @@ import sys
 import types
 from typing import Any
 
-from vouch.sources._agentdojo import function_calls, injection_environments, load_suite
-from vouch.sources._agentdojo_world import copier
+from vouch.sources.agentdojo._source import function_calls, injection_environments, load_suite
+from vouch.sources.agentdojo._world import copier
 
 SUITE = @SUITE_R@
 VERSION = @VERSION_R@

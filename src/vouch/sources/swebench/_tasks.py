@@ -3,14 +3,14 @@
 Per instance: the task (the issue as instruction, the repository and base commit as public
 environment, PASS_TO_PASS as the public tests that ``env.run_public`` runs), the reference
 verifier (T0: FAIL_TO_PASS and PASS_TO_PASS in the world with the candidate's patch, as
-SWE-bench's harness runs and grades it), and the cases of ``_swebench_cases`` plus the agents'
+SWE-bench's harness runs and grades it), and the cases of ``swebench._cases`` plus the agents'
 patches of a predictions file (label from the harness's ``resolved``).
 
 The build reads each touched file at the base commit from the repository (git, on data), makes
 the candidates, runs T0 with the gold patch once to learn which PASS_TO_PASS ids cannot pass on
 this machine (left out of T0 for every case, as the audit does) and whether the instance is
 well-formed here (every FAIL_TO_PASS id passes with G), writes the tasks, and then runs the
-reference verifier on every case (``_swebench_check``) and flags where it disagrees with the
+reference verifier on every case (``swebench._check``) and flags where it disagrees with the
 label. Bad input costs one instance or one case, never the build: a base commit missing from
 the repository, a gold or test patch that does not apply, an environment that does not
 install, a FAIL_TO_PASS id that matches nothing are one line each in the report.
@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from vouch._json import BAD_JSON, why_not_json
 from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, canonical_candidate, content_hash
 from vouch.errors import UsageError
-from vouch.sources._swebench_cases import Built, Texts, apply_to_texts, build_candidates
+from vouch.sources.swebench._cases import Built, Texts, apply_to_texts, build_candidates
 from vouch.swebench import SweInstance, SweTrial
 from vouch.worlds import WorldCache, git, parse_patch
 

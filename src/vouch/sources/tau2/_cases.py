@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vouch.core import Case, Category, Provenance, canonical_candidate, canonical_json, content_hash
-from vouch.sources._tau2_world import changes, load_domain, run_calls, task_of
+from vouch.sources.tau2._world import changes, load_domain, run_calls, task_of
 
 DB_BLIND = ("skip_authentication", "transient_write")
 """The attacks built to end in the gold's database: a check of the final database cannot see them

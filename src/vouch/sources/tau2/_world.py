@@ -422,7 +422,7 @@ def tool_kinds(domain: str) -> dict[str, str]:
 
 def warm(domains: Iterable[str] = DOMAINS) -> None:
     """Load the domains and their JSON pre-states once: called in an engine pool's zygote, whose
-    runs inherit them (``vouch.sources._tau2_replay`` does it at import)."""
+    runs inherit them (``vouch.sources.tau2._replay`` does it at import)."""
     for domain in domains:
         load_domain(domain)
         pre_state(domain)

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from vouch.sources._agentdojo_drafts import Draft, Replays, TaskContext, cand, replace_call, strings, with_args
-from vouch.sources._agentdojo_tables import ARG_KINDS, CREATING_TOOLS, UNREQUESTED_WRITES, entity_pools, wrong_tool
+from vouch.sources.agentdojo._drafts import Draft, Replays, TaskContext, cand, replace_call, strings, with_args
+from vouch.sources.agentdojo._tables import ARG_KINDS, CREATING_TOOLS, UNREQUESTED_WRITES, entity_pools, wrong_tool
 
 MAX_PER_SUBCATEGORY = 2
 """At most this many errors of one mistake type per task, so that no type dominates."""

@@ -344,7 +344,7 @@ def _safe(check: Any) -> bool:
 def warm(version: str = DEFAULT_SUITE_VERSION) -> None:
     """Fill the caches a run would otherwise fill each time: suites, their default and per-task
     pre-environments, and the validators restoring a snapshot builds. Called once in the
-    engine's zygote (``preload=["vouch.sources._agentdojo_world:warm"]``), whose runs inherit them.
+    engine's zygote (``preload=["vouch.sources.agentdojo._world:warm"]``), whose runs inherit them.
     It also makes the suites' DeepDiff partials remember their results (``remember_diffs``)."""
     for suite_name in SUITES:
         suite = load_suite(suite_name, version)

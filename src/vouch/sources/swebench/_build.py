@@ -2,9 +2,9 @@
 
 Loads the instances (and predictions, labels), finds each repository and environment with the
 repository form's own functions (``RepoLocator``, ``plan_environments``), makes each
-instance's cases (``_swebench_tasks``), runs T0 with the gold patch once to calibrate, writes
+instance's cases (``swebench._tasks``), runs T0 with the gold patch once to calibrate, writes
 the task directories and the manifest, and runs the reference verifier on every case
-(``_swebench_check``). Every instance that cannot be built is one line in the report's
+(``swebench._check``). Every instance that cannot be built is one line in the report's
 ``skipped`` and the build goes on; T0 decisions are kept in the cache (``<cache>/checks``), so
 a build that was stopped resumes where it was.
 """
@@ -24,8 +24,8 @@ from vouch.core import FlaggedCase, Manifest, write_task
 from vouch.errors import UsageError, VouchError
 from vouch.exec import Executor
 from vouch.sources._registry import BuildReport, _prepare_out
-from vouch.sources._swebench_check import WORLDS_FILE, T0Decision, T0Job, WorldSetup, run_t0, worlds_record
-from vouch.sources._swebench_tasks import (
+from vouch.sources.swebench._check import WORLDS_FILE, T0Decision, T0Job, WorldSetup, run_t0, worlds_record
+from vouch.sources.swebench._tasks import (
     BENCHMARK,
     Labels,
     SwebenchOptions,

@@ -3,8 +3,8 @@
 Each task of the retail and airline domains (split ``test``, ``train`` or both) becomes one state
 task: the instruction is the user's scenario and the domain policy the agent works under; the
 public environment is the agent's tool schemas and ``run_public`` (calls replayed on a fresh copy
-of the domain database: ``replay`` in ``_tau2_world``, entry ``vouch.sources._tau2_replay``);
-the cases are built from the task's gold actions (``_tau2_cases``).
+of the domain database: ``replay`` in ``tau2._world``, entry ``vouch.sources.tau2._replay``);
+the cases are built from the task's gold actions (``tau2._cases``).
 
 The reference verifier is tau2's own evaluator: the candidate's calls become tau2 messages (each
 tool message carrying the environment's real response, as tau2's ``set_state`` checks), then its
@@ -30,8 +30,8 @@ from typing import Any, NamedTuple
 
 from vouch.core import MutationTarget, SourceInfo, TaskFiles, TaskSpec
 from vouch.errors import UsageError
-from vouch.sources._tau2_cases import DB_BLIND, Draft, Replays, TaskContext, build_drafts, gold_answer, to_cases
-from vouch.sources._tau2_world import (
+from vouch.sources.tau2._cases import DB_BLIND, Draft, Replays, TaskContext, build_drafts, gold_answer, to_cases
+from vouch.sources.tau2._world import (
     DOMAINS,
     SPLITS,
     TAU2_PIN,
@@ -70,7 +70,7 @@ tasks, taken in turn from each domain), ``db_blind_attacks`` (default true: buil
 that end in the gold's database, which tau2's evaluator accepts and C1 reports; false leaves them
 out, for a set whose reference verifiers agree with every label)."""
 
-REPLAY_ENTRY = "vouch.sources._tau2_replay:replay"
+REPLAY_ENTRY = "vouch.sources.tau2._replay:replay"
 MUTATION_TARGET = MutationTarget(kind="data", name="CRITERIA")
 """C6's operator set: a task's checks are its evaluation criteria (gold actions, facts to tell);
 tau2's evaluator code is shared by every task."""
@@ -345,7 +345,7 @@ from __future__ import annotations
 import json as _json
 from typing import Any
 
-from vouch.sources._tau2_replay import evaluate, run_calls, task_of, well_formed, with_criteria
+from vouch.sources.tau2._replay import evaluate, run_calls, task_of, well_formed, with_criteria
 
 DOMAIN = @DOMAIN_R@
 TASK_ID = @TASK_ID_R@

@@ -36,7 +36,7 @@ from vouch.core import (
 )
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, PytestRecordError, PytestRun, RunResult, RunSpec, Script, Status
-from vouch.sources import _humaneval_edits as edits
+from vouch.sources.humaneval import _edits as edits
 
 VERSION = "1.0.3"
 MUTATION_TARGET = MutationTarget(

@@ -5,8 +5,8 @@ which reports whether a model can reach the attacker's goal at all) on the suite
 environment, with the injection vectors at their default texts and no user task's
 ``init_environment``: ``TaskSuite.run_task_with_pipeline`` gives the injection task's GOAL as
 the prompt and judges with the task's ``security_from_traces`` (where implemented) or
-``security``. This module does the same, with ``_agentdojo_world``'s replay and frozen clock.
-A leaf: ``_agentdojo`` re-exports the replay entry, so that state tasks of both subsets run in
+``security``. This module does the same, with ``agentdojo._world``'s replay and frozen clock.
+A leaf: ``agentdojo._source`` re-exports the replay entry, so that state tasks of both subsets run in
 one pool.
 """
 
@@ -19,7 +19,7 @@ import textwrap
 from typing import Any
 
 from vouch.errors import UsageError
-from vouch.sources._agentdojo_world import (
+from vouch.sources.agentdojo._world import (
     _ANY,
     _default_environment,
     _safe,
@@ -52,7 +52,7 @@ def replay_injection(calls: list[dict[str, Any]], *, suite: str, version: str, i
     """``replay`` (the state tasks' harness entry) for an injection task's environment.
 
     Returns:
-        ``{"pre_state", "post_state", "results"}``, as ``vouch.sources._agentdojo.replay``.
+        ``{"pre_state", "post_state", "results"}``, as ``vouch.sources.agentdojo._source.replay``.
 
     Raises:
         UsageError: An unknown suite, version or injection task.

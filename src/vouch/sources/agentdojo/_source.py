@@ -5,15 +5,15 @@ version selectable, default v1.2.2) becomes two tasks: a ``state`` task, whose v
 the calls, the final answer and the environment before and after the harness replayed the
 calls (``replay`` below is the harness's replay entry), and a ``tool_call`` task, whose
 verifier sees the calls and the final answer only. Both tasks of a user task share one case
-suite (see ``_agentdojo_cases``). Injection tasks are attack sources here; the ``injection``
-subset (``_agentdojo_injection``) also makes each one a pair of tasks of its own.
+suite (see ``agentdojo._cases``). Injection tasks are attack sources here; the ``injection``
+subset (``agentdojo._injection``) also makes each one a pair of tasks of its own.
 
 The reference verifier of each task applies AgentDojo's own checks: the user task's
 ``utility_from_traces`` (where implemented) or ``utility``, and every injection task's
 ``security``; PASS iff utility holds and no attacker goal is reached.
 
 Builds are deterministic: per-task ``random.Random`` seeded from (seed, suite, task), sorted
-iteration, and a frozen clock for the three tools that read it (``_agentdojo_world``).
+iteration, and a frozen clock for the three tools that read it (``agentdojo._world``).
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from typing import Any, NamedTuple
 
 from vouch.core import Case, MutationTarget, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash
 from vouch.errors import UsageError
-from vouch.sources._agentdojo_cases import Draft, TaskContext, build_drafts
-from vouch.sources._agentdojo_gold import CONFIRMATION, GOLD_ANSWERS, GOLD_ARG_PATCHES, SUITE_READMES
-from vouch.sources._agentdojo_injection_world import injection_environments, replay_injection
-from vouch.sources._agentdojo_world import (
+from vouch.sources.agentdojo._cases import Draft, TaskContext, build_drafts
+from vouch.sources.agentdojo._gold import CONFIRMATION, GOLD_ANSWERS, GOLD_ARG_PATCHES, SUITE_READMES
+from vouch.sources.agentdojo._injection_world import injection_environments, replay_injection
+from vouch.sources.agentdojo._world import (
     AGENTDOJO_PIN,
     DEFAULT_SUITE_VERSION,
     FROZEN_NOW,
@@ -91,9 +91,9 @@ subset), ``subset`` (``SUBSETS``, default ``"user"``), ``injection_tasks``
 (``"suite/injection_task_N"`` entries of the injection subset; default all)."""
 SUBSETS = ("user", "injection", "all")
 """``user``: the user tasks; ``injection``: the injection tasks as tasks of their own
-(``_agentdojo_injection``); ``all``: both."""
+(``agentdojo._injection``); ``all``: both."""
 
-REPLAY_ENTRY = "vouch.sources._agentdojo:replay"
+REPLAY_ENTRY = "vouch.sources.agentdojo._source:replay"
 
 
 class BuildOutput(NamedTuple):
@@ -197,7 +197,7 @@ def build(out_dir: Path, *, seed: int, options: Mapping[str, Any]) -> BuildOutpu
     subset = _subset(options)
     if subset == "user":
         return _build_user(seed, _only(options, "injection_tasks"))
-    from vouch.sources._agentdojo_injection import build_injection
+    from vouch.sources.agentdojo._injection import build_injection
 
     injection = build_injection(seed=seed, options=_only(options, "user_tasks"))
     if subset == "injection":
@@ -436,8 +436,8 @@ from typing import Any
 import sys
 import types
 
-from vouch.sources._agentdojo import function_calls, load_suite, replay_environments
-from vouch.sources._agentdojo_world import copier
+from vouch.sources.agentdojo._source import function_calls, load_suite, replay_environments
+from vouch.sources.agentdojo._world import copier
 
 SUITE = @SUITE_R@
 VERSION = @VERSION_R@

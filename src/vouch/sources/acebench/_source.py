@@ -4,7 +4,7 @@ The data is ACEBench's (its public repository at the commit the registry pins, M
 file in the corpus registry (``vouch data corpora``) and read from a data directory
 (``$VOUCH_DATA_DIR``, the user cache), downloaded there when none holds any of it. Nothing of it
 ships with vouch, and none of ACEBench's code is used: the reference verifier
-(``_acebench_verifier``) is vouch's own, written from ACEBench's checking rules.
+(``acebench._verifier``) is vouch's own, written from ACEBench's checking rules.
 
 Each task is one ACEBench case: the conversation (with the user profile or date where the case
 has one), the functions' schemas (``environment/tools.json``), the gold (the answer's calls, or
@@ -31,9 +31,9 @@ from typing import Any, NamedTuple
 from vouch import corpora
 from vouch.core import MutationTarget, SourceInfo, TaskFiles, TaskSpec, canonical_candidate
 from vouch.errors import UsageError
-from vouch.sources import _acebench_cases as cases
-from vouch.sources._acebench_verifier import expected_calls
-from vouch.sources._bfcl import _Draft, _round_robin, _to_cases, spread_over
+from vouch.sources.acebench import _cases as cases
+from vouch.sources.acebench._verifier import expected_calls
+from vouch.sources.bfcl._source import _Draft, _round_robin, _to_cases, spread_over
 
 COMMIT = corpora.ACEBENCH_COMMIT
 VERSION = COMMIT[:7]
@@ -353,7 +353,7 @@ def read_refusal(paths: tuple[Path, Path] | None) -> str | None:
     collapsed), found by itself when that category was not asked for; None without its answers.
 
     The special tasks' instruction shows it, and its first clause is the phrase their reference
-    verifier looks for (``_acebench_verifier.refusal_phrase``): read from the data, not written
+    verifier looks for (``acebench._verifier.refusal_phrase``): read from the data, not written
     into vouch.
     """
     if paths is None:
@@ -412,7 +412,7 @@ def _literal(name: str, data: Any) -> str:
 
 def verifier_source(entry: Entry, mentioned: dict[str, list[str]], refusal: str | None = None) -> str:
     """``reference/verifier.py``: the rules module plus this task's answer and ``verify``."""
-    module = Path(__file__).with_name("_acebench_verifier.py").read_text(encoding="utf-8")
+    module = Path(__file__).with_name("_verifier.py").read_text(encoding="utf-8")
     category = entry.special or "normal"
     truth = entry.answer if entry.special or isinstance(entry.answer, list) else [entry.answer]
     phrases = None

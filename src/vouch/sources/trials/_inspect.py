@@ -29,7 +29,7 @@ import vouch
 from vouch._json import loads
 from vouch.core import AuditResults, TrialResult, Verdict
 from vouch.errors import UsageError
-from vouch.sources._samples import BadLine, Problem, Samples, Trial, load_problems
+from vouch.sources.trials._samples import BadLine, Problem, Samples, Trial, load_problems
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
