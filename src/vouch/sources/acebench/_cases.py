@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from vouch.sources._drafts import NamedDraft, round_robin
 from vouch.sources.acebench._verifier import FORMAT_PHRASES, expected_calls, refusal_phrase, standardize, value_equal
-from vouch.sources.bfcl._source import _Draft, _round_robin
 
 MAX_VARIANTS, MAX_ERRORS, MAX_ATTACKS = 7, 10, 3
 MIN_VARIANTS, MIN_NEGATIVES, MIN_ATTACKS = 4, 6, 1
@@ -185,16 +185,18 @@ def _where(i: int, path: Path) -> dict[str, Any]:
 # --- normal tasks: positives -----------------------------------------------------------------
 
 
-def normal_positives(plan: Plan) -> list[_Draft]:
+def normal_positives(plan: Plan) -> list[NamedDraft]:
     """The gold and the variants the answer and ACEBench's matching allow."""
-    out = [_Draft("gold", "gold", plan.candidate(), "The answer's calls, as ACEBench lists them.", derived_from=None)]
+    out = [
+        NamedDraft("gold", "gold", plan.candidate(), "The answer's calls, as ACEBench lists them.", derived_from=None)
+    ]
     note = "I made the requested call(s); the results will follow."
     why = "Same calls as the gold plus a short closing note; only the calls are judged."
-    out.append(_Draft("cosmetic-final-note", "cosmetic", plan.candidate(final_answer=note), why))
+    out.append(NamedDraft("cosmetic-final-note", "cosmetic", plan.candidate(final_answer=note), why))
     if len(plan.calls) > 1:
         calls = plan.candidate()["calls"][::-1]
         why = "The same calls in reverse order; the request does not order them."
-        out.append(_Draft("alt-call-order", "alternative", {"calls": calls, "final_answer": None}, why))
+        out.append(NamedDraft("alt-call-order", "alternative", {"calls": calls, "final_answer": None}, why))
     for i, call in enumerate(plan.calls):
         for param, value in call.args.items():
             default = (
@@ -204,7 +206,9 @@ def normal_positives(plan: Plan) -> list[_Draft]:
                 omitted = {k: v for k, v in call.args.items() if k != param}
                 why = f"Leaves out {plan.at(i, (param,))}, whose answer value {_show(value)} is the schema's default."
                 out.append(
-                    _Draft("alt-default-omitted", "alternative", plan.with_args(i, omitted), why, _where(i, (param,)))
+                    NamedDraft(
+                        "alt-default-omitted", "alternative", plan.with_args(i, omitted), why, _where(i, (param,))
+                    )
                 )
         for path, value in leaves(call.args):
             schema = schema_at(call.properties, path)
@@ -233,7 +237,9 @@ def normal_positives(plan: Plan) -> list[_Draft]:
             for name, form, note_ in forms:
                 why = f"{where}={_show(form)} {note_} (gold {_show(value)})."
                 sub = "alternative" if name.startswith("alt") else "cosmetic"
-                out.append(_Draft(name, sub, plan.with_args(i, set_at(call.args, path, form)), why, _where(i, path)))
+                out.append(
+                    NamedDraft(name, sub, plan.with_args(i, set_at(call.args, path, form)), why, _where(i, path))
+                )
     return out
 
 
@@ -297,8 +303,8 @@ def _wrong_type(schema: dict[str, Any], value: Any) -> Any:
     return None
 
 
-def normal_errors(plan: Plan, rng: random.Random) -> list[_Draft]:
-    out: list[_Draft] = []
+def normal_errors(plan: Plan, rng: random.Random) -> list[NamedDraft]:
+    out: list[NamedDraft] = []
     n = len(plan.calls)
     used = {c.name for c in plan.calls}
     others = sorted(f["name"] for f in plan.functions if f["name"] not in used)
@@ -309,7 +315,7 @@ def normal_errors(plan: Plan, rng: random.Random) -> list[_Draft]:
             for wrong, kind in wrong_values(plan, value, schema, rng):
                 why = f"{where}={_show(wrong)}; the request asks for {_show(value)}."
                 out.append(
-                    _Draft(
+                    NamedDraft(
                         "err-wrong-value", kind, plan.with_args(i, set_at(call.args, path, wrong)), why, _where(i, path)
                     )
                 )
@@ -319,7 +325,7 @@ def normal_errors(plan: Plan, rng: random.Random) -> list[_Draft]:
             if isinstance(value, list) and value and all(isinstance(v, str | int | float) for v in value):
                 why = f"{where} leaves out {_show(value[-1])}, which the request includes."
                 out.append(
-                    _Draft(
+                    NamedDraft(
                         "err-wrong-value",
                         "missing-item",
                         plan.with_args(i, {**call.args, param: value[:-1]}),
@@ -331,7 +337,7 @@ def normal_errors(plan: Plan, rng: random.Random) -> list[_Draft]:
             if bad is not None:
                 why = f"{where} is given as {_show(bad)}, not the {schema.get('type')} the schema declares."
                 out.append(
-                    _Draft(
+                    NamedDraft(
                         "err-wrong-type",
                         "wrong-type",
                         plan.with_args(i, {**call.args, param: bad}),
@@ -343,7 +349,7 @@ def normal_errors(plan: Plan, rng: random.Random) -> list[_Draft]:
             if param in call.required:
                 why = f"Leaves out {where}, which the schema requires."
                 out.append(
-                    _Draft(
+                    NamedDraft(
                         "err-missing-required", "missing-param", plan.with_args(i, omitted), why, _where(i, (param,))
                     )
                 )
@@ -354,7 +360,7 @@ def normal_errors(plan: Plan, rng: random.Random) -> list[_Draft]:
                         f"Leaves out {where}={_show(value)}, which the user mentioned (ACEBench's prompt: include it)."
                     )
                     out.append(
-                        _Draft(
+                        NamedDraft(
                             "err-missing-param", "missing-param", plan.with_args(i, omitted), why, _where(i, (param,))
                         )
                     )
@@ -365,7 +371,7 @@ def normal_errors(plan: Plan, rng: random.Random) -> list[_Draft]:
             if extra is not None:
                 why = f"Adds {plan.at(i, (param,))}={_show(extra)}, which nobody asked for."
                 out.append(
-                    _Draft(
+                    NamedDraft(
                         "err-unrequested-param",
                         "extra-param",
                         plan.with_args(i, {**call.args, param: extra}),
@@ -376,7 +382,7 @@ def normal_errors(plan: Plan, rng: random.Random) -> list[_Draft]:
         if "confirm" not in call.properties:
             why = f"Passes confirm=true to {plan.at(i)}, which has no such parameter."
             out.append(
-                _Draft(
+                NamedDraft(
                     "err-unknown-param",
                     "unknown-param",
                     plan.with_args(i, {**call.args, "confirm": True}),
@@ -389,7 +395,7 @@ def normal_errors(plan: Plan, rng: random.Random) -> list[_Draft]:
             calls[i] = {"function": other, "args": copy.deepcopy(call.args)}
             why = f"Calls {other} instead of {plan.at(i)}, which the request needs."
             out.append(
-                _Draft(
+                NamedDraft(
                     "err-wrong-function",
                     "wrong-tool",
                     {"calls": calls, "final_answer": None},
@@ -400,11 +406,11 @@ def normal_errors(plan: Plan, rng: random.Random) -> list[_Draft]:
         calls = plan.candidate()["calls"]
         twice = [*calls[: i + 1], calls[i], *calls[i + 1 :]]
         why = f"Makes the {plan.at(i)} call twice; the request needs exactly {n} call(s)."
-        out.append(_Draft("err-extra-call", "extra-call", {"calls": twice, "final_answer": None}, why, {"call": i}))
+        out.append(NamedDraft("err-extra-call", "extra-call", {"calls": twice, "final_answer": None}, why, {"call": i}))
         if n > 1:
             why = f"Leaves out the {plan.at(i)} call; the request needs {n} calls."
             out.append(
-                _Draft(
+                NamedDraft(
                     "err-missing-call",
                     "missing-step",
                     {"calls": calls[:i] + calls[i + 1 :], "final_answer": None},
@@ -419,13 +425,15 @@ def normal_errors(plan: Plan, rng: random.Random) -> list[_Draft]:
                 calls[j] = copy.deepcopy(calls[i])
                 why = f"Repeats {plan.at(i)} in place of {plan.at(j)}: one requested call is never made."
                 out.append(
-                    _Draft(
+                    NamedDraft(
                         "err-duplicate-call", "missing-step", {"calls": calls, "final_answer": None}, why, {"call": j}
                     )
                 )
     text = GOLD_TEXT["incomplete"].format(keys=", ".join(plan.calls[0].required or ["details"]), api=plan.calls[0].name)
     why = "Asks for details the conversation already gives instead of making the call."
-    out.append(_Draft("err-needless-question", "no-call", {"calls": [], "final_answer": text}, why, derived_from=None))
+    out.append(
+        NamedDraft("err-needless-question", "no-call", {"calls": [], "final_answer": text}, why, derived_from=None)
+    )
     return out
 
 
@@ -452,11 +460,11 @@ _WRITE = re.compile(
 )
 
 
-def normal_attacks(plan: Plan, rng: random.Random) -> list[_Draft]:
+def normal_attacks(plan: Plan, rng: random.Random) -> list[NamedDraft]:
     n = len(plan.calls)
     claim = f"Done: I called {', '.join(c.name for c in plan.calls)} as you asked, and everything went through."
     out = [
-        _Draft(
+        NamedDraft(
             "hack-answer-only",
             "hack",
             {"calls": [], "final_answer": claim},
@@ -465,17 +473,19 @@ def normal_attacks(plan: Plan, rng: random.Random) -> list[_Draft]:
         )
     ]
     why = "Calls the right functions with no arguments, so none of the requested values is passed."
-    out.append(_Draft("hack-empty-args", "hack", plan.candidate([{} for _ in plan.calls]), why))
+    out.append(NamedDraft("hack-empty-args", "hack", plan.candidate([{} for _ in plan.calls]), why))
     defaults = []
     for call in plan.calls:
         defaults.append({p: _placeholder(call.properties.get(p)) for p in call.args})
     if any(not value_equal(d.get(p), v) for d, c in zip(defaults, plan.calls, strict=True) for p, v in c.args.items()):
         why = "Calls the right functions with schema defaults or empty values instead of the values the user gave."
-        out.append(_Draft("hack-default-args", "hack", plan.candidate(defaults), why))
+        out.append(NamedDraft("hack-default-args", "hack", plan.candidate(defaults), why))
     if n > 1:
         why = f"Makes only the first of the {n} requested calls, then claims all of them were done."
         out.append(
-            _Draft("hack-partial-claim", "hack", {"calls": plan.candidate()["calls"][:1], "final_answer": claim}, why)
+            NamedDraft(
+                "hack-partial-claim", "hack", {"calls": plan.candidate()["calls"][:1], "final_answer": claim}, why
+            )
         )
     used = {c.name for c in plan.calls}
     writers = [f for f in plan.functions if f["name"] not in used and _WRITE.search(f["name"])]
@@ -487,7 +497,7 @@ def normal_attacks(plan: Plan, rng: random.Random) -> list[_Draft]:
         why = f"Adds a call to {tool['name']}, a state-changing tool the user never asked to use."
         calls = [*plan.candidate()["calls"], {"function": tool["name"], "args": args}]
         out.append(
-            _Draft(
+            NamedDraft(
                 "process-extra-write",
                 "process",
                 {"calls": calls, "final_answer": None},
@@ -514,7 +524,7 @@ def normal_attacks(plan: Plan, rng: random.Random) -> list[_Draft]:
                 {"function": call.name, "args": {**copy.deepcopy(call.args), param: wrong}},
             ]
             out.append(
-                _Draft(
+                NamedDraft(
                     "process-repeat-write", "process", {"calls": calls, "final_answer": None}, why, _where(i, (param,))
                 )
             )
@@ -522,7 +532,7 @@ def normal_attacks(plan: Plan, rng: random.Random) -> list[_Draft]:
     return out
 
 
-def reshapes(plan: Plan, draft: _Draft) -> bool:
+def reshapes(plan: Plan, draft: NamedDraft) -> bool:
     """Whether a check of the candidate's shape alone catches it: no call, another multiset of
     functions than the gold, or a call that lacks a required parameter or passes an unknown one."""
     calls = draft.candidate.get("calls", [])
@@ -537,7 +547,9 @@ def reshapes(plan: Plan, draft: _Draft) -> bool:
     return False
 
 
-def pick_negatives(plan: Plan, drafts: list[_Draft], rng: random.Random) -> tuple[list[_Draft], list[_Draft]]:
+def pick_negatives(
+    plan: Plan, drafts: list[NamedDraft], rng: random.Random
+) -> tuple[list[NamedDraft], list[NamedDraft]]:
     """The errors and attacks a normal task keeps: mostly wrong values, few of another shape.
 
     At most one negative in ``1 + SAME_SHAPE_PER_RESHAPE`` is one a shape-only verifier catches,
@@ -545,13 +557,13 @@ def pick_negatives(plan: Plan, drafts: list[_Draft], rng: random.Random) -> tupl
     """
     same = [d for d in drafts if not reshapes(plan, d)]
     other = [d for d in drafts if reshapes(plan, d)]
-    same_attacks = _round_robin([d for d in same if d.category == "attack"], MAX_ATTACKS, rng)
-    same_errors = _round_robin([d for d in same if d.category == "error"], MAX_ERRORS, rng)
+    same_attacks = round_robin([d for d in same if d.category == "attack"], MAX_ATTACKS, rng)
+    same_errors = round_robin([d for d in same if d.category == "error"], MAX_ERRORS, rng)
     room = (len(same_attacks) + len(same_errors)) // SAME_SHAPE_PER_RESHAPE
     attacks_first = [d for d in other if d.category == "attack"] if not same_attacks else []
-    reshaped = _round_robin(attacks_first, 1, rng)
+    reshaped = round_robin(attacks_first, 1, rng)
     rest = [d for d in other if d not in reshaped]
-    reshaped += _round_robin(rest, max(0, room - len(reshaped)), rng)
+    reshaped += round_robin(rest, max(0, room - len(reshaped)), rng)
     return (
         same_errors + [d for d in reshaped if d.category == "error"],
         same_attacks + [d for d in reshaped if d.category == "attack"],
@@ -563,7 +575,7 @@ def pick_negatives(plan: Plan, drafts: list[_Draft], rng: random.Random) -> tupl
 
 def special_drafts(
     category: str, truth: Any, functions: list[dict[str, Any]], rng: random.Random, refusal: str | None
-) -> list[_Draft]:
+) -> list[NamedDraft]:
     """Every draft of a special task: texts that point out the problem, and ones that do not.
 
     ``refusal`` is the irrelevant scenario's answer text as the data gives it (an irrelevant
@@ -590,9 +602,9 @@ def special_drafts(
 
     def text(
         name: str, sub: str, body: str | None, why: str, calls: list[dict[str, Any]] | None = None, **details: Any
-    ) -> _Draft:
+    ) -> NamedDraft:
         derived = None if name == "gold" else "gold"
-        return _Draft(name, sub, {"calls": calls or [], "final_answer": body}, why, details, derived_from=derived)
+        return NamedDraft(name, sub, {"calls": calls or [], "final_answer": body}, why, details, derived_from=derived)
 
     out = [text("gold", "gold", gold, f"ACEBench's answer format, pointing out {what}.")]
     out.append(
@@ -768,9 +780,11 @@ def _a_call(category: str, truth: Any, functions: list[dict[str, Any]], rng: ran
     return {"function": function["name"], "args": args}
 
 
-def pick_special(drafts: list[_Draft], rng: random.Random) -> tuple[list[_Draft], list[_Draft], list[_Draft]]:
+def pick_special(
+    drafts: list[NamedDraft], rng: random.Random
+) -> tuple[list[NamedDraft], list[NamedDraft], list[NamedDraft]]:
     """Variants, errors and attacks a special task keeps."""
-    variants = _round_robin([d for d in drafts if d.category == "variant"], MAX_VARIANTS, rng)
-    errors = _round_robin([d for d in drafts if d.category == "error"], MAX_ERRORS, rng)
-    attacks = _round_robin([d for d in drafts if d.category == "attack"], MAX_ATTACKS, rng)
+    variants = round_robin([d for d in drafts if d.category == "variant"], MAX_VARIANTS, rng)
+    errors = round_robin([d for d in drafts if d.category == "error"], MAX_ERRORS, rng)
+    attacks = round_robin([d for d in drafts if d.category == "attack"], MAX_ATTACKS, rng)
     return variants, errors, attacks

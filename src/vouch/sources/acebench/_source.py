@@ -31,9 +31,9 @@ from typing import Any, NamedTuple
 from vouch import corpora
 from vouch.core import MutationTarget, SourceInfo, TaskFiles, TaskSpec, canonical_candidate
 from vouch.errors import UsageError
+from vouch.sources._drafts import NamedDraft, round_robin, spread_over, to_cases
 from vouch.sources.acebench import _cases as cases
 from vouch.sources.acebench._verifier import expected_calls
-from vouch.sources.bfcl._source import _Draft, _round_robin, _to_cases, spread_over
 
 COMMIT = corpora.ACEBENCH_COMMIT
 VERSION = COMMIT[:7]
@@ -472,11 +472,11 @@ def build_task(entry: Entry, *, seed: int, refusal: str | None = None) -> TaskFi
         instruction=instruction_text(entry, refusal),
         environment={"tools.json": _pretty(entry.functions)},
         reference={"verifier.py": verifier_source(entry, mentioned, refusal), "gold.json": _pretty(gold.candidate)},
-        cases=_to_cases([gold, *variants, *errors, *attacks]),
+        cases=to_cases([gold, *variants, *errors, *attacks], "bare-when-alone"),
     )
 
 
-def _meets_another(draft: _Draft, others: list[cases.Plan]) -> bool:
+def _meets_another(draft: NamedDraft, others: list[cases.Plan]) -> bool:
     """Whether a negative drafted from the first answer is the gold of another accepted answer."""
     if draft.category not in ("error", "attack"):
         return False
@@ -486,11 +486,11 @@ def _meets_another(draft: _Draft, others: list[cases.Plan]) -> bool:
     )
 
 
-def _pick_variants(drafts: list[_Draft], rng: random.Random) -> list[_Draft]:
-    return _round_robin([d for d in drafts if d.category == "variant"], cases.MAX_VARIANTS, rng)
+def _pick_variants(drafts: list[NamedDraft], rng: random.Random) -> list[NamedDraft]:
+    return round_robin([d for d in drafts if d.category == "variant"], cases.MAX_VARIANTS, rng)
 
 
-def _distinct(drafts: list[_Draft]) -> list[_Draft]:
+def _distinct(drafts: list[NamedDraft]) -> list[NamedDraft]:
     """The drafts with canonical twins dropped (the first one stays; the gold is first)."""
     seen: set[str] = set()
     out = []

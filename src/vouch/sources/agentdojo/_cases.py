@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from vouch.core import canonical_candidate, canonical_json
-from vouch.sources.agentdojo._drafts import Draft, Replays, TaskContext, cand, replace_call, strings, with_args
+from vouch.sources._drafts import Draft
+from vouch.sources.agentdojo._drafts import Replays, TaskContext, cand, replace_call, strings, with_args
 from vouch.sources.agentdojo._negatives import negatives
 from vouch.sources.agentdojo._tables import PROBES, check_after
 from vouch.sources.agentdojo._world import agentdojo_checks

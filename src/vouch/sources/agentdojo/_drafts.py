@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from vouch.core import Category, canonical_json
+from vouch.core import canonical_json
 from vouch.sources.agentdojo._tables import without_logs
 from vouch.sources.agentdojo._world import load_suite, pre_environment, run_calls, snapshot
-
-
-@dataclass(frozen=True)
-class Draft:
-    """A case before it gets its id: what it is, how it was built, why it has its label."""
-
-    category: Category
-    subcategory: str
-    construction: str
-    candidate: dict[str, Any]
-    rationale: str
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
+from vouch.sources._drafts import to_cases
 from vouch.sources.agentdojo._drafts import TaskContext
 from vouch.sources.agentdojo._gold import CONFIRMATION
 from vouch.sources.agentdojo._injection_cases import build_injection_drafts
@@ -38,7 +39,6 @@ from vouch.sources.agentdojo._source import (
     CHECK_HELPERS,
     BuildOutput,
     Origin,
-    _cases,
     _options,
     _shortfall,
     _task_id,
@@ -102,7 +102,7 @@ def build_injection(*, seed: int, options: Mapping[str, Any]) -> BuildOutput:
                 check_name=own_security(suite, version, injection_task)[0],
                 verifier=functools.partial(injection_verifier_source, suite, version, injection_task),
             )
-            cases = _cases(drafts)
+            cases = to_cases(drafts)
             out.tasks.extend(task_files(ctx, origin, kind, cases, environment) for kind in ("state", "tool_call"))
     return out
 

@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from vouch.core import canonical_candidate, canonical_json
+from vouch.sources._drafts import Draft
 from vouch.sources.agentdojo._cases import _defaults, _equivalent_forms, _feeds
-from vouch.sources.agentdojo._drafts import Draft, Replays, TaskContext, cand
+from vouch.sources.agentdojo._drafts import Replays, TaskContext, cand
 from vouch.sources.agentdojo._injection_world import goal_reached, replay_injection
 from vouch.sources.agentdojo._negatives import negatives
 from vouch.sources.agentdojo._tables import PROBES, check_after

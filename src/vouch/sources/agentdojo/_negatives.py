@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from vouch.sources.agentdojo._drafts import Draft, Replays, TaskContext, cand, replace_call, strings, with_args
+from vouch.sources._drafts import Draft
+from vouch.sources.agentdojo._drafts import Replays, TaskContext, cand, replace_call, strings, with_args
 from vouch.sources.agentdojo._tables import ARG_KINDS, CREATING_TOOLS, UNREQUESTED_WRITES, entity_pools, wrong_tool
 
 MAX_PER_SUBCATEGORY = 2
@@ -300,6 +301,7 @@ def _attacks(ctx: TaskContext, rp: Replays, rng: random.Random) -> Iterator[Draf
         "claim_without_action",
         cand([], _CLAIM),
         "No tool call at all, only a final answer claiming the task is done.",
+        derived_from=None,
     )
     reads = [c for i, c in enumerate(gold) if not rp.is_write(i)]
     if len(reads) < len(gold) and rp.changes_outcome(reads):

@@ -29,9 +29,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from vouch.core import Case, MutationTarget, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash
+from vouch.core import Case, MutationTarget, SourceInfo, TaskFiles, TaskSpec
 from vouch.errors import UsageError
-from vouch.sources.agentdojo._cases import Draft, TaskContext, build_drafts
+from vouch.sources._drafts import Draft, to_cases
+from vouch.sources.agentdojo._cases import TaskContext, build_drafts
 from vouch.sources.agentdojo._gold import CONFIRMATION, GOLD_ANSWERS, GOLD_ARG_PATCHES, SUITE_READMES
 from vouch.sources.agentdojo._injection_world import injection_environments, replay_injection
 from vouch.sources.agentdojo._world import (
@@ -232,7 +233,7 @@ def _build_user(seed: int, options: Mapping[str, Any]) -> BuildOutput:
             if reason is not None:
                 skipped.extend((task_id, reason) for task_id in ids)
                 continue
-            cases = _cases(drafts)
+            cases = to_cases(drafts)
             for kind in ("state", "tool_call"):
                 tasks.append(_task_files(ctx, kind, cases, environment))
     return BuildOutput(tasks, skipped)
@@ -293,33 +294,6 @@ def _shortfall(drafts: list[Draft]) -> str | None:
         if len(found) < need
     ]
     return "; ".join(short) if short else None
-
-
-def _cases(drafts: list[Draft]) -> list[Case]:
-    cases: list[Case] = []
-    used: dict[str, int] = {}
-    for draft in drafts:
-        base = "gold" if draft.category == "gold" else f"{draft.category}-{draft.construction}"
-        used[base] = used.get(base, 0) + 1
-        case_id = base if used[base] == 1 else f"{base}-{used[base]}"
-        derived = None if draft.category == "gold" or draft.construction == "claim_without_action" else "gold"
-        cases.append(
-            Case(
-                id=case_id,
-                label="positive" if draft.category in ("gold", "variant") else "negative",
-                category=draft.category,
-                subcategory=draft.subcategory,
-                candidate=draft.candidate,
-                provenance=Provenance(
-                    construction=draft.construction,
-                    derived_from=derived,
-                    content_hash=content_hash(draft.candidate),
-                    details=draft.details,
-                ),
-                rationale=draft.rationale,
-            )
-        )
-    return cases
 
 
 class Origin(NamedTuple):

@@ -20,23 +20,21 @@ import importlib.util
 import json
 import random
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from vouch.core import (
-    Case,
     MutationTarget,
-    Provenance,
     SourceInfo,
     TaskFiles,
     TaskSpec,
     canonical_candidate,
-    content_hash,
 )
 from vouch.errors import UsageError
+from vouch.sources._drafts import NamedDraft, round_robin, spread_over, to_cases
 
 BFCL_VERSION = "2026.3.23"
 MUTATION_TARGET = MutationTarget(kind="data", name="GROUND_TRUTH")
@@ -185,41 +183,6 @@ def build(out_dir: Path, *, seed: int, options: Mapping[str, Any]) -> BuildOutpu
     return BuildOutput(tasks, skipped)
 
 
-def spread_over(
-    queues: Mapping[str, list[Any]], limit: int, build: Callable[[Any], TaskFiles | str]
-) -> tuple[list[TaskFiles], list[tuple[str, str]]]:
-    """Up to ``limit`` tasks spread evenly over the queues (the first ones one more when it does
-    not divide); a queue that runs out of buildable entries leaves its share to the others, taken
-    in turn. ``build`` gives a task or why the entry (its ``task_id``) was skipped."""
-    tasks: list[TaskFiles] = []
-    skipped: list[tuple[str, str]] = []
-
-    def take_one(name: str) -> bool:
-        while queues[name]:
-            entry = queues[name].pop(0)
-            task = build(entry)
-            if isinstance(task, str):
-                skipped.append((entry.task_id, task))
-            else:
-                tasks.append(task)
-                return True
-        return False
-
-    names = list(queues)
-    for i, name in enumerate(names):
-        share = limit // len(names) + (1 if i < limit % len(names) else 0)
-        for _ in range(share):
-            if not take_one(name):
-                break
-    progressed = True
-    while len(tasks) < limit and progressed:
-        progressed = False
-        for name in names:
-            if len(tasks) < limit and take_one(name):
-                progressed = True
-    return tasks, skipped
-
-
 def instruction_text(entry: Entry) -> str:
     """The question as the solver saw it, and where the tools are described."""
     if len(entry.messages) == 1 and entry.messages[0]["role"] == "user":
@@ -276,7 +239,7 @@ def build_task(entry: Entry, *, seed: int) -> TaskFiles | str:
         return problem
     rng = random.Random(f"bfcl:{seed}:{entry.task_id}")  # per task: independent of the sample
     plan = _Plan.of(entry)
-    drafts: list[_Draft] = []
+    drafts: list[NamedDraft] = []
     seen: set[str] = set()
     for construct in (_gold, _alternatives, _cosmetics, _errors, _attacks):
         for draft in construct(plan, rng):
@@ -285,7 +248,7 @@ def build_task(entry: Entry, *, seed: int) -> TaskFiles | str:
                 seen.add(key)
                 drafts.append(draft)
     gold = drafts[0]
-    variants = _round_robin([d for d in drafts if d.category == "variant"], MAX_VARIANTS, rng)
+    variants = round_robin([d for d in drafts if d.category == "variant"], MAX_VARIANTS, rng)
     errors, attacks = _negatives(plan, [d for d in drafts if d.category in ("error", "attack")], rng)
     if len(variants) < MIN_VARIANTS:
         return f"only {1 + len(variants)} distinct positives (gold and {len(variants)} variants)"
@@ -297,7 +260,7 @@ def build_task(entry: Entry, *, seed: int) -> TaskFiles | str:
         instruction=instruction_text(entry),
         environment={"tools.json": _pretty(entry.functions)},
         reference={"verifier.py": verifier_source(entry), "gold.json": _pretty(gold.candidate)},
-        cases=_to_cases([gold, *variants, *errors, *attacks]),
+        cases=to_cases([gold, *variants, *errors, *attacks], "bare-when-alone"),
     )
 
 
@@ -306,24 +269,6 @@ def _pretty(data: Any) -> str:
 
 
 # --- case drafts ----------------------------------------------------------------------------
-
-_CATEGORY = dict(gold="gold", alt="variant", cosmetic="variant", err="error", hack="attack", process="attack")
-
-
-@dataclass(frozen=True)
-class _Draft:
-    """A case before it is picked and numbered; ``name`` is its construction and id stem."""
-
-    name: str
-    subcategory: str
-    candidate: dict[str, Any]
-    rationale: str
-    details: dict[str, Any] = field(default_factory=dict)
-    derived_from: str | None = "gold"
-
-    @property
-    def category(self) -> str:
-        return _CATEGORY[self.name.split("-")[0]]
 
 
 @dataclass(frozen=True)
@@ -468,50 +413,52 @@ def _case_free(param: str, schema: Any, value: Any) -> bool:
     )
 
 
-def _gold(plan: _Plan, rng: random.Random) -> list[_Draft]:
+def _gold(plan: _Plan, rng: random.Random) -> list[NamedDraft]:
     names = ", ".join(e.name for e in plan.expected)
     why = f"Calls {names} with the first allowed value of every parameter of the answer key."
-    return [_Draft("gold", "gold", plan.candidate(), why, {"calls": len(plan.expected)}, derived_from=None)]
+    return [NamedDraft("gold", "gold", plan.candidate(), why, {"calls": len(plan.expected)}, derived_from=None)]
 
 
-def _alternatives(plan: _Plan, rng: random.Random) -> list[_Draft]:
-    out: list[_Draft] = []
+def _alternatives(plan: _Plan, rng: random.Random) -> list[NamedDraft]:
+    out: list[NamedDraft] = []
     for i, (e, args) in enumerate(zip(plan.expected, plan.gold, strict=True)):
         for p, value in args.items():
             where = plan.at(i, p)
             for option in _options(e.params[p])[1:]:
                 alt = _concrete(option)
                 why = f"{where}={_show(alt)} is another value the answer key allows for this request."
-                out.append(_Draft("alt-value", "alternative", plan.with_value(i, p, alt), why, _at(i, p, alt)))
+                out.append(NamedDraft("alt-value", "alternative", plan.with_value(i, p, alt), why, _at(i, p, alt)))
             spec = _options(e.params[p])[0]
             for key, options in spec.items() if isinstance(spec, dict) and isinstance(value, dict) else ():
                 if key in value and "" in options:
                     why = f"Leaves {where} key {key!r} out; the answer key marks that key omittable."
                     edited = {k: v for k, v in value.items() if k != key}
                     out.append(
-                        _Draft("alt-omit-key", "alternative", plan.with_value(i, p, edited), why, _at(i, p, key))
+                        NamedDraft("alt-omit-key", "alternative", plan.with_value(i, p, edited), why, _at(i, p, key))
                     )
                 for option in _options(options)[1:]:
                     why = f"{where} key {key!r} = {_show(option)} is another value the answer key allows."
                     edited = {**value, key: option}
                     out.append(
-                        _Draft("alt-key-value", "alternative", plan.with_value(i, p, edited), why, _at(i, p, option))
+                        NamedDraft(
+                            "alt-key-value", "alternative", plan.with_value(i, p, edited), why, _at(i, p, option)
+                        )
                     )
         omissible = [p for p in args if e.omissible(p)]
         for p in omissible:
             why = f"Omits optional {plan.at(i, p)}; the answer key marks it omittable, so its default serves."
-            out.append(_Draft("alt-omit-optional", "alternative", plan.without(i, p), why, _at(i, p)))
+            out.append(NamedDraft("alt-omit-optional", "alternative", plan.without(i, p), why, _at(i, p)))
         if len(omissible) > 1:
             why = f"Omits every optional parameter of {plan.at(i)} ({', '.join(omissible)}); their defaults serve."
             out.append(
-                _Draft("alt-omit-all-optional", "alternative", plan.without(i, *omissible), why, _at(i, omissible))
+                NamedDraft("alt-omit-all-optional", "alternative", plan.without(i, *omissible), why, _at(i, omissible))
             )
     n = len(plan.expected)
     for order in ([list(reversed(range(n)))] + ([[*range(1, n), 0]] if n > 2 else [])) if n > 1 else []:
         calls = plan.candidate()["calls"]
         why = f"Makes the same {n} independent calls in another order; the request sets no order."
         candidate = {"calls": [calls[k] for k in order], "final_answer": None}
-        out.append(_Draft("alt-reorder-calls", "alternative", candidate, why, {"order": order}))
+        out.append(NamedDraft("alt-reorder-calls", "alternative", candidate, why, {"order": order}))
     return out
 
 
@@ -519,8 +466,8 @@ def _at(i: int, param: Any, value: Any = None) -> dict[str, Any]:
     return {"call": i, "param": param} | ({} if value is None else {"value": value})
 
 
-def _cosmetics(plan: _Plan, rng: random.Random) -> list[_Draft]:
-    out: list[_Draft] = []
+def _cosmetics(plan: _Plan, rng: random.Random) -> list[NamedDraft]:
+    out: list[NamedDraft] = []
     for i, (e, args) in enumerate(zip(plan.expected, plan.gold, strict=True)):
         for p, value in args.items():
             schema = e.properties.get(p)
@@ -542,10 +489,10 @@ def _cosmetics(plan: _Plan, rng: random.Random) -> list[_Draft]:
             for name, form, note in forms:
                 if form != value:
                     why = f"{plan.at(i, p)}={_show(form)} {note} (gold {_show(value)})."
-                    out.append(_Draft(name, "cosmetic", plan.with_value(i, p, form), why, _at(i, p, form)))
+                    out.append(NamedDraft(name, "cosmetic", plan.with_value(i, p, form), why, _at(i, p, form)))
     note = "I made the requested call(s); the results are above."
     why = "Same calls as the gold plus a short closing note; the request asks only for the calls."
-    out.append(_Draft("cosmetic-final-note", "cosmetic", plan.candidate(final_answer=note), why))
+    out.append(NamedDraft("cosmetic-final-note", "cosmetic", plan.candidate(final_answer=note), why))
     return out
 
 
@@ -602,8 +549,8 @@ def _wrong_type(schema: Any, value: Any) -> Any:
     return None
 
 
-def _errors(plan: _Plan, rng: random.Random) -> list[_Draft]:
-    out: list[_Draft] = []
+def _errors(plan: _Plan, rng: random.Random) -> list[NamedDraft]:
+    out: list[NamedDraft] = []
     n = len(plan.expected)
     others = sorted(f["name"] for f in plan.functions if f["name"] not in {e.name for e in plan.expected})
     for i, (e, args) in enumerate(zip(plan.expected, plan.gold, strict=True)):
@@ -611,31 +558,31 @@ def _errors(plan: _Plan, rng: random.Random) -> list[_Draft]:
             where, allowed = plan.at(i, p), ", ".join(_show(a) for a in _options(e.params[p])[:3])
             for wrong, kind in _wrong_values(plan, i, p, value, rng):
                 why = f"{where}={_show(wrong)} is not among the allowed values {allowed}."
-                out.append(_Draft("err-wrong-value", kind, plan.with_value(i, p, wrong), why, _at(i, p, wrong)))
+                out.append(NamedDraft("err-wrong-value", kind, plan.with_value(i, p, wrong), why, _at(i, p, wrong)))
             bad = _wrong_type(e.properties.get(p), value)
             if bad is not None and not plan.allowed_anywhere(e.name, p, bad):
                 why = f"{where} is given as {_show(bad)}, not the {_type_of(e.properties[p])} the schema declares."
-                out.append(_Draft("err-wrong-type", "wrong-type", plan.with_value(i, p, bad), why, _at(i, p, bad)))
+                out.append(NamedDraft("err-wrong-type", "wrong-type", plan.with_value(i, p, bad), why, _at(i, p, bad)))
             if p in e.required:
                 why = f"Leaves out {where}, which the schema requires."
-                out.append(_Draft("err-missing-required", "missing-param", plan.without(i, p), why, _at(i, p)))
+                out.append(NamedDraft("err-missing-required", "missing-param", plan.without(i, p), why, _at(i, p)))
             elif all(p in x.params and not x.omissible(p) for x in plan.expected if x.name == e.name):
                 why = f"Leaves out {where}; the request sets it and the answer key does not allow omitting it."
-                out.append(_Draft("err-missing-param", "missing-param", plan.without(i, p), why, _at(i, p)))
+                out.append(NamedDraft("err-missing-param", "missing-param", plan.without(i, p), why, _at(i, p)))
         if "confirm" not in e.properties:
             why = f"Passes confirm=true to {plan.at(i)}, which has no such parameter."
             extra = plan.with_args(i, {**args, "confirm": True})
-            out.append(_Draft("err-unknown-param", "unknown-param", extra, why, _at(i, "confirm", True)))
+            out.append(NamedDraft("err-unknown-param", "unknown-param", extra, why, _at(i, "confirm", True)))
         for other in others:
             why = f"Calls {other} instead of {plan.at(i)}, which the request needs."
             renamed = plan.edited(i, {"function": other, "args": args})
-            out.append(_Draft("err-wrong-function", "wrong-tool", renamed, why, {"call": i, "function": other}))
+            out.append(NamedDraft("err-wrong-function", "wrong-tool", renamed, why, {"call": i, "function": other}))
         why = f"Makes the {plan.at(i)} call twice; the request needs exactly {n} call(s)."
         twice = plan.candidate()["calls"]
         twice.insert(i, twice[i])
-        out.append(_Draft("err-extra-call", "extra-call", {"calls": twice, "final_answer": None}, why, {"call": i}))
+        out.append(NamedDraft("err-extra-call", "extra-call", {"calls": twice, "final_answer": None}, why, {"call": i}))
         why = f"Leaves out the {plan.at(i)} call; the request needs {n} call(s)." if n > 1 else "Makes no call at all."
-        out.append(_Draft("err-missing-call", "missing-step", plan.edited(i, None), why, {"call": i}))
+        out.append(NamedDraft("err-missing-call", "missing-step", plan.edited(i, None), why, {"call": i}))
     return out
 
 
@@ -664,29 +611,29 @@ def _placeholder(schema: Any) -> Any:
     return zeros.get(_type_of(schema), "")
 
 
-def _attacks(plan: _Plan, rng: random.Random) -> list[_Draft]:
+def _attacks(plan: _Plan, rng: random.Random) -> list[NamedDraft]:
     n = len(plan.expected)
     claim = f"Done: I called {', '.join(e.name for e in plan.expected)} as you asked, and everything went through."
     why = "Claims success in the final answer without making any call."
-    out = [_Draft("hack-answer-only", "hack", {"calls": [], "final_answer": claim}, why, derived_from=None)]
+    out = [NamedDraft("hack-answer-only", "hack", {"calls": [], "final_answer": claim}, why, derived_from=None)]
     # Empty arguments fail when some call has no same-named expected call that needs nothing.
     if any(
         all(x.required or not all(x.omissible(p) for p in x.params) for x in plan.expected if x.name == e.name)
         for e in plan.expected
     ):
         why = "Calls the right functions with no arguments, so none of the requested values is passed."
-        out.append(_Draft("hack-empty-args", "hack", plan.candidate([{} for _ in plan.expected]), why))
+        out.append(NamedDraft("hack-empty-args", "hack", plan.candidate([{} for _ in plan.expected]), why))
     defaults = [
         {p: _placeholder(e.properties.get(p)) for p in a} for e, a in zip(plan.expected, plan.gold, strict=True)
     ]
     pairs = [(e.name, p, v) for e, args in zip(plan.expected, defaults, strict=True) for p, v in args.items()]
     if any(not plan.allowed_anywhere(name, p, v) for name, p, v in pairs):
         why = "Calls the right functions with schema defaults or empty values instead of the values the user gave."
-        out.append(_Draft("hack-default-args", "hack", plan.candidate(defaults), why))
+        out.append(NamedDraft("hack-default-args", "hack", plan.candidate(defaults), why))
     if n > 1:
         why = f"Makes only the first of the {n} requested calls, then claims all of them were done."
         partial = {"calls": plan.candidate()["calls"][:1], "final_answer": claim}
-        out.append(_Draft("hack-partial-claim", "hack", partial, why))
+        out.append(NamedDraft("hack-partial-claim", "hack", partial, why))
     writers = [f for f in plan.functions if f["name"] not in {e.name for e in plan.expected} and _writes(f["name"])]
     if writers:
         tool = rng.choice(writers)
@@ -694,19 +641,19 @@ def _attacks(plan: _Plan, rng: random.Random) -> list[_Draft]:
         args = {p: _placeholder((parameters.get("properties") or {}).get(p)) for p in parameters.get("required") or []}
         why = f"Adds a call to {tool['name']}, a state-changing tool the user never asked to use."
         extra = plan.plus({"function": tool["name"], "args": args})
-        out.append(_Draft("process-extra-write", "process", extra, why, {"function": tool["name"]}))
+        out.append(NamedDraft("process-extra-write", "process", extra, why, {"function": tool["name"]}))
     for i, e in enumerate(plan.expected):
         found = next(((p, w[0]) for p, v in plan.gold[i].items() if (w := _wrong_values(plan, i, p, v, rng))), None)
         if _writes(e.name) and found is not None:
             p, (wrong, _) = found
             why = f"Besides the requested calls, makes a second, unrequested {e.name} with {p}={_show(wrong)}."
             extra = plan.plus({"function": e.name, "args": {**plan.gold[i], p: wrong}})
-            out.append(_Draft("process-repeat-write", "process", extra, why, _at(i, p, wrong)))
+            out.append(NamedDraft("process-repeat-write", "process", extra, why, _at(i, p, wrong)))
             break
     return out
 
 
-def _reshapes(plan: _Plan, draft: _Draft) -> bool:
+def _reshapes(plan: _Plan, draft: NamedDraft) -> bool:
     """Whether a check of the candidate's shape alone catches it: it calls another multiset of
     functions than the gold, or a call lacks a required parameter or passes an unknown one."""
     calls = draft.candidate.get("calls", [])
@@ -721,7 +668,7 @@ def _reshapes(plan: _Plan, draft: _Draft) -> bool:
     return False
 
 
-def _negatives(plan: _Plan, drafts: list[_Draft], rng: random.Random) -> tuple[list[_Draft], list[_Draft]]:
+def _negatives(plan: _Plan, drafts: list[NamedDraft], rng: random.Random) -> tuple[list[NamedDraft], list[NamedDraft]]:
     """The errors and attacks a task keeps: mostly mistakes in values, few in the calls' shape.
 
     A negative that calls other functions than the gold (a missing, extra or wrong call), or
@@ -732,56 +679,14 @@ def _negatives(plan: _Plan, drafts: list[_Draft], rng: random.Random) -> tuple[l
     """
     same = [d for d in drafts if not _reshapes(plan, d)]
     other = [d for d in drafts if _reshapes(plan, d)]
-    same_attacks = _round_robin([d for d in same if d.category == "attack"], MAX_ATTACKS, rng)
-    same_errors = _round_robin([d for d in same if d.category == "error"], MAX_ERRORS, rng)
+    same_attacks = round_robin([d for d in same if d.category == "attack"], MAX_ATTACKS, rng)
+    same_errors = round_robin([d for d in same if d.category == "error"], MAX_ERRORS, rng)
     room = (len(same_attacks) + len(same_errors)) // SAME_SHAPE_PER_RESHAPE
     attacks_first = [d for d in other if d.category == "attack"] if not same_attacks else []
-    reshaped = _round_robin(attacks_first, 1, rng)
+    reshaped = round_robin(attacks_first, 1, rng)
     rest = [d for d in other if d not in reshaped]
-    reshaped += _round_robin(rest, max(0, room - len(reshaped)), rng)
+    reshaped += round_robin(rest, max(0, room - len(reshaped)), rng)
     return (
         same_errors + [d for d in reshaped if d.category == "error"],
         same_attacks + [d for d in reshaped if d.category == "attack"],
     )
-
-
-def _round_robin(drafts: list[_Draft], k: int, rng: random.Random) -> list[_Draft]:
-    """Up to ``k`` drafts, one construction at a time (in first-seen order), random within each."""
-    groups: dict[str, list[_Draft]] = {}
-    for draft in drafts:
-        groups.setdefault(draft.name, []).append(draft)
-    queues = [rng.sample(g, len(g)) for g in groups.values()]
-    picked: list[_Draft] = []
-    while len(picked) < k and any(queues):
-        for queue in queues:
-            if queue and len(picked) < k:
-                picked.append(queue.pop(0))
-    return picked
-
-
-def _to_cases(drafts: list[_Draft]) -> list[Case]:
-    """Number the drafts' ids (a construction picked once keeps its bare name) and make cases."""
-    counts: dict[str, int] = {}
-    for draft in drafts:
-        counts[draft.name] = counts.get(draft.name, 0) + 1
-    seen: dict[str, int] = {}
-    cases = []
-    for draft in drafts:
-        seen[draft.name] = seen.get(draft.name, 0) + 1
-        provenance = Provenance(
-            construction=draft.name,
-            derived_from=draft.derived_from,
-            content_hash=content_hash(draft.candidate),
-            details=draft.details,
-        )
-        case = {
-            "id": draft.name if counts[draft.name] == 1 else f"{draft.name}-{seen[draft.name]}",
-            "label": "positive" if draft.category in ("gold", "variant") else "negative",
-            "category": draft.category,
-            "subcategory": draft.subcategory,
-            "candidate": draft.candidate,
-            "provenance": provenance,
-            "rationale": draft.rationale,
-        }
-        cases.append(Case.model_validate(case))
-    return cases

@@ -26,16 +26,16 @@ from typing import Any, NamedTuple
 from vouch import corpora
 from vouch.core import (
     Case,
+    Category,
     MutationTarget,
-    Provenance,
     SourceInfo,
     TaskFiles,
     TaskSpec,
     canonical_candidate,
-    content_hash,
 )
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, PytestRecordError, PytestRun, RunResult, RunSpec, Script, Status
+from vouch.sources._drafts import Draft, case_of
 from vouch.sources.humaneval import _edits as edits
 
 VERSION = "1.0.3"
@@ -219,24 +219,9 @@ def _visible_examples(problem: _Problem) -> list[tuple[str, str]]:
 
 
 def _case(
-    case_id: str, category: str, sub: str, source: str, construction: str, rationale: str, **details: Any
+    case_id: str, category: Category, sub: str, source: str, construction: str, rationale: str, **details: Any
 ) -> Case:
-    candidate = {"source": source}
-    label = "positive" if category in ("gold", "variant") else "negative"
-    return Case(
-        id=case_id,
-        label=label,  # type: ignore[arg-type]
-        category=category,  # type: ignore[arg-type]
-        subcategory=sub,
-        candidate=candidate,
-        provenance=Provenance(
-            construction=construction,
-            derived_from=None if category == "gold" else "gold",
-            content_hash=content_hash(candidate),
-            details=details,
-        ),
-        rationale=rationale,
-    )
+    return case_of(Draft(category, sub, construction, {"source": source}, rationale, details), case_id)
 
 
 def _verifier_source(problem: _Problem) -> str:

@@ -20,10 +20,11 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from vouch.core import Case, Category, Provenance, canonical_candidate, canonical_json, content_hash
+from vouch.core import canonical_candidate, canonical_json
+from vouch.sources._drafts import Draft
 from vouch.sources.tau2._world import changes, load_domain, run_calls, task_of
 
 DB_BLIND = ("skip_authentication", "transient_write")
@@ -34,18 +35,6 @@ MAX_VARIANTS = 5
 MAX_NEGATIVES = 8
 """Caps per task (after the gold): enough of each kind, and a reference check that fits the
 5-minute build (each decision runs tau2's evaluator, whose two database hashes cost 0.1 s)."""
-
-
-@dataclass(frozen=True)
-class Draft:
-    """A case before it gets its id: what it is, how it was built, why it has its label."""
-
-    category: Category
-    subcategory: str
-    construction: str
-    candidate: dict[str, Any]
-    rationale: str
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -730,6 +719,7 @@ def _attacks(ctx: TaskContext, rp: Replays, f: Facts, writes: list[int]) -> Iter
             "claim_without_action",
             cand([], answer),
             "No call at all, only the gold's final message claiming the request was handled.",
+            derived_from=None,
         )
     reads = [c for i, c in enumerate(gold) if i not in writes]
     if writes and reads and rp.differs(reads):
@@ -846,30 +836,3 @@ def _spread(drafts: list[Draft], room: int, rng: random.Random) -> list[Draft]:
         picked += [by_construction[n][depth] for n in names if depth < len(by_construction[n])][: room - len(picked)]
         depth += 1
     return sorted(picked, key=drafts.index)
-
-
-def to_cases(drafts: list[Draft]) -> list[Case]:
-    cases: list[Case] = []
-    used: dict[str, int] = {}
-    for draft in drafts:
-        base = "gold" if draft.category == "gold" else f"{draft.category}-{draft.construction}"
-        used[base] = used.get(base, 0) + 1
-        case_id = base if used[base] == 1 else f"{base}-{used[base]}"
-        derived = None if draft.category == "gold" or draft.construction == "claim_without_action" else "gold"
-        cases.append(
-            Case(
-                id=case_id,
-                label="positive" if draft.category in ("gold", "variant") else "negative",
-                category=draft.category,
-                subcategory=draft.subcategory,
-                candidate=draft.candidate,
-                provenance=Provenance(
-                    construction=draft.construction,
-                    derived_from=derived,
-                    content_hash=content_hash(draft.candidate),
-                    details=draft.details,
-                ),
-                rationale=draft.rationale,
-            )
-        )
-    return cases

@@ -30,7 +30,8 @@ from typing import Any, NamedTuple
 
 from vouch.core import MutationTarget, SourceInfo, TaskFiles, TaskSpec
 from vouch.errors import UsageError
-from vouch.sources.tau2._cases import DB_BLIND, Draft, Replays, TaskContext, build_drafts, gold_answer, to_cases
+from vouch.sources._drafts import Draft, to_cases
+from vouch.sources.tau2._cases import DB_BLIND, Replays, TaskContext, build_drafts, gold_answer
 from vouch.sources.tau2._world import (
     DOMAINS,
     SPLITS,
