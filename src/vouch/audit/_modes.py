@@ -199,12 +199,16 @@ class Mode:
     description: str
     forms: tuple[str, ...]
     driver: Driver
+    samples: bool = True
+    """Whether it audits sampled trials in rounds and shares what it finds: its verdicts then depend
+    on the trials drawn together, so a form stores and resumes a task whole, and a shared witness
+    names the audit that confirmed it. False: every trial is judged on its own."""
 
 
 REGISTRY: dict[str, Mode] = {
     m.name: m
     for m in (
-        Mode("per-trial", "audit every passing trial (TestJack section 3.2)", FORMS, _per_trial_driver),
+        Mode("per-trial", "audit every passing trial (TestJack section 3.2)", FORMS, _per_trial_driver, samples=False),
         Mode(
             "lightweight",
             "TestJack's Algorithm 1: task analysis, sampled audits, shared witnesses",

@@ -18,7 +18,7 @@ from vouch.bench import PRELOAD, check_references
 from vouch.cli._progress import progress_bar, progress_option
 from vouch.core import Envelope, FlaggedCase
 from vouch.exec import LocalExecutor, hide_in_runs
-from vouch.sources import SOURCES, build_source, check_out_dir, data_stats, source_entry
+from vouch.sources import SOURCES, build_source, check_out_dir, data_stats, source_entry, sources_taking
 from vouch.sources.swebench._tasks import SwebenchOptions
 
 
@@ -182,30 +182,23 @@ def build(
         return
     if swe_given:
         raise click.UsageError(f"{swe_given[0]} is an option of swebench only")
+    domain_list = None if domains is None else sorted({d.strip() for d in domains.split(",") if d.strip()})
+    given = {
+        "suite_version": (suite_version, "--suite-version", "suite versions"),
+        "subset": (subset, "--subset", "subsets"),
+        "limit": (limit, "--limit", "a limit"),
+        "categories": (list(categories) or None, "--category", "categories"),
+        "domains": (domain_list, "--domains", "domains"),
+        "split": (split, "--split", "splits"),
+        "db_blind_attacks": (db_blind_attacks, "--db-blind-attacks", "database-blind attacks"),
+    }
     options: dict[str, object] = {}
-    if suite_version is not None:
-        if source != "agentdojo":
-            raise click.BadParameter("only agentdojo has suite versions", param_hint="--suite-version")
-        options["suite_version"] = suite_version
-    if subset is not None:
-        if source != "agentdojo":
-            raise click.BadParameter("only agentdojo has subsets", param_hint="--subset")
-        options["subset"] = subset
-    if limit is not None:
-        options["limit"] = limit
-    if categories:
-        if source != "acebench":
-            raise click.BadParameter("only acebench has categories", param_hint="--category")
-        options["categories"] = list(categories)
-    if domains is not None or split is not None or db_blind_attacks is not None:
-        if source != "tau2":
-            raise click.BadParameter("only tau2 has these options", param_hint="--domains/--split/--db-blind-attacks")
-        if domains is not None:
-            options["domains"] = sorted({d.strip() for d in domains.split(",") if d.strip()})
-        if split is not None:
-            options["split"] = split
-        if db_blind_attacks is not None:
-            options["db_blind_attacks"] = db_blind_attacks
+    for option, (value, flag, what) in given.items():
+        if value is None:
+            continue
+        if option != "limit" and option not in SOURCES[source].build_options:
+            raise click.BadParameter(f"only {' and '.join(sources_taking(option))} has {what}", param_hint=flag)
+        options[option] = value
     check_out_dir(out_dir, source, seed, options, force)  # refuse before anything starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with (

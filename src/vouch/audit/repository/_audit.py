@@ -658,8 +658,8 @@ def audit_swe(
     resumed = 0
     for inst in by_id.values():
         own = [t for t in trials if t.instance_id == inst.spec.instance_id]
-        if config.mode == "lightweight":
-            mine, reused = _lightweight(inst, own, cache, runner, config, agent, store)
+        if _modes.mode(config.mode, "repository").samples:
+            mine, reused = _sampled(inst, own, cache, runner, config, agent, store)
             resumed += reused
             for trial, result in zip(own, mine, strict=True):
                 if result.shared_from is None:
@@ -748,7 +748,7 @@ def audit_swe(
         }
         | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
         benchmark="swe",
-        mode="lightweight" if config.mode == "lightweight" else "per-trial",
+        mode=config.mode,  # type: ignore[arg-type]  # a mode of the repository form, checked above
         witness_source=config.witness_source,
         trials=results,
         tasks=reports,
@@ -756,7 +756,7 @@ def audit_swe(
     )
 
 
-def _lightweight(
+def _sampled(
     inst: _Instance,
     own: Sequence[SweTrial],
     cache: WorldCache,
@@ -765,7 +765,7 @@ def _lightweight(
     agent: WitnessAgent | None,
     store: AuditStore | None,
 ) -> tuple[list[TrialResult], int]:
-    """One instance's trials judged by the lightweight mode, its rounds in its report; and how
+    """One instance's trials judged by a mode that samples (lightweight), its rounds in its report; and how
     many programs came from the store.
 
     Verdicts here depend on which trials the rounds drew, so an instance resumes only whole: every

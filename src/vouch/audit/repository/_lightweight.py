@@ -144,7 +144,7 @@ class RepoForm:
         out: list[Judged[Witness]] = []
         for sampled in trials:
             result = self.audit(sampled)
-            if result.verdict is Verdict.ERROR or self.config.mode == "per-trial":
+            if result.verdict is Verdict.ERROR or not _modes.mode(self.config.mode, "repository").samples:
                 # The per-trial mode votes on A.2 once every trial of the instance is judged.
                 self.judged[sampled.program] = result
                 error = result.reason or "the audit failed" if result.verdict is Verdict.ERROR else None
