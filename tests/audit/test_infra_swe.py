@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from vouch.audit import Verdict
+from vouch.audit import SWE_PRELOAD, Verdict
 from vouch.audit._settings import CanaryFailed
 from vouch.audit.repository._audit import SweAuditConfig, audit_fixture
 from vouch.core._audit import failed_run
@@ -42,7 +42,7 @@ class Breaking(Executor):
 
 @pytest.fixture(scope="module")
 def pool() -> Iterator[LocalExecutor]:
-    with LocalExecutor(workers=2) as executor:
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as executor:
         yield executor
 
 

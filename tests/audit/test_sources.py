@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vouch.audit import PRELOAD, AuditConfig, Verdict, audit_humaneval
+from vouch.audit import PRELOAD, SWE_PRELOAD, AuditConfig, Verdict, audit_humaneval
 from vouch.audit._sources import SOURCES, WitnessSource, source
 from vouch.cli._audit import humaneval
 from vouch.core import WITNESS_SOURCES, Witness
@@ -75,7 +75,7 @@ def test_a_new_source_for_the_repository_form_is_one_module_and_one_line(
     instances = [i for i in load_instances(fixture_files()[0]) if i.repo == "unitconv"][:1]
     trials = [t for t in load_predictions(fixture_files()[1]) if t.instance_id == instances[0].instance_id]
     config = SweAuditConfig(repo_root=scratch / "repos", mutants=0, k=1, witness_source="mine")
-    with LocalExecutor(workers=2) as executor:
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as executor:
         out = audit_swe(instances, trials, executor=executor, cache=WorldCache(scratch / "worlds"), config=config)
     passing = [t for t in out.trials if t.benchmark_pass]
     assert passing and out.witness_source == "mine"

@@ -34,7 +34,7 @@ from loopback import KEY, OpenAIServer, Turn, audit_call, call, first_user, turn
 
 from _scratch import scratch_root
 from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices, read_trace
-from vouch.audit import AuditResults, SweAuditConfig, TrialResult, Verdict, WitnessAgent, audit_swe
+from vouch.audit import SWE_PRELOAD, AuditResults, SweAuditConfig, TrialResult, Verdict, WitnessAgent, audit_swe
 from vouch.audit.repository._agent_tools import RepoNames, foreign_repo_names
 from vouch.audit.repository._audit import _config_key
 from vouch.exec import LocalExecutor
@@ -142,7 +142,7 @@ def run(scratch: Path) -> dict[str, Any]:
         mutants=0,
         witness_dir=scratch / "witnesses",
     )
-    with OpenAIServer(auditor) as server, LocalExecutor(workers=2) as executor:
+    with OpenAIServer(auditor) as server, LocalExecutor(workers=2, preload=SWE_PRELOAD) as executor:
         provider = get_provider("openai/scripted", base_url=server.url, api_key=KEY)
         agent = WitnessAgent(provider, HarnessConfig(name="witness"), load_prices())
         results = audit_swe(
@@ -335,7 +335,7 @@ def test_a_provider_error_makes_that_trial_error_and_the_run_goes_on(scratch: Pa
         mutants=0,
         witness_dir=scratch / "errors",
     )
-    with OpenAIServer(script) as server, LocalExecutor(workers=2) as executor:
+    with OpenAIServer(script) as server, LocalExecutor(workers=2, preload=SWE_PRELOAD) as executor:
 
         def audit() -> AuditResults:
             provider = get_provider(

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from _scratch import scratch_root
-from vouch.audit import AuditResults, Verdict
+from vouch.audit import SWE_PRELOAD, AuditResults, Verdict
 from vouch.audit._ambiguity import AMBIGUOUS, is_ambiguous, requirement_note
 from vouch.audit.repository._ambiguity import withhold_ambiguous
 from vouch.audit.repository._audit import SweAuditConfig, _resolve_repo, audit_swe
@@ -45,7 +45,7 @@ def scratch() -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def executor() -> Iterator[LocalExecutor]:
-    with LocalExecutor(workers=2) as pool:
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as pool:
         yield pool
 
 

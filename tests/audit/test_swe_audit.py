@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vouch.audit import AuditResults, TrialResult, Verdict
+from vouch.audit import SWE_PRELOAD, AuditResults, TrialResult, Verdict
 from vouch.audit.repository._audit import SweAuditConfig, audit_fixture, audit_swe
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore
@@ -57,7 +57,7 @@ def scratch() -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def executor() -> Iterator[LocalExecutor]:
-    with LocalExecutor(workers=2) as pool:
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as pool:
         yield pool
 
 

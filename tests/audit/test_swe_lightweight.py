@@ -21,7 +21,7 @@ from loopback import KEY, OpenAIServer, Turn, audit_call, call, first_user
 
 from _scratch import scratch_root
 from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices
-from vouch.audit import AuditResults, TrialResult, Verdict, WitnessAgent
+from vouch.audit import SWE_PRELOAD, AuditResults, TrialResult, Verdict, WitnessAgent
 from vouch.audit.repository._audit import SweAuditConfig, _config_key, audit_swe
 from vouch.audit.repository._lightweight import T1_NOTE
 from vouch.errors import UsageError
@@ -47,7 +47,7 @@ def scratch() -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def executor() -> Iterator[LocalExecutor]:
-    with LocalExecutor(workers=2) as pool:
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as pool:
         yield pool
 
 

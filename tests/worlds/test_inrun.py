@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from vouch.audit import SWE_PRELOAD
 from vouch.exec import Call, Limits, LocalExecutor, RunSpec
 
 LIMITS = Limits(timeout_s=120)  # the machine is shared: generous, never a timing assertion
@@ -44,7 +45,7 @@ def test_crash():
 
 @pytest.fixture(scope="module")
 def executor() -> Iterator[LocalExecutor]:
-    with LocalExecutor(workers=2) as pool:
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as pool:
         yield pool
 
 

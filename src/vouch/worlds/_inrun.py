@@ -661,6 +661,33 @@ def _pytest_major(pytest: Any) -> int:
         return 0
 
 
+def warm() -> None:
+    """Run pytest once, with the interpreter's plugins, on a throw-away test (a pool's preload,
+    ``vouch.worlds._inrun:warm``).
+
+    A repository's tests run with the plugins of the interpreter they run in, found by entry
+    point and imported (their modules assertion-rewritten) inside ``pytest.main``: about 1.5 s of
+    every run in vouch's own interpreter, whose dependencies bring several. A pool warmed here has
+    them in ``sys.modules`` before it forks a run.
+    """
+    import contextlib
+    import tempfile
+
+    import pytest
+
+    with tempfile.TemporaryDirectory(prefix="vouch-warm-") as tmp:
+        with open(os.path.join(tmp, "test_warm_plugins.py"), "w") as f:
+            f.write("def test_warm():\n    assert [1] == [1]\n")
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                pytest.main(["-q", "-p", "no:cacheprovider", "test_warm_plugins.py"])
+        finally:
+            os.chdir(cwd)
+    sys.modules.pop("test_warm_plugins", None)
+
+
 def run_tests(
     argv: list[str],
     cover: list[str] | None = None,

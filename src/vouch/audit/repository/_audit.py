@@ -60,7 +60,14 @@ from vouch.worlds import FileChange, Patch, Unappliable, World, WorldCache, git,
 
 __all__ = ["SWE_PRELOAD", "SweAuditConfig", "audit_fixture", "audit_swe"]
 
-SWE_PRELOAD = ("vouch.worlds._inrun", "vouch.worlds._foreign", "coverage", "coverage.control", "pytest")
+SWE_PRELOAD = (
+    "vouch.worlds._inrun",
+    "vouch.worlds._foreign",
+    "coverage",
+    "coverage.control",
+    "pytest",
+    "vouch.worlds._inrun:warm",
+)
 """Modules a pool for the SWE audit should pre-import (``LocalExecutor(preload=SWE_PRELOAD)``)."""
 
 ProgressLine = Callable[[str], None]
