@@ -52,9 +52,9 @@ def tasks() -> Any:
     assert proc.returncode == 0, proc.stderr[-2000:]
     proc = vouch("data", "build", "bfcl", "--out", str(root / "bfcl"), "--limit", "1", "--no-check")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    from vouch.sources.agentdojo import _source as ad
+    from vouch.sources.agentdojo._build import build as build_agentdojo
 
-    for task in ad.build(Path("unused"), seed=0, options={"user_tasks": ["banking/user_task_0"]}).tasks:
+    for task in build_agentdojo(Path("unused"), seed=0, options={"user_tasks": ["banking/user_task_0"]}).tasks:
         write_task(root / "agentdojo", task)
     yield root
     shutil.rmtree(base, ignore_errors=True)

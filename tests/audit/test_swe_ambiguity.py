@@ -18,7 +18,8 @@ from _scratch import scratch_root
 from vouch.audit import SWE_PRELOAD, AuditResults, Verdict
 from vouch.audit._ambiguity import AMBIGUOUS, is_ambiguous, requirement_note
 from vouch.audit.repository._ambiguity import withhold_ambiguous
-from vouch.audit.repository._audit import SweAuditConfig, _resolve_repo, audit_swe
+from vouch.audit.repository._audit import _resolve_repo, audit_swe
+from vouch.audit.repository._model import SweAuditConfig
 from vouch.exec import LocalExecutor
 from vouch.swebench import Runner
 from vouch.swebench._instances import (

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from vouch.audit import SWE_PRELOAD, AuditResults, TrialResult, Verdict
-from vouch.audit.repository._audit import SweAuditConfig, audit_fixture, audit_swe
+from vouch.audit.repository._audit import audit_fixture, audit_swe
+from vouch.audit.repository._model import SweAuditConfig
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore
 from vouch.swebench._instances import (

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from vouch.audit import Verdict
-from vouch.audit.repository._audit import SWE_PRELOAD, SweAuditConfig, audit_swe
+from vouch.audit.repository._audit import SWE_PRELOAD, audit_swe
+from vouch.audit.repository._model import SweAuditConfig
 from vouch.audit.repository._replay import replay_witness
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor

@@ -22,8 +22,9 @@ from loopback import KEY, OpenAIServer, Turn, audit_call, call, first_user
 from _scratch import scratch_root
 from vouch.agent import HarnessConfig, RetryPolicy, get_provider, load_prices
 from vouch.audit import SWE_PRELOAD, AuditResults, TrialResult, Verdict, WitnessAgent
-from vouch.audit.repository._audit import SweAuditConfig, _config_key, audit_swe
+from vouch.audit.repository._audit import _config_key, audit_swe
 from vouch.audit.repository._lightweight import T1_NOTE
+from vouch.audit.repository._model import SweAuditConfig
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 from vouch.swebench._instances import SweInstance, SweTrial, fixture_files, load_instances, load_predictions

@@ -23,7 +23,8 @@ import pytest
 
 from _scratch import scratch_root
 from vouch.audit import AuditResults, TrialResult, Verdict
-from vouch.audit.repository._audit import SWE_PRELOAD, SweAuditConfig, audit_swe
+from vouch.audit.repository._audit import SWE_PRELOAD, audit_swe
+from vouch.audit.repository._model import SweAuditConfig
 from vouch.audit.repository._replay import replay_witness
 from vouch.audit.repository._witness import (
     Candidate,

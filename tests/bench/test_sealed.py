@@ -40,10 +40,10 @@ def verify(candidate, env):
 
 @pytest.fixture(scope="module")
 def tasks() -> Any:
-    from vouch.sources.agentdojo import _source as ad
+    from vouch.sources.agentdojo._build import build as build_agentdojo
 
     base = scratch_root() / f"sealed-{os.getpid()}"
-    for task in ad.build(Path("unused"), seed=0, options={"user_tasks": ["banking/user_task_0"]}).tasks:
+    for task in build_agentdojo(Path("unused"), seed=0, options={"user_tasks": ["banking/user_task_0"]}).tasks:
         write_task(base / "tasks", task)
     yield load_tasks(base / "tasks")
     shutil.rmtree(base, ignore_errors=True)

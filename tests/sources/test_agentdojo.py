@@ -13,6 +13,7 @@ import pytest
 from vouch.core import canonical_candidate, content_hash, load_cases, load_task_spec, write_task
 from vouch.errors import UsageError
 from vouch.sources.agentdojo import _source as ad
+from vouch.sources.agentdojo._build import build as build_agentdojo
 from vouch.sources.agentdojo._world import FROZEN_NOW, user_task_of
 
 PICKED = [
@@ -40,7 +41,7 @@ KNOWN_LAX = {
 
 
 def _build(seed: int = 7) -> ad.BuildOutput:
-    return ad.build(Path("unused"), seed=seed, options={"user_tasks": PICKED})
+    return build_agentdojo(Path("unused"), seed=seed, options={"user_tasks": PICKED})
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +176,7 @@ def test_same_seed_same_output_and_written_files_load_back(built: ad.BuildOutput
 )
 def test_bad_options_list_the_valid_values(options: dict[str, Any], message: str) -> None:
     with pytest.raises(UsageError, match=message.replace(".", r"\.")):
-        ad.build(Path("unused"), seed=0, options=options)
+        build_agentdojo(Path("unused"), seed=0, options=options)
 
 
 def test_replay_reports_failures_and_pins_the_clock() -> None:

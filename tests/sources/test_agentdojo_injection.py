@@ -21,6 +21,7 @@ from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 from vouch.sources._registry import build_source
 from vouch.sources.agentdojo import _source as ad
+from vouch.sources.agentdojo._build import build as build_agentdojo
 from vouch.sources.agentdojo._injection_world import (
     goal_reached,
     injection_ground_truth,
@@ -49,7 +50,10 @@ NO_GROUND_TRUTH = {f"injection_task_{n}" for n in range(6, 14)}
 
 
 def _build(version: str, seed: int = 3, **options: Any) -> ad.BuildOutput:
-    return ad.build(Path("unused"), seed=seed, options={"subset": "injection", "suite_version": version, **options})
+    options = {"subset": "injection", "suite_version": version, **options}
+    return build_agentdojo(
+        Path("unused"), seed=seed, options={"subset": "injection", "suite_version": version, **options}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -179,9 +183,11 @@ PICKED = ["banking/user_task_0", "slack/user_task_5"]
 
 
 def test_the_default_subset_is_the_user_tasks_unchanged() -> None:
-    default = ad.build(Path("unused"), seed=0, options={"user_tasks": PICKED})
-    user = ad.build(Path("unused"), seed=0, options={"user_tasks": PICKED, "subset": "user"})
-    both = ad.build(Path("unused"), seed=0, options={"user_tasks": PICKED, "subset": "all", "suites": ["banking"]})
+    default = build_agentdojo(Path("unused"), seed=0, options={"user_tasks": PICKED})
+    user = build_agentdojo(Path("unused"), seed=0, options={"user_tasks": PICKED, "subset": "user"})
+    both = build_agentdojo(
+        Path("unused"), seed=0, options={"user_tasks": PICKED, "subset": "all", "suites": ["banking"]}
+    )
     dumps = [json.dumps([t.model_dump(mode="json") for t in o.tasks], sort_keys=True) for o in (default, user)]
     assert dumps[0] == dumps[1] and default.inputs == {}
     assert [t.spec.source.subset for t in default.tasks] == ["banking/v1.2.2"] * 2 + ["slack/v1.2.2"] * 2
@@ -203,7 +209,7 @@ def test_the_default_subset_is_the_user_tasks_unchanged() -> None:
 )
 def test_bad_options_raise_one_line(options: dict[str, Any], message: str) -> None:
     with pytest.raises(UsageError, match=message.replace(".", r"\.")) as err:
-        ad.build(Path("unused"), seed=0, options=options)
+        build_agentdojo(Path("unused"), seed=0, options=options)
     assert "\n" not in str(err.value)
 
 
@@ -273,7 +279,9 @@ def test_an_injection_state_task_is_sealed_as_a_user_task_is() -> None:
     from _scratch import scratch_root
 
     options = {"subset": "all", "suites": ["banking"], "user_tasks": ["banking/user_task_0"]}
-    built = ad.build(Path("unused"), seed=0, options={**options, "injection_tasks": ["banking/injection_task_0"]})
+    built = build_agentdojo(
+        Path("unused"), seed=0, options={**options, "injection_tasks": ["banking/injection_task_0"]}
+    )
     root = scratch_root() / f"sealed-injection-{os.getpid()}"
     try:
         for files in built.tasks:

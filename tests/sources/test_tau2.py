@@ -284,10 +284,10 @@ def test_a_missing_package_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_
 
 def test_a_pool_for_agentdojo_and_tau2_tasks_warms_both(tasks: list[Task]) -> None:
     """AgentDojo's warm-up keeps pandas out until it restores it; tau2's evaluator imports pandas."""
-    from vouch.sources.agentdojo import _source as ad
+    from vouch.sources.agentdojo._build import build as build_agentdojo
 
     base = scratch_root() / f"tau2-mixed-{os.getpid()}"
-    for built_task in ad.build(Path("unused"), seed=0, options={"user_tasks": ["banking/user_task_0"]}).tasks:
+    for built_task in build_agentdojo(Path("unused"), seed=0, options={"user_tasks": ["banking/user_task_0"]}).tasks:
         write_task(base, built_task)
     mixed = [*load_tasks(base), *tasks]
     verifier = "def verify(candidate, env):\n    return env.post_state != env.pre_state\n"

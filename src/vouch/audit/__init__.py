@@ -36,12 +36,13 @@ from vouch.core import (
 )
 
 if TYPE_CHECKING:
-    from vouch.audit.repository._audit import SWE_PRELOAD, SweAuditConfig, audit_fixture, audit_swe
+    from vouch.audit.repository._audit import SWE_PRELOAD, audit_fixture, audit_swe
     from vouch.audit.repository._command import SweCommand, SweCommandResult, replay_swe_witness, run_swe_command
+    from vouch.audit.repository._model import SweAuditConfig
 
 _SWE_NAMES = {
     "SWE_PRELOAD": "repository._audit",
-    "SweAuditConfig": "repository._audit",
+    "SweAuditConfig": "repository._model",
     "audit_fixture": "repository._audit",
     "audit_swe": "repository._audit",
     "SweCommand": "repository._command",

@@ -1,4 +1,6 @@
-"""The witness sources: one registry, one protocol per form.
+"""The witness sources: one registry; each form states the protocol its implementations follow
+(``function._trial.Search`` over a ``SearchRun``, ``repository._model.RepoSearch`` over a
+``RepoSearchRun``).
 
 A witness source has one implementation per form of the audit. At function level, a
 ``search`` function takes the audited programs once their evidence is in (T0, coverage,
@@ -25,76 +27,14 @@ swe``).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from vouch.errors import UsageError
 
 if TYPE_CHECKING:
-    from vouch.audit._agent_calls import WitnessAgent
     from vouch.audit._modes import Mode
-    from vouch.audit.function._runs import AuditConfig, Engine
-    from vouch.audit.function._trial import OnJudged, ProgramJob, TaskContext
-    from vouch.audit.repository._audit import SweAuditConfig, _Instance
-    from vouch.core._audit import Evidence, Witness
-    from vouch.swebench import Runner
-    from vouch.swebench._instances import SweTrial
-    from vouch.worlds import World
-
-
-@dataclass
-class SearchRun:
-    """What a source's search gets: the engine, the tasks, the jobs to judge and the run's settings."""
-
-    engine: Engine
-    contexts: dict[str, TaskContext]
-    jobs: Sequence[ProgramJob]
-    config: AuditConfig
-    witness_dir: Path
-    agent: WitnessAgent | None
-    on_judged: OnJudged | None
-    voters: Sequence[ProgramJob] | None = None
-    """The programs voting in the A.2 rule (default: the jobs passing T0); the lightweight mode
-    judges a sampled program and every passing program of its task votes."""
-
-
-class Search(Protocol):
-    def __call__(self, run: SearchRun) -> OnJudged | None:
-        """File witnesses under ``run.jobs``; the ``on_judged`` to finish the rest with."""
-        ...
-
-
-@dataclass
-class RepoSearchRun:
-    """What a source's repository-form search gets: one passing trial, its world and evidence."""
-
-    inst: _Instance
-    trial: SweTrial
-    world: World
-    evidence: Evidence
-    runner: Runner
-    config: SweAuditConfig
-    agent: WitnessAgent | None
-
-
-@dataclass
-class Found:
-    """What a repository-form search found for one trial."""
-
-    witnesses: list[Witness] = field(default_factory=list)
-    """Every witness with its validation (only ``validation.valid`` ones may refute)."""
-    note: str = ""
-    """How the search ended (for the reason of a trial left standing)."""
-    error: str | None = None
-    """The search could not run (the auditing model failed): the trial is ``error`` with this."""
-
-
-class RepoSearch(Protocol):
-    def __call__(self, run: RepoSearchRun) -> Found:
-        """The witnesses of ``run.trial``, each validated."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -102,11 +42,12 @@ class WitnessSource:
     name: str
     description: str
     search: str
-    """``module:function`` of its function-level ``Search``."""
+    """``module:function`` of its function-level ``Search`` (``function._trial``)."""
     needs: str | None = None
     """The option it cannot run without, for the usage error."""
     repo_search: str | None = None
-    """``module:function`` of its repository-form ``RepoSearch``; None: function level only."""
+    """``module:function`` of its repository-form ``RepoSearch`` (``repository._model``); None:
+    function level only."""
     modes: tuple[str, ...] | None = ("per-trial",)
     """The function form's modes it serves (``_modes.REGISTRY``); None: every one."""
     repo_modes: tuple[str, ...] | None = ("per-trial",)
@@ -119,17 +60,18 @@ class WitnessSource:
     note: str = ""
     """Why it serves no other mode, for the usage error."""
 
-    def load(self) -> Search:
-        found: Search = _load(self.search)
+    def load(self) -> Callable[..., Any]:
+        """The function form's implementation (a ``function._trial.Search``)."""
+        found: Callable[..., Any] = _load(self.search)
         return found
 
-    def load_repo(self) -> RepoSearch:
+    def load_repo(self) -> Callable[..., Any]:
         """The repository form's implementation.
 
         Raises:
             UsageError: The source has none.
         """
-        found: RepoSearch = _load(repo_source(self.name).repo_search or "")
+        found: Callable[..., Any] = _load(repo_source(self.name).repo_search or "")  # a RepoSearch
         return found
 
 

@@ -14,19 +14,12 @@ is ``vouch.exec.runside``.
 from __future__ import annotations
 
 from vouch.exec._batches import Batches, StageProgress
-from vouch.exec._executor import (
-    Executor,
-    LocalExecutor,
-    PoolInfo,
-    Progress,
-    check_executor,
-    get_executor,
-    make_executor,
-)
+from vouch.exec._executor import Executor, LocalExecutor, PoolInfo, Progress
 from vouch.exec._faults import Fault, vouch_failure
 from vouch.exec._hidden import expose_to_runs, hidden_in_every_run, hide_in_runs
 from vouch.exec._pools import PoolSet
 from vouch.exec._pytest import PytestOutcome, PytestRecordError, PytestRun
+from vouch.exec._registry import check_executor, get_executor, make_executor
 from vouch.exec._sandbox import PRIVATE_IN_RUNS, visible_in_runs
 from vouch.exec._spec import Call, Entry, ExceptionInfo, Isolation, Limits, RunResult, RunSpec, Script, Status
 from vouch.exec._values import DataError, from_data, to_data

@@ -85,7 +85,7 @@ _AGENTDOJO_LEAN = "vouch.sources.agentdojo._lean"
 
 SOURCES: dict[str, SourceEntry] = {
     "agentdojo": SourceEntry(
-        "vouch.sources.agentdojo._source",
+        "vouch.sources.agentdojo._build",
         ("agentdojo",),
         "pip install 'vouch[agentdojo]'",
         build_options=("suite_version", "subset"),

@@ -46,8 +46,8 @@ from vouch.errors import UsageError
 from vouch.exec import RunResult
 
 if TYPE_CHECKING:
-    from vouch.audit._sources import SearchRun
     from vouch.audit.function._runs import AuditConfig, Engine
+    from vouch.audit.function._trial import SearchRun
 
 SYSTEM_PROMPT = """\
 You audit one trial of a coding benchmark: a program s that passes the official tests T0 of a

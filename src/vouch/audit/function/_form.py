@@ -21,6 +21,7 @@ from vouch.audit.function._runs import blame
 from vouch.audit.function._trial import (
     OnJudged,
     ProgramJob,
+    SearchRun,
     TaskContext,
     _differential_stage,
     _evidence_stage,
@@ -93,7 +94,7 @@ class FunctionForm:
         _evidence_stage(self.engine, self.contexts, [j for j in jobs if j.t0 is not None and j.t0.passed], self.config)
         _differential_stage(self.engine, self.contexts, jobs, self.config)
         search = _sources.source(self.config.witness_source).load()
-        run = _sources.SearchRun(
+        run = SearchRun(
             self.engine, self.contexts, jobs, self.config, self.witness_dir, self.agent, self.on_judged, self.passing
         )
         before = len(self.engine.faults)

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vouch.audit import _ambiguity
 from vouch.audit._ambiguity import rho_over_models
@@ -40,7 +40,7 @@ from vouch.mutation import Mutant, kill_matrix, mutate
 from vouch.sources.trials._samples import Problem
 
 if TYPE_CHECKING:
-    from vouch.audit._sources import SearchRun
+    from vouch.audit._agent_calls import WitnessAgent
     from vouch.audit.function._runs import AuditConfig, Engine
 
 
@@ -120,6 +120,28 @@ MIN_VOTERS = _ambiguity.MIN_VOTERS
 """Passing trials a task needs before the ambiguity rule can speak."""
 
 OnJudged = Callable[[ProgramJob, dict[str, Any]], None]
+
+
+@dataclass
+class SearchRun:
+    """What a source's search gets: the engine, the tasks, the jobs to judge and the run's settings."""
+
+    engine: Engine
+    contexts: dict[str, TaskContext]
+    jobs: Sequence[ProgramJob]
+    config: AuditConfig
+    witness_dir: Path
+    agent: WitnessAgent | None
+    on_judged: OnJudged | None
+    voters: Sequence[ProgramJob] | None = None
+    """The programs voting in the A.2 rule (default: the jobs passing T0); the lightweight mode
+    judges a sampled program and every passing program of its task votes."""
+
+
+class Search(Protocol):
+    def __call__(self, run: SearchRun) -> OnJudged | None:
+        """File witnesses under ``run.jobs``; the ``on_judged`` to finish the rest with."""
+        ...
 
 
 def offline_search(run: SearchRun) -> OnJudged | None:

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 
 from vouch.agent import Message, TraceWriter
 from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_message, rejudge, swe_checklist
-from vouch.audit._sources import Found, RepoSearchRun
 from vouch.audit._validation import reported
 from vouch.audit.repository._agent_tools import RepoNames, SweSubmission, SweWitnessTools, foreign_repo_names
 from vouch.audit.repository._evidence import best_clause, test_sources
+from vouch.audit.repository._model import Found, RepoSearchRun
 from vouch.audit.repository._runs import _WITNESS_DIR, IMPLICIT_CLAUSE, _validate, differences
 from vouch.audit.repository._witness import Candidate
 from vouch.core._audit import Evidence, RunRecord, Witness
@@ -36,7 +36,7 @@ from vouch.swebench import Runner
 from vouch.worlds import World
 
 if TYPE_CHECKING:
-    from vouch.audit.repository._audit import SweAuditConfig, _Instance
+    from vouch.audit.repository._model import Instance, SweAuditConfig
     from vouch.swebench._instances import SweTrial
 
 __all__ = [
@@ -101,7 +101,7 @@ def session_dir(config: SweAuditConfig, instance_id: str, trial_id: str) -> Path
     return witness_root(config) / instance_id / trial_id.rsplit("#", 1)[-1]
 
 
-def instance_checklist(inst: _Instance, agent: WitnessAgent, config: SweAuditConfig) -> None:
+def instance_checklist(inst: Instance, agent: WitnessAgent, config: SweAuditConfig) -> None:
     """Replace the instance's offline checklist with the model's (clauses mapped to T0 test ids);
     the offline one stands, with a note saying why, when the reply is unusable or the call fails.
     The call is traced to ``<witness dir>/<instance_id>/checklist.jsonl``."""
@@ -129,7 +129,7 @@ def _fence(text: str, lang: str = "") -> str:
 
 
 def first_message(
-    inst: _Instance,
+    inst: Instance,
     trial: SweTrial,
     evidence: Evidence,
     diffs: list[Candidate],
@@ -188,7 +188,7 @@ def first_message(
 class _Session:
     """One trial's session: what validation needs besides the submission."""
 
-    inst: _Instance
+    inst: Instance
     trial: SweTrial
     world: World
     evidence: Evidence
@@ -207,7 +207,7 @@ def agent_repo_search(run: RepoSearchRun) -> Found:
 
 
 def agent_witnesses(
-    inst: _Instance,
+    inst: Instance,
     trial: SweTrial,
     world: World,
     evidence: Evidence,

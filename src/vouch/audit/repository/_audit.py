@@ -18,14 +18,12 @@ import hashlib
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from vouch.audit import _modes, _sources
 from vouch.audit._agent_calls import WitnessAgent, witness_agent
 from vouch.audit._ambiguity import is_ambiguous, requirement_note
-from vouch.audit._settings import AuditSettings
 from vouch.audit.repository._agent import MODEL_FAILED, instance_checklist, witness_root
 from vouch.audit.repository._ambiguity import withhold_ambiguous
 from vouch.audit.repository._evidence import (
@@ -37,6 +35,7 @@ from vouch.audit.repository._evidence import (
     test_sources,
 )
 from vouch.audit.repository._lightweight import RepoForm, audit_instance
+from vouch.audit.repository._model import Instance, PassingTrial, RepoSearchRun, SweAuditConfig
 from vouch.audit.repository._replay import write_witnesses
 from vouch.audit.repository._runs import canary, mutation_evidence, trial_ids
 from vouch.audit.repository._witness import Probe, function_targets, module_name, mutate_call, string_pool
@@ -44,7 +43,6 @@ from vouch.core._audit import (
     VOUCH_FAILED,
     AuditResults,
     Evidence,
-    T0Result,
     TaskReport,
     TrialResult,
     Verdict,
@@ -76,68 +74,6 @@ LIGHTWEIGHT_REPORT = "lightweight-report"
 """Where the store keeps a lightweight instance's report (its rounds), in place of a patch hash."""
 
 
-@dataclass(frozen=True)
-class SweAuditConfig(AuditSettings):
-    """Settings of one SWE audit run (recorded in the results' ``config``): the shared settings
-    (witness source, k, repeats, seed, mode, rounds, the auditing model) and the repository form's."""
-
-    witness_files: Path | None = None
-    """For ``files``: a directory with ``<instance_id>/test_*.py``."""
-    repo_root: Path | None = None
-    """Where an instance's ``repo`` that is a bare name lives (``<repo_root>/<repo>``)."""
-    mutants: int = 8
-    """Mutants of the trial's changed lines run under T0."""
-    timeout_s: float = 120.0
-    """Wall-clock limit of one run (a T0 suite in a world)."""
-    witness_dir: Path | None = None
-    """Where validated witnesses are written for replay (``<dir>/<instance_id>/<n>/``); None: not written
-    (the agent source writes them, with its traces, under ``.vouch/swe-witnesses``)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The settings a per-trial judgement depends on; mode and rounds are recorded beside them
-        (and key the store only in lightweight mode, so per-trial keys stay as they were)."""
-        return {
-            "witness_source": self.witness_source,
-            "witness_files": str(self.witness_files) if self.witness_files else None,
-            "repo_root": str(self.repo_root) if self.repo_root else None,
-            "k": self.k,
-            "repeats": self.repeats,
-            "mutants": self.mutants,
-            "seed": self.seed,
-            "timeout_s": self.timeout_s,
-            "witness_dir": str(self.witness_dir) if self.witness_dir else None,
-            "agent_model": self.agent_model,
-            "agent_config": self.agent_config,
-        }
-
-
-@dataclass
-class _Instance:
-    """What one instance's trials share."""
-
-    spec: SweInstance
-    source: str
-    reference: World | None = None
-    null: World | None = None
-    report: TaskReport | None = None
-    t0_reference: T0Result | None = None
-    t0_null: T0Result | None = None
-    probes: list[tuple[Probe, dict[str, Any]]] = field(default_factory=list)
-    """Inputs on which R[G] returned, with its result."""
-    env: WorldEnv | None = None
-    """The instance's environment (real repositories); None: the pool's own interpreter."""
-    env_error: str | None = None
-    """Why the instance has no environment, when one was asked for."""
-    t0_excluded: list[str] = field(default_factory=list)
-    """PASS_TO_PASS ids failing in both R[G] and R here (network, paths): left out of T0."""
-    recorded_literals: list[str] = field(default_factory=list)
-    calls_skipped: dict[str, int] = field(default_factory=dict)
-    """Per target, T0's calls the recorder could not rebuild (so never probed): the reach's limit."""
-    infra: str | None = None
-    """Why vouch could not finish a run of the instance's own (T0 in R[G] or R, recording T0's
-    calls, R[G] on the probes): its trials passing T0 are then error, never sound."""
-
-
 def _resolve_repo(instance: SweInstance, repo_root: Path | None) -> str:
     repo = instance.repo
     if "://" in repo or repo.startswith("git@"):
@@ -158,7 +94,7 @@ def _read(world: World, path: str) -> str:
 
 
 def _prepare(
-    inst: _Instance,
+    inst: Instance,
     trials: Sequence[SweTrial],
     cache: WorldCache,
     runner: Runner,
@@ -176,7 +112,7 @@ def _prepare(
 
 
 def _prepare_worlds(
-    inst: _Instance,
+    inst: Instance,
     trials: Sequence[SweTrial],
     cache: WorldCache,
     runner: Runner,
@@ -236,7 +172,7 @@ and xarray's T0 files hold thousands of tests)."""
 
 
 def _prepare_t0_in_env(
-    inst: _Instance, runner: Runner, reference: World, null: World, trials: Sequence[SweTrial], seed: int
+    inst: Instance, runner: Runner, reference: World, null: World, trials: Sequence[SweTrial], seed: int
 ) -> None:
     """_prepare for an instance with an environment: T0 as the harness runs it, then T0 again
     with calls of the changed modules recorded, in a run of its own (recording slows every call:
@@ -296,7 +232,7 @@ def _prepare_t0_in_env(
     _probes_from(inst, recording, runner, reference, seed)
 
 
-def _probes_from(inst: _Instance, run: RunResult, runner: Runner, reference: World, seed: int) -> None:
+def _probes_from(inst: Instance, run: RunResult, runner: Runner, reference: World, seed: int) -> None:
     """Recorded T0 calls and their mutations, kept where R[G] returns (the differential's inputs)."""
     spec = inst.spec
     recorded: list[Probe] = []
@@ -323,30 +259,13 @@ def _probes_from(inst: _Instance, run: RunResult, runner: Runner, reference: Wor
     inst.probes = [(p, o) for p, o in zip(probes, outcomes, strict=True) if o.get("ok")]
 
 
-@dataclass
-class _PassingTrial:
-    """A trial whose world passes T0: what the rest of its audit starts from."""
-
-    trial: SweTrial
-    world: World
-    changes: list[FileChange]
-    """The files the trial changes, debris left out."""
-    t0: list[str]
-    run: RunResult
-    """T0's run in R[s] (its coverage of ``changes`` feeds the ghost branches)."""
-    evidence: Evidence
-    """Worlds, T0, checklist and detector flags so far."""
-    program: str
-    """The patch's hash."""
-
-
 def _trial_t0s(
-    inst: _Instance, trials: Sequence[SweTrial], cache: WorldCache, runner: Runner
-) -> list[TrialResult | _PassingTrial]:
+    inst: Instance, trials: Sequence[SweTrial], cache: WorldCache, runner: Runner
+) -> list[TrialResult | PassingTrial]:
     """Build each trial's world R[s] and run T0 there (one batch); per trial, in order, its
     verdict when that ends its audit (error, unappliable, not passing) or what goes on."""
     spec = inst.spec
-    out: dict[int, TrialResult | _PassingTrial] = {}
+    out: dict[int, TrialResult | PassingTrial] = {}
     pending: list[tuple[int, SweTrial, World, list[FileChange], Evidence]] = []
     t0 = [t for t in spec.t0 if t not in set(inst.t0_excluded)]
     for index, trial in enumerate(trials):
@@ -397,14 +316,14 @@ def _trial_t0s(
 
 
 def _after_t0(
-    inst: _Instance,
+    inst: Instance,
     trial: SweTrial,
     world: World,
     changes: list[FileChange],
     t0: list[str],
     run: RunResult,
     evidence: Evidence,
-) -> TrialResult | _PassingTrial:
+) -> TrialResult | PassingTrial:
     """T0's verdict on a trial's world; for a passing trial, its checklist and detector flags too."""
     spec = inst.spec
     assert inst.t0_reference is not None and inst.t0_null is not None
@@ -434,11 +353,11 @@ def _after_t0(
         t0_literal_inputs=inst.recorded_literals,
         base_top_level=_top_level(inst.null),
     )
-    return _PassingTrial(trial, world, changes, t0, run, evidence, program)
+    return PassingTrial(trial, world, changes, t0, run, evidence, program)
 
 
 def _audit_trial(
-    inst: _Instance,
+    inst: Instance,
     trial: SweTrial,
     cache: WorldCache,
     runner: Runner,
@@ -465,8 +384,8 @@ def _audit_trial(
 
 
 def _audit_passing(
-    inst: _Instance,
-    passing: _PassingTrial,
+    inst: Instance,
+    passing: PassingTrial,
     runner: Runner,
     config: SweAuditConfig,
     agent: WitnessAgent | None = None,
@@ -489,7 +408,7 @@ def _audit_passing(
     )
     evidence.steps.append("mutation")
     search = _sources.source(config.witness_source).load_repo()
-    found = search(_sources.RepoSearchRun(inst, trial, world, evidence, runner, config, agent))
+    found = search(RepoSearchRun(inst, trial, world, evidence, runner, config, agent))
     if found.error is not None:
         evidence.discarded.extend(found.witnesses)
         return TrialResult(
@@ -644,7 +563,7 @@ def audit_swe(
     # before any verdict is computed or stored: a broken pool stops the audit here, with one line.
     canary(runner, cache.root)
     by_id = {
-        i.instance_id: _Instance(
+        i.instance_id: Instance(
             spec=i,
             source=sources[i.instance_id]
             if sources and i.instance_id in sources
@@ -764,7 +683,7 @@ def audit_swe(
 
 
 def _sampled(
-    inst: _Instance,
+    inst: Instance,
     own: Sequence[SweTrial],
     cache: WorldCache,
     runner: Runner,
@@ -825,7 +744,7 @@ def _sampled(
     return done.results, 0
 
 
-def _count(inst: _Instance, results: Sequence[TrialResult], mine: Sequence[TrialResult]) -> None:
+def _count(inst: Instance, results: Sequence[TrialResult], mine: Sequence[TrialResult]) -> None:
     """The instance report's counts from its trials' results (a report is made when none was)."""
     if inst.report is None:  # every trial came from the store: report what the trials say
         ill = [r.reason for r in results if r.task_id == inst.spec.instance_id and (r.reason or "").startswith("A.1")]

@@ -16,7 +16,8 @@ from typing import Any
 
 import vouch
 from vouch.audit._agent_calls import WitnessAgent
-from vouch.audit.repository._audit import SWE_PRELOAD, SweAuditConfig, audit_swe
+from vouch.audit.repository._audit import SWE_PRELOAD, audit_swe
+from vouch.audit.repository._model import SweAuditConfig
 from vouch.audit.repository._replay import ReplayOutcome, replay_witness
 from vouch.core import AuditResults
 from vouch.errors import UsageError, VouchError

@@ -52,17 +52,17 @@ from vouch.errors import UsageError
 from vouch.worlds import patch_hash
 
 if TYPE_CHECKING:
-    from vouch.audit.repository._audit import SweAuditConfig, _Instance, _PassingTrial
+    from vouch.audit.repository._model import Instance, PassingTrial, SweAuditConfig
     from vouch.swebench import Runner
     from vouch.swebench._instances import SweTrial
     from vouch.worlds import WorldCache
 
 __all__ = ["T1_NOTE", "AuditOne", "LightweightInstance", "RepoForm", "RunT0", "audit_instance"]
 
-RunT0 = Callable[[Sequence["SweTrial"]], list["TrialResult | _PassingTrial"]]
+RunT0 = Callable[[Sequence["SweTrial"]], list["TrialResult | PassingTrial"]]
 """T0 in each trial's world, in one batch (``repository._audit._trial_t0s`` on the instance): per trial, the
 verdict that ends its audit (error, unappliable, not passing) or what its audit goes on from."""
-AuditOne = Callable[["_PassingTrial"], TrialResult]
+AuditOne = Callable[["PassingTrial"], TrialResult]
 """The per-trial audit of a trial passing T0 (``repository._audit._audit_passing`` with the run's settings)."""
 
 T1_NOTE = (
@@ -90,13 +90,13 @@ class LightweightInstance:
 
 class RepoForm:
     """The repository form as the audit's modes drive it (``_form.AuditForm``), one instance at a
-    time: trials are the distinct patches passing T0 (``_PassingTrial``), tests are witness files
+    time: trials are the distinct patches passing T0 (``PassingTrial``), tests are witness files
     (``Witness``). Judgements are kept by patch hash in ``judged``."""
 
     def __init__(
         self,
-        inst: _Instance,
-        passing: Sequence[_PassingTrial],
+        inst: Instance,
+        passing: Sequence[PassingTrial],
         programs: dict[str, list[SweTrial]],
         judged: dict[str, TrialResult],
         cache: WorldCache,
@@ -121,16 +121,16 @@ class RepoForm:
     def tokens(self) -> int:
         return self._tokens()
 
-    def task(self, trial: _PassingTrial) -> str:
+    def task(self, trial: PassingTrial) -> str:
         return self.inst.spec.instance_id
 
-    def trial_id(self, trial: _PassingTrial) -> str:
+    def trial_id(self, trial: PassingTrial) -> str:
         return trial.trial.trial_id
 
-    def program(self, trial: _PassingTrial) -> str:
+    def program(self, trial: PassingTrial) -> str:
         return trial.program
 
-    def weight(self, trial: _PassingTrial) -> int:
+    def weight(self, trial: PassingTrial) -> int:
         return len(self.programs[trial.program])
 
     def analyse(self, tasks: Sequence[str], *, static: bool) -> dict[str, list[Witness]]:
@@ -138,7 +138,7 @@ class RepoForm:
             raise UsageError("the static baseline is built for the function form (vouch audit humaneval)")
         return {t: task_analysis(self.inst, self.runner, self.config) for t in tasks}
 
-    def judge(self, trials: Sequence[_PassingTrial]) -> list[Judged[Witness]]:
+    def judge(self, trials: Sequence[PassingTrial]) -> list[Judged[Witness]]:
         """Each trial's whole per-trial audit, in turn; its witnesses of ambiguous requirements
         withheld (A.2: every passing trial of the instance votes), so none is shared."""
         out: list[Judged[Witness]] = []
@@ -159,13 +159,13 @@ class RepoForm:
     def replay(
         self,
         tests: Mapping[str, list[Witness]],
-        targets: Mapping[str, list[_PassingTrial]],
+        targets: Mapping[str, list[PassingTrial]],
         *,
-        found_on: Mapping[str, _PassingTrial],
+        found_on: Mapping[str, PassingTrial],
         round: int,
         static: bool,
-    ) -> Replayed[_PassingTrial]:
-        refuted: dict[str, list[_PassingTrial]] = {}
+    ) -> Replayed[PassingTrial]:
+        refuted: dict[str, list[PassingTrial]] = {}
         pairs: dict[str, int] = {}
         notes: dict[str, list[str]] = {}
         for t, mine in targets.items():
@@ -183,7 +183,7 @@ class RepoForm:
     def describe(self, task: str, test: Witness) -> str:
         return _describe(test)
 
-    def conclude(self, trial: _PassingTrial, note: str) -> None:
+    def conclude(self, trial: PassingTrial, note: str) -> None:
         result = self.judged.get(trial.program)
         if result is None:
             self.judged[trial.program] = TrialResult(
@@ -199,7 +199,7 @@ class RepoForm:
 
 
 def audit_instance(
-    inst: _Instance,
+    inst: Instance,
     trials: Sequence[SweTrial],
     cache: WorldCache,
     runner: Runner,
@@ -229,7 +229,7 @@ def audit_instance(
     for trial in trials:
         programs.setdefault(patch_hash(trial.patch.strip()), []).append(trial)
     judged: dict[str, TrialResult] = {}
-    passing: list[_PassingTrial] = []
+    passing: list[PassingTrial] = []
     for staged in run_t0([same[0] for same in programs.values()]):
         if isinstance(staged, TrialResult):
             assert staged.program_hash is not None
@@ -260,7 +260,7 @@ def audit_instance(
     return out
 
 
-def task_analysis(inst: _Instance, runner: Runner, config: SweAuditConfig) -> list[Witness]:
+def task_analysis(inst: Instance, runner: Runner, config: SweAuditConfig) -> list[Witness]:
     """T1's tests beyond T0 (offline): G's changed behaviour on inputs T0 does not give.
 
     The varied T0 calls on which R[G] returns (``inst.probes``) run in R; each on which R answers
@@ -326,9 +326,9 @@ def task_analysis(inst: _Instance, runner: Runner, config: SweAuditConfig) -> li
 
 
 def _replay_t1(
-    inst: _Instance,
+    inst: Instance,
     t1: list[Witness],
-    passing: Sequence[_PassingTrial],
+    passing: Sequence[PassingTrial],
     programs: dict[str, list[SweTrial]],
     runner: Runner,
     config: SweAuditConfig,
@@ -360,10 +360,10 @@ def _replay_t1(
 
 
 def _unambiguous(
-    inst: _Instance,
+    inst: Instance,
     result: TrialResult,
-    sampled: _PassingTrial,
-    passing: Sequence[_PassingTrial],
+    sampled: PassingTrial,
+    passing: Sequence[PassingTrial],
     programs: dict[str, list[SweTrial]],
     cache: WorldCache,
     runner: Runner,
@@ -384,10 +384,10 @@ def _unambiguous(
 
 
 def _replay(
-    inst: _Instance,
+    inst: Instance,
     shared: Sequence[Witness],
     found_on: str,
-    targets: Sequence[_PassingTrial],
+    targets: Sequence[PassingTrial],
     number: int,
     runner: Runner,
     config: SweAuditConfig,
@@ -437,8 +437,8 @@ def _of(found_on: str) -> str:
 
 
 def _refuted(
-    inst: _Instance,
-    target: _PassingTrial,
+    inst: Instance,
+    target: PassingTrial,
     witnesses: list[Witness],
     found_on: str,
     number: int,

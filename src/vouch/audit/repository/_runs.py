@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vouch.audit._settings import CanaryFailed
-from vouch.audit._sources import Found, RepoSearchRun
 from vouch.audit._validation import REPOSITORY, Rejudged, validate, witness_run
 from vouch.audit.repository._evidence import best_clause, source_files
+from vouch.audit.repository._model import Found, RepoSearchRun
 from vouch.audit.repository._witness import (
     Candidate,
     Probe,
@@ -40,7 +40,7 @@ from vouch.swebench import Runner, unwrap
 from vouch.worlds import FileChange, World, parse_patch
 
 if TYPE_CHECKING:
-    from vouch.audit.repository._audit import SweAuditConfig, _Instance
+    from vouch.audit.repository._model import Instance, SweAuditConfig
     from vouch.swebench._instances import SweTrial
 
 __all__ = [
@@ -177,7 +177,7 @@ def files_repo_search(run: RepoSearchRun) -> Found:
 
 
 def witnesses_for_trial(
-    inst: _Instance,
+    inst: Instance,
     trial: SweTrial,
     world: World,
     evidence: Evidence,
@@ -222,7 +222,7 @@ def witnesses_for_trial(
 
 
 def probe_tests(
-    inst: _Instance, checklist: Sequence[ChecklistItem], candidates: Sequence[Candidate], *, prefix: str, start: int = 0
+    inst: Instance, checklist: Sequence[ChecklistItem], candidates: Sequence[Candidate], *, prefix: str, start: int = 0
 ) -> tuple[dict[str, str], list[tuple[str, Candidate, ChecklistItem | None]]]:
     """A witness file per candidate, asserting R[G]'s answer on its input (``<prefix>_<n>.py``
     under the witness directory), and per file its name, candidate and the clause of P it checks."""
@@ -260,7 +260,7 @@ def probe_witness(
     )
 
 
-def differences(inst: _Instance, world: World, evidence: Evidence, runner: Runner) -> list[Candidate]:
+def differences(inst: Instance, world: World, evidence: Evidence, runner: Runner) -> list[Candidate]:
     """The offline differential: the probes of the modules the trial changed on which R[s]
     answers differently from R[G] (one batch in R[s]; R[G]'s answers were recorded once per
     instance): a different result, a raise, or (a method) a receiver left otherwise.
@@ -295,7 +295,7 @@ def differences(inst: _Instance, world: World, evidence: Evidence, runner: Runne
     return candidates
 
 
-def _probe_census(inst: _Instance, world: World, probes: int, disagreeing: int) -> str:
+def _probe_census(inst: Instance, world: World, probes: int, disagreeing: int) -> str:
     """One line on the differential's reach in the modules whose text differs between R[G] and
     R[s]: targets (functions and class members), how many had a T0 call rebuilt and answered in
     R[G], probes run, and disagreements."""
@@ -348,7 +348,7 @@ def _file_text(world: World, path: str) -> str:
 
 
 def _file_witnesses(
-    inst: _Instance,
+    inst: Instance,
     trial: SweTrial,
     world: World,
     evidence: Evidence,

@@ -26,7 +26,6 @@ import random
 import re
 import textwrap
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from vouch.core import Case, MutationTarget, SourceInfo, TaskFiles, TaskSpec
@@ -68,7 +67,7 @@ __all__ = [
     "SUITES",
     "SUITE_VERSIONS",
     "BuildOutput",
-    "build",
+    "build_user",
     "function_calls",
     "injection_environments",
     "load_suite",
@@ -161,52 +160,6 @@ def _in_turns(pool: list[list[str]]) -> list[str]:
     return [name for row in itertools.zip_longest(*pool) for name in row if name is not None]
 
 
-def _subset(options: Mapping[str, Any]) -> str:
-    subset = options.get("subset") or "user"
-    if subset not in SUBSETS:
-        raise UsageError(f"subset={subset!r}: unknown AgentDojo subset; valid: {', '.join(SUBSETS)}")
-    for key, needs in (("user_tasks", ("user", "all")), ("injection_tasks", ("injection", "all"))):
-        if options.get(key) is not None and subset not in needs:
-            raise UsageError(f"{key} selects tasks that subset={subset!r} does not build; use subset={needs[0]!r}")
-    return str(subset)
-
-
-def _only(options: Mapping[str, Any], dropped: str) -> dict[str, Any]:
-    return {k: v for k, v in options.items() if k not in (dropped, "subset")}
-
-
-def build(out_dir: Path, *, seed: int, options: Mapping[str, Any]) -> BuildOutput:
-    """Build the AgentDojo tasks: a state and a tool-call task per user task, with their cases.
-
-    Args:
-        out_dir: Where the caller will write the tasks; ``build`` itself writes nothing.
-        seed: Seeds every random choice (per task, so one task's cases do not depend on another's).
-        options: ``suite_version`` (one of ``SUITE_VERSIONS``, default ``"v1.2.2"``), ``suites``
-            (subset of ``SUITES``), ``user_tasks`` (``"suite/user_task_N"`` entries to build),
-            ``subset`` (``SUBSETS``: ``"injection"`` builds the injection tasks as tasks,
-            ``"all"`` both), ``injection_tasks`` (``"suite/injection_task_N"`` entries to build).
-
-    Returns:
-        The tasks in a fixed order (user tasks, then injection tasks; suite, then task number;
-        state before tool_call), the skipped ones with the reason, and the injection subset's
-        manifest entries.
-
-    Raises:
-        UsageError: An unknown option, suite or suite version (the message lists the valid ones).
-    """
-    del out_dir  # the caller writes the TaskFiles
-    subset = _subset(options)
-    if subset == "user":
-        return _build_user(seed, _only(options, "injection_tasks"))
-    from vouch.sources.agentdojo._injection import build_injection
-
-    injection = build_injection(seed=seed, options=_only(options, "user_tasks"))
-    if subset == "injection":
-        return injection
-    user = _build_user(seed, _only(options, "injection_tasks"))
-    return BuildOutput(user.tasks + injection.tasks, user.skipped + injection.skipped, injection.inputs)
-
-
 def suite_environment(suite: str, version: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """A suite's tool schemas, and the ``environment`` files every task of the suite gets."""
     tools = tool_schemas(load_suite(suite, version))
@@ -217,7 +170,7 @@ def suite_environment(suite: str, version: str) -> tuple[list[dict[str, Any]], d
     return tools, environment
 
 
-def _build_user(seed: int, options: Mapping[str, Any]) -> BuildOutput:
+def build_user(seed: int, options: Mapping[str, Any]) -> BuildOutput:
     opts = _options(options)
     tasks: list[TaskFiles] = []
     skipped: list[tuple[str, str]] = []

@@ -1,0 +1,130 @@
+"""The repository form's records: its settings, what one instance's trials share, a trial passing
+T0, and what a witness source's search gets and gives (``RepoSearchRun``, ``Found``).
+
+A leaf of the repository form: every stage imports its types from here, and this module imports
+no stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from vouch.audit._agent_calls import WitnessAgent
+from vouch.audit._settings import AuditSettings
+from vouch.audit.repository._witness import Probe
+from vouch.core._audit import Evidence, T0Result, TaskReport, Witness
+from vouch.exec import RunResult
+from vouch.swebench import Runner, SweInstance, SweTrial, WorldEnv
+from vouch.worlds import FileChange, World
+
+
+@dataclass(frozen=True)
+class SweAuditConfig(AuditSettings):
+    """Settings of one SWE audit run (recorded in the results' ``config``): the shared settings
+    (witness source, k, repeats, seed, mode, rounds, the auditing model) and the repository form's."""
+
+    witness_files: Path | None = None
+    """For ``files``: a directory with ``<instance_id>/test_*.py``."""
+    repo_root: Path | None = None
+    """Where an instance's ``repo`` that is a bare name lives (``<repo_root>/<repo>``)."""
+    mutants: int = 8
+    """Mutants of the trial's changed lines run under T0."""
+    timeout_s: float = 120.0
+    """Wall-clock limit of one run (a T0 suite in a world)."""
+    witness_dir: Path | None = None
+    """Where validated witnesses are written for replay (``<dir>/<instance_id>/<n>/``); None: not written
+    (the agent source writes them, with its traces, under ``.vouch/swe-witnesses``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings a per-trial judgement depends on; mode and rounds are recorded beside them
+        (and key the store only in lightweight mode, so per-trial keys stay as they were)."""
+        return {
+            "witness_source": self.witness_source,
+            "witness_files": str(self.witness_files) if self.witness_files else None,
+            "repo_root": str(self.repo_root) if self.repo_root else None,
+            "k": self.k,
+            "repeats": self.repeats,
+            "mutants": self.mutants,
+            "seed": self.seed,
+            "timeout_s": self.timeout_s,
+            "witness_dir": str(self.witness_dir) if self.witness_dir else None,
+            "agent_model": self.agent_model,
+            "agent_config": self.agent_config,
+        }
+
+
+@dataclass
+class Instance:
+    """What one instance's trials share."""
+
+    spec: SweInstance
+    source: str
+    reference: World | None = None
+    null: World | None = None
+    report: TaskReport | None = None
+    t0_reference: T0Result | None = None
+    t0_null: T0Result | None = None
+    probes: list[tuple[Probe, dict[str, Any]]] = field(default_factory=list)
+    """Inputs on which R[G] returned, with its result."""
+    env: WorldEnv | None = None
+    """The instance's environment (real repositories); None: the pool's own interpreter."""
+    env_error: str | None = None
+    """Why the instance has no environment, when one was asked for."""
+    t0_excluded: list[str] = field(default_factory=list)
+    """PASS_TO_PASS ids failing in both R[G] and R here (network, paths): left out of T0."""
+    recorded_literals: list[str] = field(default_factory=list)
+    calls_skipped: dict[str, int] = field(default_factory=dict)
+    """Per target, T0's calls the recorder could not rebuild (so never probed): the reach's limit."""
+    infra: str | None = None
+    """Why vouch could not finish a run of the instance's own (T0 in R[G] or R, recording T0's
+    calls, R[G] on the probes): its trials passing T0 are then error, never sound."""
+
+
+@dataclass
+class PassingTrial:
+    """A trial whose world passes T0: what the rest of its audit starts from."""
+
+    trial: SweTrial
+    world: World
+    changes: list[FileChange]
+    """The files the trial changes, debris left out."""
+    t0: list[str]
+    run: RunResult
+    """T0's run in R[s] (its coverage of ``changes`` feeds the ghost branches)."""
+    evidence: Evidence
+    """Worlds, T0, checklist and detector flags so far."""
+    program: str
+    """The patch's hash."""
+
+
+@dataclass
+class RepoSearchRun:
+    """What a source's repository-form search gets: one passing trial, its world and evidence."""
+
+    inst: Instance
+    trial: SweTrial
+    world: World
+    evidence: Evidence
+    runner: Runner
+    config: SweAuditConfig
+    agent: WitnessAgent | None
+
+
+@dataclass
+class Found:
+    """What a repository-form search found for one trial."""
+
+    witnesses: list[Witness] = field(default_factory=list)
+    """Every witness with its validation (only ``validation.valid`` ones may refute)."""
+    note: str = ""
+    """How the search ended (for the reason of a trial left standing)."""
+    error: str | None = None
+    """The search could not run (the auditing model failed): the trial is ``error`` with this."""
+
+
+class RepoSearch(Protocol):
+    def __call__(self, run: RepoSearchRun) -> Found:
+        """The witnesses of ``run.trial``, each validated."""
+        ...
