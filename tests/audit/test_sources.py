@@ -46,7 +46,7 @@ def test_a_new_source_is_one_module_and_one_registry_line(tmp_path: Path, monkey
 
 
 REPO_MODULE = """
-from vouch.audit._sources import Found
+from vouch.audit.repository._model import Found
 
 def search(run):
     return Found(note=f"looked at {len(run.inst.probes)} recorded calls of {run.trial.trial_id}")
