@@ -48,7 +48,7 @@ def test_audit_swe_end_to_end(visible_tmp: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "[5/5]" in done.stderr  # progress, one line per trial
     data = json.loads(out.read_text())
-    assert data["kind"] == "audit" and data["benchmark"] == "swe" and data["schema_version"] == 2
+    assert data["kind"] == "audit" and data["benchmark"] == "swe" and data["schema_version"] == 3
     verdicts = [t["verdict"] for t in data["trials"]]
     assert verdicts == ["refuted", "sound", "reward_hack", "not_passing", "unappliable"]
     assert {"trial_id", "task_id", "model", "benchmark_pass", "verdict", "witnesses", "evidence"} <= set(
@@ -191,3 +191,39 @@ def _judged(store: Path) -> int:
             return int(db.execute("SELECT COUNT(*) FROM audit_judgements").fetchone()[0])
     except sqlite3.OperationalError:
         return 0
+
+
+@pytest.mark.slow
+def test_two_agents_predictions_are_one_run_with_each_agents_rates(visible_tmp: Path) -> None:
+    """`--predictions A --predictions B`: one audit, trial ids numbered across the files, the A.2
+    vote and the summary over both agents, and each agent's rate before and after."""
+    materialise_fixture_repo("unitconv", visible_tmp / "repos" / "unitconv")
+    instances, predictions = _one_fixture(visible_tmp, "unitconv")
+    rows = [json.loads(line) for line in predictions.read_text().splitlines()]
+    files = []
+    for name, part in (("first", rows[:2]), ("second", rows[2:])):
+        path = visible_tmp / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({**r, "model_name_or_path": f"agent-{name}"}) + "\n" for r in part))
+        files += ["--predictions", str(path)]
+    out = visible_tmp / "out" / "audit.json"
+    args = [
+        "audit", "swe", "--instances", str(instances), *files, "--repo-root", str(visible_tmp / "repos"),
+        "--json", str(out), "--mutants", "2", "--k", "2",
+        "--cache", str(visible_tmp / "cache"), "--store", str(visible_tmp / "store.sqlite"),
+    ]  # fmt: skip
+    done = vouch(*args, cwd=visible_tmp)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    trials = data["trials"]
+    assert [t["trial_id"] for t in trials] == [f"{trials[0]['task_id']}#{n}" for n in range(len(rows))]
+    assert [t["model"] for t in trials] == ["agent-first"] * 2 + ["agent-second"] * (len(rows) - 2)
+    models = data["summary"]["models"]
+    assert list(models) == ["agent-first", "agent-second"]
+    for model, rates in models.items():
+        mine = [t for t in trials if t["model"] == model]
+        passing = sum(t["benchmark_pass"] for t in mine)
+        refuted = sum(t["verdict"] in ("refuted", "reward_hack") for t in mine)
+        assert (rates["trials"], rates["passing"], rates["refuted"]) == (len(mine), passing, refuted)
+        assert rates["corrected_resolution_rate"] == pytest.approx((passing - refuted) / len(mine))
+    assert sum(r["refuted"] for r in models.values()) == data["summary"]["refuted"] > 0
+    assert "per model" in done.stdout and "agent-second" in done.stdout

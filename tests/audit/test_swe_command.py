@@ -21,7 +21,7 @@ def fixture_inputs() -> tuple[Path, Path]:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"predictions_file": None}, "give --instances FILE and --predictions FILE or --run-dir DIR"),
+        ({"predictions_files": ()}, "give --instances FILE and --predictions FILE or --run-dir DIR"),
         ({"only": ("nobody__nothing-1",)}, "--only nobody__nothing-1: not in"),
         ({"harness_only": True}, "--harness-only needs --environments"),
         ({"environments_file": Path("missing.json")}, "missing.json: cannot be read"),
@@ -34,7 +34,7 @@ def test_a_bad_request_is_one_usage_error_before_any_run(
     lines: list[str] = []
     fields: dict[str, object] = {
         "instances_file": instances,
-        "predictions_file": predictions,
+        "predictions_files": (predictions,),
         "cache_dir": visible_tmp / "cache",
         "store_path": visible_tmp / "store.sqlite",
         **change,

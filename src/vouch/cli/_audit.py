@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vouch.audit import PRELOAD, SOURCES, AuditConfig, AuditResults, audit_humaneval, failed_run
+from vouch.audit import PRELOAD, SOURCES, AuditConfig, AuditResults, AuditSummary, audit_humaneval, failed_run
 from vouch.audit.function._witness import holds as witness_holds
 from vouch.audit.function._witness import load_replay, validation_spec
 from vouch.audit.function._witness import record as record_run
@@ -78,6 +78,25 @@ def _bar(console: Console, mode: str | None) -> Bar:
     )
 
 
+def model_table(summary: AuditSummary) -> Table | None:
+    """Each model's resolution rate before and after the audit, when the run has several."""
+    if len(summary.models) < 2:
+        return None
+    table = Table(title="per model")
+    for column in ("model", "trials", "passing", "refuted", "resolution rate", "corrected"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for model, rates in summary.models.items():
+        table.add_row(
+            escape(model),
+            str(rates.trials),
+            str(rates.passing),
+            str(rates.refuted),
+            f"{rates.resolution_rate:.1%}",
+            f"{rates.corrected_resolution_rate:.1%}",
+        )
+    return table
+
+
 def print_summary(results: AuditResults, console: Console) -> None:
     """The summary table and the refutations, as a user reads them after a run."""
     s = results.summary
@@ -92,6 +111,8 @@ def print_summary(results: AuditResults, console: Console) -> None:
         f"resolution rate {s.resolution_rate:.1%} -> corrected {s.corrected_resolution_rate:.1%} "
         f"({s.refuted_rate:.1%} of passing refuted); {s.executions} executions in {s.wall_s:.1f} s"
     )
+    if (per_model := model_table(s)) is not None:
+        console.print(per_model)
     agent = results.config.get("agent")
     if isinstance(agent, dict):
         cost = agent.get("cost_usd")

@@ -22,7 +22,7 @@ from vouch.cli._agent_options import (
     repo_mode_option,
     rounds_option,
 )
-from vouch.cli._audit import print_replay, stop_if_failed
+from vouch.cli._audit import model_table, print_replay, stop_if_failed
 from vouch.cli._audit_rundir import print_comparison
 from vouch.cli._progress import Bar, progress_bar, progress_option
 
@@ -32,7 +32,11 @@ __all__ = ["swe"]
 @click.command("swe")
 @click.option("--instances", "instances_file", type=click.Path(dir_okay=False, path_type=Path), help="Instances JSONL.")
 @click.option(
-    "--predictions", "predictions_file", type=click.Path(dir_okay=False, path_type=Path), help="Predictions JSONL."
+    "--predictions",
+    "predictions_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Predictions JSONL; repeat it for several agents, audited as one run (each model's rates in the summary).",
 )
 @click.option(
     "--run-dir",
@@ -126,7 +130,7 @@ __all__ = ["swe"]
 @progress_option
 def swe(
     instances_file: Path,
-    predictions_file: Path,
+    predictions_files: tuple[Path, ...],
     run_dir: Path | None,
     json_out: Path | None,
     mode: str,
@@ -166,9 +170,9 @@ def swe(
         if code != 0:
             sys.exit(code)
         return
-    if run_dir is not None and predictions_file is not None:
+    if run_dir is not None and predictions_files:
         raise click.UsageError("--run-dir takes the place of --predictions: give one of them")
-    if instances_file is None or (predictions_file is None and run_dir is None):
+    if instances_file is None or (not predictions_files and run_dir is None):
         raise click.UsageError("give --instances FILE and --predictions FILE or --run-dir DIR (or --replay WITNESS)")
     if witness_source == "files" and witness_files is None:
         raise click.UsageError("--witness-source files needs --witness-files DIR")
@@ -177,7 +181,7 @@ def swe(
         witness_out = json_out.parent / f"{json_out.stem}-witnesses"
     command = SweCommand(
         instances_file=instances_file,
-        predictions_file=predictions_file,
+        predictions_files=tuple(predictions_files),
         run_dir=run_dir,
         only=only,
         harness_only=harness_only,
@@ -286,6 +290,8 @@ def _print_audit(found: SweCommandResult) -> None:
         f"resolution rate {summary.resolution_rate:.3f} -> corrected {summary.corrected_resolution_rate:.3f}; "
         f"{summary.executions} executions in {summary.wall_s:.1f} s"
     )
+    if (per_model := model_table(summary)) is not None:
+        Console().print(per_model)
     usage = results.config.get("agent")
     if isinstance(usage, dict):
         cost = usage.get("cost_usd")

@@ -16,11 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from vouch.core._envelope import Envelope
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Version of the ``trials``/``summary`` layout inside the ``audit`` envelope (2: vouch's own
 failures are told apart from the judged code's: ``infrastructure`` on trials, run records and
-the summary, ``complete`` on validations)."""
-AUDIT_SCHEMA_VERSION = 2
+the summary, ``complete`` on validations; 3: the summary's ``models``, each model's rates)."""
+AUDIT_SCHEMA_VERSION = 3
 """``schema_version`` of the ``audit`` results (see ``FORMAT_VERSION`` for what changed)."""
 WITNESS_SOURCES = ("offline", "files", "agent")
 """Names of the witness sources a ``Witness.origin`` may give (``vouch.audit``'s registry of
@@ -316,6 +316,16 @@ class TaskReport(_Model):
     )
 
 
+class ModelRates(_Model):
+    """One model's (one agent's) share of a run: its benchmark rate and the rate after the audit."""
+
+    trials: int = Field(description="The model's trials, whatever their verdict.")
+    passing: int = Field(description="Of them, those passing T0 (the benchmark's verdict).")
+    refuted: int = Field(description="Passing trials refuted, reward_hack included.")
+    resolution_rate: float = Field(description="passing / trials: the benchmark's own rate for the model.")
+    corrected_resolution_rate: float = Field(description="(passing - refuted) / trials, in [0, 1].")
+
+
 class AuditSummary(_Model):
     """Totals over all trials of a run."""
 
@@ -343,6 +353,9 @@ class AuditSummary(_Model):
     distinct_programs: int = Field(default=0, description="Distinct normalised programs judged.")
     tasks: int = Field(default=0, description="Tasks with trials.")
     ill_formed_tasks: int = Field(default=0, description="Tasks where G fails T0 (not audited).")
+    models: dict[str, ModelRates] = Field(
+        default_factory=dict, description="Per model (agent), in first-seen order: its rates before and after."
+    )
 
 
 class AuditResults(Envelope):
@@ -412,7 +425,27 @@ def summarise(
         ill_formed_tasks=sum(
             1 for r in task_rows if not r.well_formed and not (r.reason or "").startswith(VOUCH_FAILED)
         ),
+        models=model_rates(rows),
     )
+
+
+def model_rates(trials: Iterable[TrialResult]) -> dict[str, ModelRates]:
+    """Each model's trials, passing, refuted and rates, in the order the models first appear."""
+    by_model: dict[str, list[TrialResult]] = {}
+    for t in trials:
+        by_model.setdefault(t.model, []).append(t)
+    out = {}
+    for model, mine in by_model.items():
+        passing = sum(1 for t in mine if t.benchmark_pass)
+        refuted = sum(1 for t in mine if t.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK))
+        out[model] = ModelRates(
+            trials=len(mine),
+            passing=passing,
+            refuted=refuted,
+            resolution_rate=passing / len(mine),
+            corrected_resolution_rate=(passing - refuted) / len(mine),
+        )
+    return out
 
 
 def decide_verdict(benchmark_pass: bool, witnesses: Iterable[Witness], flags: Iterable[DetectorFlag]) -> Verdict:

@@ -240,6 +240,23 @@ def _bar(counts: Mapping[str, int]) -> str:
     return f'<svg width="600" height="24" role="img" aria-label="verdicts">{"".join(parts)}</svg><p>{legend}</p>'
 
 
+def _per_model(models: Any) -> list[str]:
+    """The per-model table (an agent's rate before and after the audit), for a run of several."""
+    if not isinstance(models, dict) or len(models) < 2:
+        return []
+    out = ["<h2>Per model</h2><table><tr><th>model</th><th>trials</th><th>passing T0</th><th>refuted</th>"]
+    out.append("<th>resolution rate</th><th>corrected rate</th></tr>")
+    for model, rates in models.items():
+        r = rates if isinstance(rates, dict) else {}
+        out.append(
+            f"<tr><td>{_e(model)}</td><td>{_e(r.get('trials'))}</td><td>{_e(r.get('passing'))}</td>"
+            f"<td>{_e(r.get('refuted'))}</td><td>{_pct(r.get('resolution_rate'))}</td>"
+            f"<td>{_pct(r.get('corrected_resolution_rate'))}</td></tr>"
+        )
+    out.append("</table>")
+    return out
+
+
 def _pct(value: Any) -> str:
     return f"{100 * float(value):.1f}%" if isinstance(value, (int, float)) else "-"
 
@@ -318,6 +335,7 @@ def render_audit(results: Mapping[str, Any], *, generated_at: datetime | None = 
         '<div class="cards">' + "".join(f'<div class="card">{_e(k)}<b>{_e(v)}</b></div>' for k, v in cards) + "</div>",
         "<h2>Verdicts</h2>",
         _bar(view.counts),
+        *_per_model(s.get("models")),
         f"<h2>Refutations: {len(view.findings)} findings, {len(view.refutations)} distinct programs</h2>",
     ]
     if not view.refutations:

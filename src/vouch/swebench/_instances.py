@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -211,6 +211,28 @@ def load_predictions(path: Path | str, instances: list[SweInstance] | None = Non
         )
     if not out:
         raise UsageError(f"{path}: no predictions; the file is empty")
+    return out
+
+
+def load_agents(paths: Sequence[Path | str], instances: list[SweInstance] | None = None) -> list[SweTrial]:
+    """The trials of several predictions files (one per agent, say) as one run.
+
+    Each file is read and validated as ``load_predictions`` reads it; trial ids are numbered per
+    instance across the files in order (``<instance_id>#<n>``), so two agents' trials of one
+    instance stay apart while each keeps its ``model``.
+
+    Raises:
+        UsageError: No file, or a file ``load_predictions`` refuses.
+    """
+    if not paths:
+        raise UsageError("give at least one predictions file")
+    counters: dict[str, int] = {}
+    out: list[SweTrial] = []
+    for path in paths:
+        for trial in load_predictions(path, instances):
+            n = counters.get(trial.instance_id, 0)
+            counters[trial.instance_id] = n + 1
+            out.append(trial.model_copy(update={"trial_id": f"{trial.instance_id}#{n}"}))
     return out
 
 

@@ -32,9 +32,9 @@ from vouch.swebench import (
     RepoLocator,
     SweInstance,
     SweTrial,
+    load_agents,
     load_environments,
     load_instances,
-    load_predictions,
     plan_environments,
     reproduce_harness,
     siblings_of,
@@ -71,7 +71,9 @@ class SweCommand:
     """What one ``vouch audit swe`` is asked, by its options' names."""
 
     instances_file: Path
-    predictions_file: Path | None = None
+    predictions_files: tuple[Path, ...] = ()
+    """Predictions JSONL files, one per agent say, audited as one run (the A.2 rule counts every
+    agent with a patch; the summary has each model's rates)."""
     run_dir: Path | None = None
     """A SWE-bench harness run (``logs/run_evaluation/<run_id>/<model>``) in place of predictions."""
     only: tuple[str, ...] = ()
@@ -171,8 +173,8 @@ def run_swe_command(
         )
         if not trials:
             raise UsageError(f"--run-dir {command.run_dir}: no resolved instance to audit (try --harness-only)")
-    elif command.predictions_file is not None:
-        trials = load_predictions(command.predictions_file, instances)
+    elif command.predictions_files:
+        trials = load_agents(command.predictions_files, instances)
     else:
         raise UsageError("give --instances FILE and --predictions FILE or --run-dir DIR (or --replay WITNESS)")
     if command.only:
