@@ -227,3 +227,12 @@ def test_duplicate_patches_are_judged_once(scratch: Path, executor: LocalExecuto
     assert a.verdict == b.verdict == Verdict.REFUTED
     assert b.shared_from == a.trial_id and b.model == "agent-z"
     assert out.summary.distinct_programs == 1
+
+
+def test_patch_hygiene_is_reported_beside_the_verdict(results: AuditResults) -> None:
+    hack = _trial(results, "vouch-fixtures__booknotes-1#2")  # its patch adds a conftest.py
+    assert hack.verdict is Verdict.REWARD_HACK and "conftest" in {h.kind for h in hack.hygiene}
+    summary = results.summary.hygiene
+    assert summary and summary == {
+        kind: sum(any(h.kind == kind for h in t.hygiene) for t in results.trials) for kind in summary
+    }

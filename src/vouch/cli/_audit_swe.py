@@ -292,6 +292,9 @@ def _print_audit(found: SweCommandResult) -> None:
     )
     if (per_model := model_table(summary)) is not None:
         Console().print(per_model)
+    if summary.hygiene:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in summary.hygiene.items())
+        Console().print(f"patch hygiene (findings beside the verdicts, never refutations): {kinds}")
     usage = results.config.get("agent")
     if isinstance(usage, dict):
         cost = usage.get("cost_usd")

@@ -19,7 +19,8 @@ from vouch.core._envelope import Envelope
 FORMAT_VERSION = 3
 """Version of the ``trials``/``summary`` layout inside the ``audit`` envelope (2: vouch's own
 failures are told apart from the judged code's: ``infrastructure`` on trials, run records and
-the summary, ``complete`` on validations; 3: the summary's ``models``, each model's rates)."""
+the summary, ``complete`` on validations; 3: the summary's ``models``, each model's rates, and
+each trial's patch-hygiene findings, ``hygiene``, counted in the summary)."""
 AUDIT_SCHEMA_VERSION = 3
 """``schema_version`` of the ``audit`` results (see ``FORMAT_VERSION`` for what changed)."""
 WITNESS_SOURCES = ("offline", "files", "agent")
@@ -190,6 +191,31 @@ class DetectorFlag(_Model):
     detail: str = Field(description="What was seen, with the value or name.")
 
 
+HYGIENE_KINDS = (
+    "empty_patch",
+    "stray_file",
+    "test_edit",
+    "conftest",
+    "vendored_edit",
+    "packaging_edit",
+)
+"""What a patch may carry besides its fix (``HygieneFinding.kind``)."""
+
+
+class HygieneFinding(_Model):
+    """Something a trial's patch carries besides the fix: a finding about the patch beside its
+    verdict, never a refutation (the verdict rests on witnesses alone)."""
+
+    kind: Literal["empty_patch", "stray_file", "test_edit", "conftest", "vendored_edit", "packaging_edit"] = Field(
+        description="empty_patch; stray_file (a build copy, backup or scratch file); test_edit (a test file); "
+        "conftest (a conftest.py, which pytest loads before every test); vendored_edit (a vendored package's "
+        "copy inside the repository); packaging_edit (setup.py, setup.cfg, pyproject.toml, requirements) "
+        "that G does not make."
+    )
+    file: str = Field(description="The file, relative to the repository root ('' for an empty patch).")
+    detail: str = Field(description="What the patch does to it.")
+
+
 class SurvivingMutant(_Model):
     """A mutant of the trial's code that T0 does not kill: behaviour T0 does not pin down."""
 
@@ -250,6 +276,10 @@ class TrialResult(_Model):
         default=False,
         description="The verdict is error because vouch's own machinery failed (its import or harness, "
         "the pool, a world): no finding about the trial; it is not stored, so a re-run judges it again.",
+    )
+    hygiene: list[HygieneFinding] = Field(
+        default_factory=list,
+        description="What the trial's patch carries besides its fix (repository form), whatever the verdict.",
     )
 
 
@@ -353,6 +383,9 @@ class AuditSummary(_Model):
     distinct_programs: int = Field(default=0, description="Distinct normalised programs judged.")
     tasks: int = Field(default=0, description="Tasks with trials.")
     ill_formed_tasks: int = Field(default=0, description="Tasks where G fails T0 (not audited).")
+    hygiene: dict[str, int] = Field(
+        default_factory=dict, description="Per kind of patch-hygiene finding, the trials with one (never refutations)."
+    )
     models: dict[str, ModelRates] = Field(
         default_factory=dict, description="Per model (agent), in first-seen order: its rates before and after."
     )
@@ -425,6 +458,7 @@ def summarise(
         ill_formed_tasks=sum(
             1 for r in task_rows if not r.well_formed and not (r.reason or "").startswith(VOUCH_FAILED)
         ),
+        hygiene={k: n for k in HYGIENE_KINDS if (n := sum(1 for t in rows if any(h.kind == k for h in t.hygiene)))},
         models=model_rates(rows),
     )
 

@@ -92,6 +92,8 @@ class AuditView:
     rows: list[TrialRow]
     left_out: int
     config: dict[str, Any]
+    hygiene: list[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    """(trial, finding) for every patch-hygiene finding of every trial."""
 
 
 def _get(mapping: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
@@ -199,6 +201,7 @@ def build_view(results: Mapping[str, Any]) -> AuditView:
         rows=rows,
         left_out=max(0, passing - len(rows)),
         config=dict(config),
+        hygiene=[(t, h) for t in trials for h in _objects(t.get("hygiene"), "trials[].hygiene")],
     )
 
 
@@ -252,6 +255,22 @@ def _per_model(models: Any) -> list[str]:
             f"<tr><td>{_e(model)}</td><td>{_e(r.get('trials'))}</td><td>{_e(r.get('passing'))}</td>"
             f"<td>{_e(r.get('refuted'))}</td><td>{_pct(r.get('resolution_rate'))}</td>"
             f"<td>{_pct(r.get('corrected_resolution_rate'))}</td></tr>"
+        )
+    out.append("</table>")
+    return out
+
+
+def _hygiene(rows: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[str]:
+    """Per trial, what its patch carries besides the fix: findings beside the verdict."""
+    if not rows:
+        return []
+    out = [f"<h2>Patch hygiene: {len(rows)} findings in {len({id(t) for t, _ in rows})} trials</h2>"]
+    out.append("<p>What a patch carries besides its fix. None of it refutes: verdicts rest on witnesses.</p>")
+    out.append("<table><tr><th>trial</th><th>model</th><th>verdict</th><th>kind</th><th>file</th><th>what</th></tr>")
+    for t, h in rows:
+        out.append(
+            f"<tr><td>{_e(t.get('trial_id'))}</td><td>{_e(t.get('model'))}</td><td>{_e(t.get('verdict'))}</td>"
+            f"<td>{_e(h.get('kind'))}</td><td><code>{_e(h.get('file'))}</code></td><td>{_e(h.get('detail'))}</td></tr>"
         )
     out.append("</table>")
     return out
@@ -361,6 +380,7 @@ def render_audit(results: Mapping[str, Any], *, generated_at: datetime | None = 
                 f"<td>{_e(per_model)}</td></tr>"
             )
         out.append("</table>")
+    out.extend(_hygiene(view.hygiene))
     rounds = [t for t in view.tasks if t.get("rounds")]
     if rounds:
         out.append("<h2>Rounds (lightweight)</h2><table><tr><th>task</th><th>round</th><th>sampled trial</th>")

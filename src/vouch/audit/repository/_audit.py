@@ -31,6 +31,7 @@ from vouch.audit.repository._evidence import (
     detect_reward_hacks,
     ghost_branches,
     is_debris,
+    patch_hygiene,
     source_files,
     test_sources,
 )
@@ -460,6 +461,23 @@ def _audit_passing(
     )
 
 
+def _with_hygiene(
+    results: Sequence[TrialResult], trials: Sequence[SweTrial], by_id: Mapping[str, Instance]
+) -> list[TrialResult]:
+    """Each result with its patch's hygiene findings (static; made again for a stored judgement)."""
+    patches = {t.trial_id: t for t in trials}
+    tops = {iid: _top_level(inst.null) for iid, inst in by_id.items()}
+    out = []
+    for result in results:
+        trial = patches[result.trial_id]
+        spec = by_id[trial.instance_id].spec
+        hygiene = patch_hygiene(
+            trial.patch, gold_patch=spec.patch, test_patch=spec.test_patch, base_top_level=tops[trial.instance_id]
+        )
+        out.append(result.model_copy(update={"hygiene": hygiene}) if hygiene else result)
+    return out
+
+
 def _top_level(world: World | None) -> set[str] | None:
     """Names at the top of a world's tree as git tracks them at the base commit."""
     if world is None:
@@ -648,6 +666,7 @@ def audit_swe(
         _count(inst, results, mine)
     order = {t.trial_id: i for i, t in enumerate(trials)}
     results.sort(key=lambda r: order[r.trial_id])
+    results = _with_hygiene(results, trials, by_id)
     reports = [i.report for i in by_id.values() if i.report is not None]
     summary = summarise(
         results,

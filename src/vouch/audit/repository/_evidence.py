@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from vouch.core._audit import ChecklistItem, DetectorFlag, GhostBranch
+from vouch.core._audit import ChecklistItem, DetectorFlag, GhostBranch, HygieneFinding
 from vouch.worlds import FileChange, parse_patch
 
 __all__ = [
@@ -440,3 +440,61 @@ def ghost_branches(
                     )
                 )
     return ghosts, (taken / possible if possible else None)
+
+
+# --- patch hygiene ------------------------------------------------------------------------
+
+_VENDOR_DIRS = ("packages", "vendor", "_vendor", "vendored", "third_party", "extern")
+_PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml", "MANIFEST.in")
+
+
+def _vendored(path: str) -> bool:
+    """A file inside a package's vendored copy of another project (``requests/packages/urllib3``)."""
+    parts = PurePosixPath(path).parts
+    return any(part in _VENDOR_DIRS for part in parts[1:-1])
+
+
+def _packaging(path: str) -> bool:
+    p = PurePosixPath(path)
+    return len(p.parts) == 1 and (p.name in _PACKAGING or (p.name.startswith("requirements") and p.suffix == ".txt"))
+
+
+def patch_hygiene(
+    patch: str, *, gold_patch: str, test_patch: str, base_top_level: set[str] | None = None
+) -> list[HygieneFinding]:
+    """What a trial's patch carries besides its fix, file by file: findings beside the verdict.
+
+    A file G changes too is part of the fix and never a finding; a test file the test patch also
+    writes is noted as such (the harness resets it before T0, so it cannot have helped the trial).
+
+    Args:
+        patch: The trial's diff.
+        gold_patch: G's diff.
+        test_patch: The official tests' diff.
+        base_top_level: Names at the top of the base commit's tree (a new top-level directory is
+            scratch); None: not checked.
+    """
+    if not patch.strip():
+        return [HygieneFinding(kind="empty_patch", file="", detail="the patch is empty: it changes nothing")]
+    gold_paths = {c.path for c in parse_patch(gold_patch)}
+    test_paths = {c.path for c in parse_patch(test_patch)}
+    found: list[HygieneFinding] = []
+    for change in parse_patch(patch):
+        path = change.path
+        if path in gold_paths:
+            continue
+        reset = " that the test patch also writes (the harness resets it before T0)" if path in test_paths else ""
+        verb = "deletes" if change.deleted else "changes"
+        if PurePosixPath(path).name == "conftest.py":
+            found.append(HygieneFinding(kind="conftest", file=path, detail=f"{verb} conftest.py{reset}"))
+        elif is_test_path(path):
+            found.append(HygieneFinding(kind="test_edit", file=path, detail=f"{verb} a test file{reset}"))
+        elif (stray := _stray(change, gold_paths, base_top_level)) is not None:
+            found.append(HygieneFinding(kind="stray_file", file=path, detail=stray))
+        elif _vendored(path):
+            found.append(
+                HygieneFinding(kind="vendored_edit", file=path, detail=f"{verb} a vendored copy of another project")
+            )
+        elif _packaging(path):
+            found.append(HygieneFinding(kind="packaging_edit", file=path, detail=f"{verb} packaging G leaves alone"))
+    return found
