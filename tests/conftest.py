@@ -25,6 +25,14 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         config.option.dist = "loadfile"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Files with a test marked slow run first (in their own order; the rest keep theirs): in
+    several processes, each file whole in one, the long files then start while the short ones
+    fill the other processes, rather than one process running a long file alone at the end."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow_files)
+
+
 @pytest.fixture
 def visible_tmp() -> Iterator[Path]:
     """A scratch directory a sandboxed run can see (the host's /tmp is private in a run)."""

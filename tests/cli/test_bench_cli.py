@@ -36,6 +36,7 @@ def _verifiers(root: Path, tasks: Path, body: str) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_score_json_fields(tasks, tmp_path):
     verifiers = _verifiers(tmp_path / "ref", tasks, "")
     out = tmp_path / "bench.json"
@@ -84,6 +85,7 @@ def test_missing_verifier_counts_as_invalid(tasks, tmp_path):
     assert all(c["decision"] == "INVALID" and c["reason"] == "missing verifier" for c in task["cases"])
 
 
+@pytest.mark.slow
 def test_sigkill_halfway_then_resume_decides_each_case_exactly_once(tasks, tmp_path):
     slow = (
         "\nimport time as _t\n_verify = verify\n\n"

@@ -374,6 +374,7 @@ def f():
 """
 
 
+@pytest.mark.slow
 def test_every_run_gets_its_whole_memory_headroom_after_the_pool_has_grown(make_executor: ExecutorFactory) -> None:
     """A batch of large specs grows the zygote's heap; runs cloned after that still get
     ``memory_mb`` on top of what they start with, not on top of the pool's warm-up size (a long
@@ -390,6 +391,7 @@ def test_every_run_gets_its_whole_memory_headroom_after_the_pool_has_grown(make_
         assert headroom >= limits.memory_mb - 24, (result.isolation.address_space_mb, result.value)
 
 
+@pytest.mark.slow
 def test_a_batch_keeps_a_window_in_flight_so_the_pool_does_not_grow(make_executor: ExecutorFactory) -> None:
     """run_batch sends a few runs ahead of the free slots, not the whole batch: the pool's
     process does not hold (and keep the heap of) thousands of specs."""

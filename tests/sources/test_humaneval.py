@@ -31,6 +31,7 @@ def built(he_executor, tmp_path_factory):
     return output, root
 
 
+@pytest.mark.slow
 def test_every_task_has_every_category_and_the_minima(built):
     output, _ = built
     assert len(output.tasks) + len(output.skipped) == LIMIT

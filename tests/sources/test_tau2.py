@@ -158,6 +158,7 @@ def test_same_seed_same_output_and_written_files_load_back(built: t2.BuildOutput
     assert {c.id: c for c in load_cases(tmp_path / task.spec.id)} == {c.id: c for c in task.cases}
 
 
+@pytest.mark.slow
 def test_the_copy_on_read_database_hashes_as_a_deep_copy(built: t2.BuildOutput) -> None:
     """tau2's DB hash of a replay on vouch's copy equals the hash on a real deep copy."""
     from tau2.data_model.message import ToolCall
@@ -206,6 +207,7 @@ def verify(candidate, env):
 """
 
 
+@pytest.mark.slow
 def test_a_verifier_under_test_is_sealed_from_tau2_and_gets_states(tasks: list[Task]) -> None:
     task = next(t for t in tasks if any(c.provenance.construction == "claim_without_action" for c in t.cases))
     gold = next(c for c in task.cases if c.category == "gold")
