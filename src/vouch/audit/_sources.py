@@ -59,6 +59,16 @@ class WitnessSource:
 
     note: str = ""
     """Why it serves no other mode, for the usage error."""
+    model: bool = False
+    """The auditing model writes its witnesses: it needs ``--agent-model``, asks the model for the
+    requirements checklist, and keeps the witnesses beside the model's traces."""
+    user_files: bool = False
+    """The user's witness files are the witnesses (``--witness-files``): no generated inputs, no
+    differential run, every file on every trial."""
+    differential: bool = False
+    """It searches by differential runs against G on generated inputs or recorded calls (its
+    witnesses are written to ``witness_dir`` when one is given; the lightweight mode's task
+    analysis varies T0's recorded calls for it)."""
 
     def load(self) -> Callable[..., Any]:
         """The function form's implementation (a ``function._trial.Search``)."""
@@ -90,6 +100,7 @@ SOURCES: dict[str, WitnessSource] = {
             repo_search="vouch.audit.repository._runs:offline_repo_search",
             modes=None,
             repo_modes=None,
+            differential=True,
         ),
         WitnessSource(
             "files",
@@ -98,6 +109,7 @@ SOURCES: dict[str, WitnessSource] = {
             "--witness-files DIR",
             repo_search="vouch.audit.repository._runs:files_repo_search",
             note="it already runs every file on every trial, so there is no sampled trial's witness to share",
+            user_files=True,
         ),
         WitnessSource(
             "agent",
@@ -107,6 +119,7 @@ SOURCES: dict[str, WitnessSource] = {
             repo_search="vouch.audit.repository._agent:agent_repo_search",
             repo_modes=("per-trial", "lightweight"),
             note="the function form's lightweight and static modes share the offline source's witnesses",
+            model=True,
         ),
     )
 }

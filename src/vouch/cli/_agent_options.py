@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from vouch.audit import MODES, REPOSITORY_MODES, WitnessAgent, witness_agent
+from vouch.audit import MODES, REPOSITORY_MODES, SOURCES, WitnessAgent, witness_agent
 from vouch.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -64,7 +64,7 @@ def auditing_agent(
         UsageError: agent without ``--agent-model``, or agent options with another source; no key.
         InfrastructureError: the endpoint cannot be reached. Both are one line, before any trial starts.
     """
-    if witness_source != "agent":
+    if not SOURCES[witness_source].model:
         if agent_model or agent_config:
             raise UsageError("--agent-model and --agent-config go with --witness-source agent")
         return None

@@ -280,8 +280,8 @@ def audit_config(
         k=k,
         witness_source=witness_source,
         witness_files=str(witness_files.resolve()) if witness_files else None,
-        agent_model=agent_model if witness_source == "agent" else None,
-        agent_config=agent_config if witness_source == "agent" else None,
+        agent_model=agent_model if SOURCES[witness_source].model else None,
+        agent_config=agent_config if SOURCES[witness_source].model else None,
     )
 
 

@@ -174,7 +174,7 @@ def swe(
         raise click.UsageError("--run-dir takes the place of --predictions: give one of them")
     if instances_file is None or (not predictions_files and run_dir is None):
         raise click.UsageError("give --instances FILE and --predictions FILE or --run-dir DIR (or --replay WITNESS)")
-    if witness_source == "files" and witness_files is None:
+    if SOURCES[witness_source].user_files and witness_files is None:
         raise click.UsageError("--witness-source files needs --witness-files DIR")
     agent = auditing_agent(witness_source, agent_model, agent_config)
     if witness_out is None and json_out is not None:

@@ -179,10 +179,10 @@ def audit_humaneval(
     """
     started = time.monotonic()
     config = config or AuditConfig()
-    _sources.source(config.witness_source)
-    if config.witness_source == "files" and not config.witness_files:
+    source = _sources.source(config.witness_source)
+    if source.user_files and not config.witness_files:
         raise UsageError("--witness-source files needs --witness-files DIR (pytest files importing from solution)")
-    if config.witness_source == "agent" and agent is None:
+    if source.model and agent is None:
         if not config.agent_model:
             raise UsageError(
                 "--witness-source agent needs --agent-model PROVIDER/MODEL (the auditing model, e.g. openai/gpt-4o; "
@@ -221,7 +221,7 @@ def audit_humaneval(
     config_key = config.key()
     stored = store.get_many(config_key, groups) if store is not None else {}
     contexts = _tasks_stage(engine, problems, order, config)
-    if config.witness_source == "agent" and agent is not None:
+    if source.model and agent is not None:
         _model_checklists(contexts, agent, witness_dir or Path(".vouch/witnesses"))
     pending = [g for k, g in groups.items() if k not in stored]
     jobs: list[ProgramJob] = []

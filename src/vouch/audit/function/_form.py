@@ -167,7 +167,9 @@ def run(
     form = FunctionForm(
         engine, contexts, passing, config=config, witness_dir=witness_dir, on_judged=on_judged, agent=agent
     )
-    pool_config = config if config.witness_source == "files" else replace(config, witness_source="offline")
+    # Every source but the user's files judges on the offline source's input pool.
+    user_files = _sources.source(config.witness_source).user_files
+    pool_config = config if user_files else replace(config, witness_source="offline")
     _prepare_pools(engine, contexts, {j.task_id for j in audited}, pool_config)
     drive = _modes.mode(config.mode, "function").driver
     return drive(form, audited, form.by_task, rounds=config.rounds, seed=config.seed).rounds

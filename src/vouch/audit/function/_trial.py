@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from vouch.audit import _ambiguity
+from vouch.audit import _ambiguity, _sources
 from vouch.audit._ambiguity import rho_over_models
 from vouch.audit.function import _inputs, _offline, _witness
 from vouch.audit.function._detectors import FILE, detect
@@ -197,7 +197,8 @@ def t0_stage(
 
 
 def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: set[str], config: AuditConfig) -> None:
-    wanted = [contexts[t] for t in sorted(task_ids) if config.witness_source != "files"]
+    user_files = _sources.source(config.witness_source).user_files
+    wanted = [contexts[t] for t in sorted(task_ids) if not user_files]
     plans = []
     seed_specs = []
     for ctx in wanted:
@@ -844,7 +845,7 @@ def _iteration(
 ) -> None:
     """One generate-and-validate iteration: minimise the next difference, write it, validate it."""
     candidates: list[Candidate] = []
-    if config.witness_source == "files":
+    if _sources.source(config.witness_source).user_files:
         for job in jobs:
             if iteration == 1:
                 for wf in _user_files(Path(config.witness_files or "."), job.task_id):

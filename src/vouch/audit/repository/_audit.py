@@ -428,9 +428,10 @@ def _audit_passing(
         for item in evidence.checklist:
             if item.id == w.clause_id:
                 item.implemented = False
-    if config.witness_dir is not None and config.witness_source == "offline":
+    source = _sources.source(config.witness_source)
+    if config.witness_dir is not None and source.differential:
         valid = write_witnesses(spec, inst.source, trial, valid, config.witness_dir, inst.env)
-    elif config.witness_source == "agent":
+    elif source.model:
         valid = write_witnesses(spec, inst.source, trial, valid, witness_root(config), inst.env)
     verdict = decide_verdict(True, valid, evidence.detector_flags)
     reason = None
@@ -568,11 +569,12 @@ def audit_swe(
     _sources.serves(config.witness_source, _modes.mode(config.mode, "repository"), "repository")
     if config.rounds < 0:
         raise UsageError(f"--rounds {config.rounds}: give zero (task analysis only) or more rounds")
-    if config.witness_source == "agent" and agent is None:
+    source = _sources.source(config.witness_source)
+    if source.model and agent is None:
         if not config.agent_model:
             raise UsageError("--witness-source agent needs --agent-model PROVIDER/MODEL (the auditing model)")
         agent = witness_agent(config.agent_model, config.agent_config)
-    if config.witness_source == "files" and (config.witness_files is None or not config.witness_files.is_dir()):
+    if source.user_files and (config.witness_files is None or not config.witness_files.is_dir()):
         raise UsageError(f"--witness-files {config.witness_files} is not a directory of <instance_id>/test_*.py")
     cache = cache or WorldCache()
     started = time.monotonic()

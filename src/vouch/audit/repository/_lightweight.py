@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from vouch.audit import _modes
+from vouch.audit import _modes, _sources
 from vouch.audit._ambiguity import AMBIGUOUS, rho_over_models
 from vouch.audit._form import Judged, Replayed
 from vouch.audit.repository._agent import witness_root
@@ -269,7 +269,7 @@ def task_analysis(inst: Instance, runner: Runner, config: SweAuditConfig) -> lis
     function (``T1_SIZE`` in all), run ``repeats`` times in R[G], and kept when it passes every
     time (a test that fails on G is dropped). Never a trial's world: T1 is the same for all.
     """
-    if config.witness_source != "offline" or inst.null is None or inst.reference is None:
+    if not _sources.source(config.witness_source).differential or inst.null is None or inst.reference is None:
         return []
     varied = [(p, o) for p, o in inst.probes if p.origin != "t0"]
     outcomes = runner.call(inst.null, [p for p, _ in varied], "task analysis: varied T0 calls in R")
@@ -451,7 +451,7 @@ def _refuted(
     for item in evidence.checklist:
         if any(w.clause_id == item.id for w in witnesses):
             item.implemented = False
-    if config.witness_source == "agent":
+    if _sources.source(config.witness_source).model:
         witnesses = write_witnesses(inst.spec, inst.source, target.trial, witnesses, witness_root(config), inst.env)
     elif config.witness_dir is not None:
         witnesses = write_witnesses(inst.spec, inst.source, target.trial, witnesses, config.witness_dir, inst.env)

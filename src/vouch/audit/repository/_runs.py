@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vouch.audit import _sources
 from vouch.audit._settings import CanaryFailed
 from vouch.audit._validation import REPOSITORY, Rejudged, validate, witness_run
 from vouch.audit.repository._evidence import best_clause, source_files
@@ -186,7 +187,7 @@ def witnesses_for_trial(
 ) -> list[Witness]:
     """Candidate witnesses for a passing trial, each validated; at most k rounds (offline)."""
     assert inst.reference is not None
-    if config.witness_source == "files":
+    if _sources.source(config.witness_source).user_files:
         return _file_witnesses(inst, trial, world, evidence, runner, config)
     candidates = differences(inst, world, evidence, runner)
     recorded: dict[tuple[str, str], list[Probe]] = {}
