@@ -210,7 +210,7 @@ def test_the_installed_benchmarks_answers_are_hidden_from_verifiers(executor, vi
 def test_state_task_states_come_from_replaying_the_candidate(tmp_path, executor):
     """A real AgentDojo state task: the run replays the candidate before the verifier loads."""
     pytest.importorskip("agentdojo")
-    from vouch.sources.agentdojo._source import build
+    from vouch.sources.agentdojo._build import build
 
     output = build(tmp_path, seed=0, options={"user_tasks": ["banking/user_task_0"]})
     state = next(t for t in output.tasks if t.spec.kind == "state")

@@ -159,7 +159,7 @@ def test_schema_audit_has_the_results_fields():
     schema = json.loads(proc.stdout)
     assert {"trials", "summary", "schema_version", "kind"} <= set(schema["properties"])
     assert schema["x-vouch-kind"] == "audit"
-    assert schema["x-vouch-schema-version"] == 2
+    assert schema["x-vouch-schema-version"] == 3
     jsonschema.Draft202012Validator.check_schema(schema)
 
 
