@@ -152,7 +152,7 @@ def verify(candidate, env):
 
 def test_tau2_tasks_through_the_challenger(tmp_path):
     out = tmp_path / "tau2"
-    build = ["data", "build", "tau2", "--out", str(out), "--domains", "retail", "--split", "test", "--limit", "3"]
+    build = ["data", "build", "tau2", "--out", str(out), "--domains", "retail", "--split", "test", "--limit", "2"]
     proc = vouch(*build, "--no-check")
     assert proc.returncode == 0, proc.stderr[-2000:]
     lax = tmp_path / "lax.py"
