@@ -21,8 +21,9 @@ from audit_recall import merged_labels
 from vouch.audit import PRELOAD
 from vouch.audit.function import _trial
 from vouch.audit.function._audit import _tasks_stage
+from vouch.audit.function._jobs import ProgramJob
 from vouch.audit.function._runs import AuditConfig, Engine, t0_result, t0_spec
-from vouch.audit.function._trial import ProgramJob, _differential_stage, _prepare_pools
+from vouch.audit.function._trial import _differential_stage, _prepare_pools
 from vouch.exec import LocalExecutor
 from vouch.sources.trials._samples import load_problems, load_samples, merge, program_hash
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from vouch.audit.function._trial import ProgramJob, ambiguity
+from vouch.audit.function._jobs import ProgramJob
+from vouch.audit.function._trial import ambiguity
 
 
 def _job(n: int, **models: int) -> ProgramJob:

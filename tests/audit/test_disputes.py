@@ -12,16 +12,9 @@ import pytest
 
 from vouch.audit import PRELOAD
 from vouch.audit.function._inputs import key
+from vouch.audit.function._jobs import ProgramJob, TaskContext
 from vouch.audit.function._runs import AuditConfig, Engine
-from vouch.audit.function._trial import (
-    ProgramJob,
-    TaskContext,
-    _rounding_disputes,
-    dispute,
-    g_defects,
-    jury_answer,
-    majority,
-)
+from vouch.audit.function._trial import _rounding_disputes, dispute, g_defects, jury_answer, majority
 from vouch.audit.function._witness import WitnessFile
 from vouch.core._audit import DetectorFlag, Evidence, Validation, Verdict, Witness, decide_verdict, summarise
 from vouch.exec import LocalExecutor

@@ -1,5 +1,5 @@
 """The witness sources: one registry; each form states the protocol its implementations follow
-(``function._trial.Search`` over a ``SearchRun``, ``repository._model.RepoSearch`` over a
+(``function._jobs.Search`` over a ``SearchRun``, ``repository._model.RepoSearch`` over a
 ``RepoSearchRun``).
 
 A witness source has one implementation per form of the audit. At function level, a
@@ -71,7 +71,7 @@ class WitnessSource:
     analysis varies T0's recorded calls for it)."""
 
     def load(self) -> Callable[..., Any]:
-        """The function form's implementation (a ``function._trial.Search``)."""
+        """The function form's implementation (a ``function._jobs.Search``)."""
         found: Callable[..., Any] = _load(self.search)
         return found
 

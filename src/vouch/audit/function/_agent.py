@@ -29,25 +29,16 @@ from vouch.audit._validation import reported
 from vouch.audit.function import _witness
 from vouch.audit.function._agent_tools import Runner, SerialRunner, Submission, WitnessTools, foreign_names, p_names
 from vouch.audit.function._detectors import detect
-from vouch.audit.function._trial import (
-    MIN_VOTERS,
-    OnJudged,
-    ProgramJob,
-    TaskContext,
-    _finish,
-    _ghosts,
-    _make_witness,
-    _surviving,
-    ambiguity,
-)
+from vouch.audit.function._jobs import MIN_VOTERS, OnJudged, ProgramJob, TaskContext
+from vouch.audit.function._trial import _finish, _ghosts, _make_witness, _surviving, ambiguity
 from vouch.core import Budgets
 from vouch.core._audit import Validation, Verdict, Witness
 from vouch.errors import UsageError
 from vouch.exec import RunResult
 
 if TYPE_CHECKING:
+    from vouch.audit.function._jobs import SearchRun
     from vouch.audit.function._runs import AuditConfig, Engine
-    from vouch.audit.function._trial import SearchRun
 
 SYSTEM_PROMPT = """\
 You audit one trial of a coding benchmark: a program s that passes the official tests T0 of a

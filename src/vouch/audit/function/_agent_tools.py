@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from vouch.agent import ToolOutcome, ToolSpec
 from vouch.audit._validation import reported
 from vouch.audit.function import _witness
-from vouch.audit.function._trial import ProgramJob, TaskContext
+from vouch.audit.function._jobs import ProgramJob, TaskContext
 from vouch.errors import VouchError
 from vouch.exec import RunResult, RunSpec
 

@@ -23,12 +23,9 @@ from typing import TYPE_CHECKING, Any
 import vouch
 from vouch.audit import _modes, _sources
 from vouch.audit.function import _form, _prompt
+from vouch.audit.function._jobs import ProgramJob, TaskContext
 from vouch.audit.function._runs import AuditConfig, Engine, StageProgress, t0_result, t0_spec
-from vouch.audit.function._trial import (
-    ProgramJob,
-    TaskContext,
-    g_defects,
-)
+from vouch.audit.function._trial import g_defects
 from vouch.audit.function._witness import canary
 from vouch.core._audit import (
     AuditResults,

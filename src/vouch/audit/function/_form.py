@@ -16,19 +16,10 @@ from typing import TYPE_CHECKING
 from vouch.audit import _modes, _sources
 from vouch.audit._form import Judged, Replayed
 from vouch.audit.function import _inputs
+from vouch.audit.function._jobs import OnJudged, ProgramJob, SearchRun, TaskContext
 from vouch.audit.function._lightweight import Shared, _describe, _from_audit, _share, static_suite, task_analysis
 from vouch.audit.function._runs import blame
-from vouch.audit.function._trial import (
-    OnJudged,
-    ProgramJob,
-    SearchRun,
-    TaskContext,
-    _differential_stage,
-    _evidence_stage,
-    _finish,
-    _prepare_pools,
-    t0_stage,
-)
+from vouch.audit.function._trial import _differential_stage, _evidence_stage, _finish, _prepare_pools, t0_stage
 from vouch.core._audit import RoundRecord
 
 if TYPE_CHECKING:

@@ -27,15 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vouch.audit.function import _inputs, _offline, _witness
+from vouch.audit.function._jobs import ProgramJob, TaskContext
 from vouch.audit.function._prompt import main_clause
 from vouch.audit.function._runs import t0_spec
-from vouch.audit.function._trial import (
-    Candidate,
-    ProgramJob,
-    TaskContext,
-    _contested,
-    validate_candidates,
-)
+from vouch.audit.function._trial import Candidate, _contested, validate_candidates
 from vouch.mutation import Mutant, mutate
 
 if TYPE_CHECKING:
