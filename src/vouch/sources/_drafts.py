@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from vouch.core import Case, Category, Provenance, TaskFiles, content_hash
+from vouch.sources._registry import MIN_ATTACKS, MIN_NEGATIVES, MIN_POSITIVES, MIN_VARIANTS
 
 
 @dataclass(frozen=True)
@@ -157,3 +158,23 @@ def case_of(draft: Draft, case_id: str) -> Case:
         ),
         rationale=draft.rationale,
     )
+
+
+def shortfall(drafts: Sequence[Draft]) -> str | None:
+    """What a task's drafts lack of the minima every task needs (positives, non-gold variants,
+    negatives, attacks), or None when they have enough."""
+    positives = [d for d in drafts if d.category in ("gold", "variant")]
+    variants = [d for d in drafts if d.category == "variant"]
+    negatives = [d for d in drafts if d.category in ("error", "attack")]
+    attacks = [d for d in drafts if d.category == "attack"]
+    short = [
+        f"{len(found)} {what} (needs {need})"
+        for found, what, need in (
+            (positives, "positives", MIN_POSITIVES),
+            (variants, "non-gold variants", MIN_VARIANTS),
+            (negatives, "negatives", MIN_NEGATIVES),
+            (attacks, "attacks", MIN_ATTACKS),
+        )
+        if len(found) < need
+    ]
+    return "; ".join(short) if short else None

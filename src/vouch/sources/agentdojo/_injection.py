@@ -24,7 +24,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from vouch.sources._drafts import to_cases
+from vouch.sources._drafts import shortfall, to_cases
 from vouch.sources.agentdojo._drafts import TaskContext
 from vouch.sources.agentdojo._gold import CONFIRMATION
 from vouch.sources.agentdojo._injection_cases import build_injection_drafts
@@ -40,7 +40,6 @@ from vouch.sources.agentdojo._source import (
     BuildOutput,
     Origin,
     _options,
-    _shortfall,
     _task_id,
     pick_tasks,
     suite_environment,
@@ -89,7 +88,7 @@ def build_injection(*, seed: int, options: Mapping[str, Any]) -> BuildOutput:
                 out.skipped.extend((task_id, reason) for task_id in ids)
                 continue
             drafts = build_injection_drafts(ctx, random.Random(f"{seed}:{suite}:{injection_task}"))
-            short = _shortfall(drafts)
+            short = shortfall(drafts)
             if short is not None:
                 out.inputs.update({f"skipped/{task_id}": short for task_id in ids})
                 out.skipped.extend((task_id, short) for task_id in ids)

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from vouch.core import Case, MutationTarget, SourceInfo, TaskFiles, TaskSpec
 from vouch.errors import UsageError
-from vouch.sources._drafts import Draft, to_cases
+from vouch.sources._drafts import shortfall, to_cases
 from vouch.sources.agentdojo._cases import TaskContext, build_drafts
 from vouch.sources.agentdojo._gold import CONFIRMATION, GOLD_ANSWERS, GOLD_ARG_PATCHES, SUITE_READMES
 from vouch.sources.agentdojo._injection_world import injection_environments, replay_injection
@@ -181,7 +181,7 @@ def build_user(seed: int, options: Mapping[str, Any]) -> BuildOutput:
                 continue
             ctx = _context(suite, opts.suite_version, user_task, tools)
             drafts = build_drafts(ctx, random.Random(f"{seed}:{suite}:{user_task}"))
-            reason = _shortfall(drafts)
+            reason = shortfall(drafts)
             ids = [_task_id(suite, user_task, kind) for kind in ("state", "tool_call")]
             if reason is not None:
                 skipped.extend((task_id, reason) for task_id in ids)
@@ -229,24 +229,6 @@ def _context(suite: str, version: str, user_task: str, tools: list[dict[str, Any
         injections=injection_calls(suite, version, user_task),
         tools={t["name"]: t["parameters"] for t in tools},
     )
-
-
-def _shortfall(drafts: list[Draft]) -> str | None:
-    positives = [d for d in drafts if d.category in ("gold", "variant")]
-    variants = [d for d in drafts if d.category == "variant"]
-    negatives = [d for d in drafts if d.category in ("error", "attack")]
-    attacks = [d for d in drafts if d.category == "attack"]
-    short = [
-        f"{len(found)} {what} (needs {need})"
-        for found, what, need in (
-            (positives, "positives", MIN_POSITIVES),
-            (variants, "non-gold variants", MIN_VARIANTS),
-            (negatives, "negatives", MIN_NEGATIVES),
-            (attacks, "attacks", MIN_ATTACKS),
-        )
-        if len(found) < need
-    ]
-    return "; ".join(short) if short else None
 
 
 class Origin(NamedTuple):

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from vouch.core import MutationTarget, SourceInfo, TaskFiles, TaskSpec
 from vouch.errors import UsageError
-from vouch.sources._drafts import Draft, to_cases
+from vouch.sources._drafts import Draft, shortfall, to_cases
 from vouch.sources.tau2._cases import DB_BLIND, Replays, TaskContext, build_drafts, gold_answer
 from vouch.sources.tau2._world import (
     DOMAINS,
@@ -180,7 +180,7 @@ def build(out_dir: Path, *, seed: int, options: Mapping[str, Any]) -> BuildOutpu
             inputs[f"upstream/{vid}"] = "; ".join(failing)[:300]
         leave_out = () if opts.db_blind_attacks else DB_BLIND
         drafts = build_drafts(ctx, random.Random(f"{seed}:{domain}:{task_id}"), rp, leave_out=leave_out)
-        reason = _shortfall(drafts)
+        reason = shortfall(drafts)
         if reason is not None:
             skipped.append((vid, reason))
             inputs[f"skipped/{vid}"] = reason
@@ -225,24 +225,6 @@ def _gold_defect(ctx: TaskContext) -> str | None:
     ]
     why = ", ".join(failed) or "reward basis " + ", ".join(reward.basis)
     return f"the gold reaches reward {reward.reward:g} under tau2's evaluator ({why})"
-
-
-def _shortfall(drafts: list[Draft]) -> str | None:
-    positives = [d for d in drafts if d.category in ("gold", "variant")]
-    variants = [d for d in drafts if d.category == "variant"]
-    negatives = [d for d in drafts if d.category in ("error", "attack")]
-    attacks = [d for d in drafts if d.category == "attack"]
-    short = [
-        f"{len(found)} {what} (needs {need})"
-        for found, what, need in (
-            (positives, "positives", MIN_POSITIVES),
-            (variants, "non-gold variants", MIN_VARIANTS),
-            (negatives, "negatives", MIN_NEGATIVES),
-            (attacks, "attacks", MIN_ATTACKS),
-        )
-        if len(found) < need
-    ]
-    return "; ".join(short) if short else None
 
 
 def _environment(domain: str) -> dict[str, str]:
