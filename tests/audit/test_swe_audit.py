@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from vouch.audit import SWE_PRELOAD, AuditResults, TrialResult, Verdict
-from vouch.audit.repository._audit import audit_fixture, audit_swe
-from vouch.audit.repository._model import SweAuditConfig
+from vouch.audit.repository._audit import _base_top_level, audit_fixture, audit_swe
+from vouch.audit.repository._evidence import patch_hygiene
+from vouch.audit.repository._model import Instance, SweAuditConfig
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore
 from vouch.swebench._instances import (
@@ -215,6 +216,26 @@ def test_store_resumes(scratch: Path, executor: LocalExecutor) -> None:
     assert [t.verdict for t in first.trials] == [t.verdict for t in again.trials] == [t.verdict for t in resumed.trials]
     assert again.config["resumed_programs"] == 0 and resumed.config["resumed_programs"] == len(trials)
     assert resumed.summary.executions == 0
+    # Patch hygiene is made again for stored judgements, from the base commit as the first run saw it.
+    assert [t.hygiene for t in resumed.trials] == [t.hygiene for t in again.trials]
+    assert resumed.summary.hygiene == again.summary.hygiene and again.summary.hygiene
+
+
+def test_a_resumed_instance_reads_the_base_commits_top_level_from_the_cached_clone(scratch: Path) -> None:
+    """No null world is built for an instance resumed whole: the scratch-directory rule of patch
+    hygiene reads the base commit's tree from the clone instead, as the first run did."""
+    spec = next(i for i in load_instances(fixture_files()[0]) if i.repo == "unitconv")
+    inst = Instance(spec=spec, source=str(scratch / "repos" / "unitconv"))
+    top = _base_top_level(inst, WorldCache(scratch / "top-level-cache"))
+    assert top is not None and "unitconv" in top
+    added = (
+        "diff --git a/notes/plan.py b/notes/plan.py\nnew file mode 100644\n--- /dev/null\n+++ b/notes/plan.py\n"
+        "@@ -0,0 +1 @@\n+x = 1\n"
+    )
+    found = patch_hygiene(added, gold_patch=spec.patch, test_patch=spec.test_patch, base_top_level=top)
+    assert [h.kind for h in found] == ["stray_file"]
+    missing = Instance(spec=spec, source=str(scratch / "no-such-repo"))
+    assert _base_top_level(missing, WorldCache(scratch / "top-level-cache")) is None
 
 
 def test_duplicate_patches_are_judged_once(scratch: Path, executor: LocalExecutor) -> None:

@@ -51,7 +51,7 @@ from vouch.core._audit import (
     summarise,
     undecided,
 )
-from vouch.errors import UsageError
+from vouch.errors import UsageError, VouchError
 from vouch.exec import Executor, RunResult
 from vouch.store import AuditStore
 from vouch.swebench import EnvPlan, Runner, SweInstance, SweTrial, WorldEnv, graded_t0, t0_result
@@ -463,11 +463,11 @@ def _audit_passing(
 
 
 def _with_hygiene(
-    results: Sequence[TrialResult], trials: Sequence[SweTrial], by_id: Mapping[str, Instance]
+    results: Sequence[TrialResult], trials: Sequence[SweTrial], by_id: Mapping[str, Instance], cache: WorldCache
 ) -> list[TrialResult]:
     """Each result with its patch's hygiene findings (static; made again for a stored judgement)."""
     patches = {t.trial_id: t for t in trials}
-    tops = {iid: _top_level(inst.null) for iid, inst in by_id.items()}
+    tops = {iid: _base_top_level(inst, cache) for iid, inst in by_id.items()}
     out = []
     for result in results:
         trial = patches[result.trial_id]
@@ -477,6 +477,20 @@ def _with_hygiene(
         )
         out.append(result.model_copy(update={"hygiene": hygiene}) if hygiene else result)
     return out
+
+
+def _base_top_level(inst: Instance, cache: WorldCache) -> set[str] | None:
+    """Names at the top of the base commit's tree: from the null world when this run built it,
+    else from the cached clone (an instance resumed whole from the store), so that a resumed
+    run reports the same hygiene as the first. None when the repository cannot be reached."""
+    if inst.null is not None:
+        return _top_level(inst.null)
+    try:
+        clone = cache.repo(inst.source, inst.spec.base_commit)
+    except VouchError:
+        return None
+    done = git(["ls-tree", "--name-only", inst.spec.base_commit], cwd=clone)
+    return set(done.stdout.split()) if done.returncode == 0 else None
 
 
 def _top_level(world: World | None) -> set[str] | None:
@@ -668,7 +682,7 @@ def audit_swe(
         _count(inst, results, mine)
     order = {t.trial_id: i for i, t in enumerate(trials)}
     results.sort(key=lambda r: order[r.trial_id])
-    results = _with_hygiene(results, trials, by_id)
+    results = _with_hygiene(results, trials, by_id, cache)
     reports = [i.report for i in by_id.values() if i.report is not None]
     summary = summarise(
         results,
