@@ -29,6 +29,7 @@ LAYERS = (
     "v4v",
     "agent",
     "audit",
+    "export",
     "report",
     "cli",
 )

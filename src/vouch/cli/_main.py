@@ -49,6 +49,9 @@ def _register() -> None:
     audit.add_command(inspect_command)
     audit.add_command(harbor_command)
     cli.add_command(audit)
+    from vouch.cli._export import export_command
+
+    cli.add_command(export_command)
 
 
 def main(argv: list[str] | None = None) -> None:

