@@ -72,3 +72,19 @@ def test_a_program_known_to_hang_gives_up_after_its_timeouts(tmp_path: Path, mon
     monkeypatch.chdir(tmp_path)
     out = _inrun.outputs("f", [[40], [3], [41], [42], [5]], per_call_s=0.05, give_up_after=2)
     assert [r.get("error") for r in out["results"]] == ["timeout", None, "timeout", "skipped", "skipped"]
+
+
+def test_a_call_runs_out_of_cpu_time_not_of_wall_clock_time() -> None:
+    """A busy call is stopped by its CPU time; one that only waits, by the wall-clock backstop."""
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(_inrun._CallTimeout), _inrun._timer(0.2):
+        while True:
+            pass
+    assert time.monotonic() - started < 0.2 * _inrun.WALL_BACKSTOP
+    started = time.monotonic()
+    with pytest.raises(_inrun._CallTimeout), _inrun._timer(0.05):
+        time.sleep(10)
+    assert 0.05 * _inrun.WALL_BACKSTOP - 0.01 <= time.monotonic() - started < 5
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0 and signal.getitimer(signal.ITIMER_REAL)[0] == 0

@@ -40,7 +40,14 @@ class _CallTimeout(BaseException):
 _DEFER_S = 0.005
 
 
-def _on_alarm(_signum: int, frame: Any) -> None:
+_TIMER_OF = {signal.SIGALRM: signal.ITIMER_REAL, signal.SIGPROF: signal.ITIMER_PROF}
+"""The interval timer behind each signal: wall-clock (SIGALRM) and CPU time (SIGPROF)."""
+WALL_BACKSTOP = 5.0
+"""A call's CPU-time timer is backed by a wall-clock one this many times longer: a call that
+sleeps or waits spends no CPU time."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
     # Never raise inside coverage's own code: its C tracer takes a lock through a Python call,
     # and a timeout raised there leaves the lock held, so that reading the arcs hangs the run.
     # Fire again a moment later, once the program's code is running.
@@ -48,7 +55,7 @@ def _on_alarm(_signum: int, frame: Any) -> None:
     where = os.path.dirname(coverage.__file__ or "") + os.sep if coverage is not None else None
     while where is not None and frame is not None:
         if frame.f_code.co_filename.startswith(where):
-            signal.setitimer(signal.ITIMER_REAL, _DEFER_S)
+            signal.setitimer(_TIMER_OF.get(signum, signal.ITIMER_REAL), _DEFER_S)
             return
         frame = frame.f_back
     raise _CallTimeout
@@ -56,13 +63,20 @@ def _on_alarm(_signum: int, frame: Any) -> None:
 
 @contextlib.contextmanager
 def _timer(seconds: float) -> Iterator[None]:
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    """Raise ``_CallTimeout`` in the code run inside once it has used ``seconds`` of CPU time, or
+    ``WALL_BACKSTOP`` times that of wall-clock time. CPU time, so that how loaded the machine is
+    does not decide whether a call ran out of time (and so a verdict)."""
+    previous_wall = signal.signal(signal.SIGALRM, _on_alarm)
+    previous_cpu = signal.signal(signal.SIGPROF, _on_alarm)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds * WALL_BACKSTOP)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGPROF, previous_cpu)
+        signal.signal(signal.SIGALRM, previous_wall)
 
 
 @contextlib.contextmanager
@@ -266,7 +280,7 @@ def _mutants(sources: list[str], entry_point: str, code: Any, per_assert_s: floa
 PROGRESS_MARK = "vouch-input "
 """Written to fd 2 before each call of ``outputs``, with the input's index."""
 SLOW_S = 0.05
-"""Calls that take longer than this report their time (``"s"``)."""
+"""Calls that use more CPU time than this report it (``"s"``)."""
 ARCS_FIRST = 300
 """Branch arcs are recorded over the first this many calls only (tracing costs several times a call)."""
 
@@ -376,10 +390,10 @@ def _call_all(
             # so that one that hangs on a kind of input does not spend the run's budget on it.
             timer = per_call_s if timeouts < 3 else per_call_s / 20
             try:
-                began = time.monotonic()
+                began = time.process_time()
                 with _timer(timer):
                     value = fn(*copy.deepcopy(args))
-                took = time.monotonic() - began
+                took = time.process_time() - began
                 # How long a slow call took: a trial too slow where G is quick is wrong (and G's own
                 # slow inputs are no ground for that).
                 results.append(_encode(value) | ({"s": round(took, 3)} if took > SLOW_S else {}))
