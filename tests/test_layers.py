@@ -32,6 +32,7 @@ LAYERS = (
     "export",
     "report",
     "cli",
+    "inspect_ext",
 )
 """vouch's packages, lowest first: a module imports only from its own layer and those before it."""
 LEAVES = ("vouch", "vouch.errors", "vouch._json", "vouch.corpora")

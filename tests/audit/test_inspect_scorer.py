@@ -12,6 +12,7 @@ The log sits where sandboxed runs could read it, unless vouch hides it.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import shutil
 import subprocess
@@ -169,6 +170,11 @@ def scored() -> Iterator[dict[str, Any]]:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _shown(value: object) -> object:
+    """A score's value as the tests spell it: Inspect's unscored NaN is "N"."""
+    return "N" if isinstance(value, float) and math.isnan(value) else value
+
+
 @pytest.mark.slow
 def test_inspect_score_with_vouchs_scorer(scored: dict[str, Any]) -> None:
     done = scored["done"]
@@ -176,7 +182,8 @@ def test_inspect_score_with_vouchs_scorer(scored: dict[str, Any]) -> None:
     log = read_eval_log(str(scored["out"]))
     assert log.samples is not None
     got = {f"{s.id}#{s.epoch}": (s.scores or {}) for s in log.samples}
-    assert {trial: scores[SCORE].value for trial, scores in got.items()} == dict(scored["expected"])
+    # A sample vouch could not judge is Inspect's unscored score (NaN): "N" here.
+    assert {trial: _shown(scores[SCORE].value) for trial, scores in got.items()} == dict(scored["expected"])
     # Inspect's own scores stay beside vouch's.
     assert {t for t, scores in got.items() if "verify" in scores} == {t for t, v in scored["expected"] if v != "N"}
 
@@ -207,7 +214,11 @@ def test_inspect_score_with_vouchs_scorer(scored: dict[str, Any]) -> None:
 
     assert log.results is not None
     (headline,) = [s for s in log.results.scores if s.name == SCORE]
-    assert set(headline.metrics) == {"accuracy", "stderr"}
+    # Accuracy over the samples vouch judged: the one it could not judge is unscored, not wrong.
+    values = [_shown(s.scores[SCORE].value) for s in log.samples or [] if s.scores and SCORE in s.scores]
+    judged = [v for v in values if v in ("C", "I")]
+    assert len(judged) == len(values) - 1
+    assert headline.metrics["accuracy"].value == pytest.approx(judged.count("C") / len(judged))
     assert hashlib.sha256(scored["log"].read_bytes()).hexdigest() == scored["before"], "the log was modified"
 
 
@@ -234,8 +245,8 @@ def _state(task_id: str, completion: str) -> TaskState:
     )
 
 
-def test_vouchs_own_failure_is_an_n_score(tmp_path: Path) -> None:
-    """A store that cannot be opened: every sample N with the reason, and the scoring run goes on."""
+def test_vouchs_own_failure_is_an_unscored_score(tmp_path: Path) -> None:
+    """A store that cannot be opened: every sample unscored with the reason, and the scoring run goes on."""
     scorer = audit(store=str(tmp_path / "no-such-dir" / "x" / "store.sqlite"), witness_dir=str(tmp_path / "w"))
     (tmp_path / "no-such-dir").write_text("a file where the store's directory should be")
     p = PROBLEMS["HumanEval/13"]
@@ -244,7 +255,7 @@ def test_vouchs_own_failure_is_an_n_score(tmp_path: Path) -> None:
         return await scorer(_state("HumanEval/13", GCD), Target(p.canonical_solution))
 
     score = anyio.run(run)
-    assert score.value == "N"
+    assert _shown(score.value) == "N" and score.reason == "vouch could not judge the sample"
     assert score.explanation is not None and score.explanation.startswith("error: vouch could not judge this sample")
     assert (score.metadata or {})["verdict"] == "error" and (score.metadata or {})["reason"]
 

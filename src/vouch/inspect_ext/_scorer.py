@@ -71,6 +71,9 @@ def audit(
     one_at_a_time = anyio.Lock()
 
     async def score(state: TaskState, target: Target) -> Score:
+        return _unjudged_apart(await judge(state, target))
+
+    async def judge(state: TaskState, target: Target) -> Score:
         trial_id = f"{state.sample_id}#{state.epoch}"
         try:
             sample = EvalSample(
@@ -99,6 +102,16 @@ def audit(
         return vouch_score(judged[0], results, config_key=config.key(), inspect_score=read.score)
 
     return score
+
+
+def _unjudged_apart(score: Score) -> Score:
+    """A sample vouch could not judge (``N``) as Inspect's unscored score: kept with its reason,
+    explanation and metadata, left out of the metrics rather than counted as a wrong answer."""
+    if score.value != "N":
+        return score
+    return Score.unscored(
+        reason="vouch could not judge the sample", explanation=score.explanation, metadata=score.metadata
+    )
 
 
 def _audit_one(read: SampleTrial, config: AuditConfig, store: Path | None, witness_dir: Path) -> AuditResults:

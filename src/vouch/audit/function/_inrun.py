@@ -40,8 +40,6 @@ class _CallTimeout(BaseException):
 _DEFER_S = 0.005
 
 
-_TIMER_OF = {signal.SIGALRM: signal.ITIMER_REAL, signal.SIGPROF: signal.ITIMER_PROF}
-"""The interval timer behind each signal: wall-clock (SIGALRM) and CPU time (SIGPROF)."""
 WALL_BACKSTOP = 5.0
 """A call's CPU-time timer is backed by a wall-clock one this many times longer: a call that
 sleeps or waits spends no CPU time."""
@@ -55,7 +53,8 @@ def _on_alarm(signum: int, frame: Any) -> None:
     where = os.path.dirname(coverage.__file__ or "") + os.sep if coverage is not None else None
     while where is not None and frame is not None:
         if frame.f_code.co_filename.startswith(where):
-            signal.setitimer(_TIMER_OF.get(signum, signal.ITIMER_REAL), _DEFER_S)
+            # The timer that fired: CPU time (SIGPROF) or wall-clock time (SIGALRM).
+            signal.setitimer(signal.ITIMER_PROF if signum == signal.SIGPROF else signal.ITIMER_REAL, _DEFER_S)
             return
         frame = frame.f_back
     raise _CallTimeout

@@ -498,7 +498,8 @@ def write_back(run: InspectRun, results: AuditResults, *, config_key: str, out: 
         if trial is None:
             continue
         score = vouch_score(trial, results, config_key=config_key, inspect_score=run.scores.get(trial.trial_id))
-        values.append(1.0 if score.value == _CORRECT else 0.0)
+        if score.value != _NOANSWER:  # a trial vouch could not judge is left out, never counted wrong
+            values.append(1.0 if score.value == _CORRECT else 0.0)
         scores = dict(sample.scores or {})
         scores[SCORER] = score
         sample.scores = scores
