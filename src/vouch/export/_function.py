@@ -209,6 +209,9 @@ class Judged:
     program: str
     verdict: Verdict
     program_hash: str | None
+    witnessed: bool = True
+    """The audit's refutation rests on a validated witness (a reward hack may rest on its detector
+    flags alone, which no test can carry)."""
 
 
 RunPrograms = Callable[[Sequence[tuple[str, str]]], list[RunResult]]
@@ -321,6 +324,8 @@ def check_task(problem: Problem, tests: Sequence[Candidate], judged: Sequence[Ju
             out.refuted_failing += not ok
             if ok:
                 why = "no added test of its task was kept" if not kept else "passes every exported test"
+                if not j.witnessed:
+                    why = "refuted on its detector flags, not by a witness test: no test carries that"
                 out.not_reproduced.append(NotReproduced(trial_id=j.trial_id, reason=why))
         elif j.verdict in STANDING:
             out.standing += 1
@@ -349,7 +354,9 @@ def judged_trials(results: AuditResults, programs: Mapping[str, str]) -> dict[st
             continue
         program = programs.get(trial.trial_id)
         if program is not None:
-            out.setdefault(trial.task_id, []).append(Judged(trial.trial_id, program, trial.verdict, trial.program_hash))
+            witnessed = any(_valid(w) for w in trial.witnesses)
+            judged = Judged(trial.trial_id, program, trial.verdict, trial.program_hash, witnessed)
+            out.setdefault(trial.task_id, []).append(judged)
     return out
 
 
