@@ -64,6 +64,11 @@ def bad(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (d / "audit_witnesses_ints.json").write_text(
         json.dumps({"kind": "audit", "trials": [{"verdict": "refuted", "witnesses": [1]}]})
     )
+    summary = {"trials": 0, "passing": 0, "refuted": 0, "reward_hack": 0}
+    summary |= {"corrected_resolution_rate": 0, "executions": 0, "wall_s": 0}
+    for benchmark in ("humaneval", "swe"):
+        results = {"kind": "audit", "vouch_version": "0", "benchmark": benchmark, "trials": [], "summary": summary}
+        (d / f"audit_{benchmark}_empty.json").write_text(json.dumps(results))
     _sqlite(d / "foreign.sqlite", "CREATE TABLE foo (x)")
     _sqlite(d / "other_columns.sqlite", "CREATE TABLE audit_judgements (x)", "CREATE TABLE decisions (x)")
     _sqlite(
@@ -129,6 +134,19 @@ BAD = {
         ("audit", "humaneval", "--samples", "{d}/good_samples.jsonl", "--evalplus-results", "{d}/deep.json"),
         2,
         "nested too deeply",
+    ),
+    "export-deep-json": Case(("export", "{d}/deep.json", "--out", "{d}/x"), 2, "nested too deeply"),
+    "export-not-audit-results": Case(("export", "{d}/bigint.json", "--out", "{d}/x"), 2, "digits"),
+    "export-audit-of-another-layout": Case(
+        ("export", "{d}/audit_trials_ints.json", "--out", "{d}/x"),
+        2,
+        "audit results of another layout (vouch_version: Field required",
+    ),
+    "export-no-samples-named": Case(
+        ("export", "{d}/audit_humaneval_empty.json", "--out", "{d}/x"), 2, "name no samples file; pass --samples"
+    ),
+    "export-swe-without-instances": Case(
+        ("export", "{d}/audit_swe_empty.json", "--out", "{d}/x"), 2, "with --instances FILE and --predictions FILE"
     ),
     "store-foreign-database": _audit("foreign.sqlite"),
     "store-other-columns": _audit("other_columns.sqlite"),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import vouch
+from vouch._json import loads
 from vouch.core import AuditResults
 from vouch.core._export import ExportedFile, ExportManifest
 from vouch.errors import UsageError
@@ -46,16 +47,22 @@ def sha256_of(path: Path) -> str:
 def load_results(path: Path) -> AuditResults:
     """An audit results file, or a one-line error saying what it is instead."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: not a readable JSON file ({exc})") from None
-    if not isinstance(data, dict) or data.get("kind") != "audit":
-        raise UsageError(f"{path}: not the results of vouch audit (kind {data.get('kind')!r})")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    data = loads(raw, path)
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if kind != "audit":
+        raise UsageError(f"{path}: not the results of vouch audit (kind {kind!r})")
     try:
         return AuditResults.model_validate(data)
     except ValueError as exc:
-        first = str(exc).splitlines()[0]
-        raise UsageError(f"{path}: audit results of another layout ({first})") from None
+        errors = getattr(exc, "errors", None)
+        where = ""
+        if callable(errors) and errors():
+            first = errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) + ": " + str(first.get("msg", ""))
+        raise UsageError(f"{path}: audit results of another layout ({where or type(exc).__name__})") from None
 
 
 def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> ExportedFile:
