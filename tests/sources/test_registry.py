@@ -98,7 +98,7 @@ def _build_pool_preload(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(_data, "LocalExecutor", pool)
     monkeypatch.setattr(corpora, "hide_data_from_runs", lambda: None)
     unset = "suite_version subset limit domains split db_blind_attacks instances_file predictions_file"
-    unset += " labels_file repo_root environments_file cache_dir env_dir timeout workers progress_mode"
+    unset += " problems_file labels_file repo_root environments_file cache_dir env_dir timeout workers progress_mode"
     options = dict.fromkeys(unset.split())
     assert _data.build.callback is not None
     with pytest.raises(_Started):
