@@ -58,8 +58,8 @@ class AuditConfig(AuditSettings):
         elif self.mode == "static":
             del fields["rounds"]  # the static baseline has no rounds
         # "format" counts changes of the verdict rules: a stored judgement made under older rules is
-        # judged again, never reused.
-        text = json.dumps(fields | {"vouch": vouch.__version__, "format": 2}, sort_keys=True)
+        # judged again, never reused (3: a call's timer counts CPU time, not wall-clock time).
+        text = json.dumps(fields | {"vouch": vouch.__version__, "format": 3}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
