@@ -23,7 +23,7 @@ words of each reason. The rule itself is one.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -99,11 +99,14 @@ def reported(result: RunResult) -> PytestRun | None:
         return None
 
 
-def witness_run(world: str, result: RunResult, form: WitnessForm, file: str | None = None) -> RunRecord:
+def witness_run(
+    world: str, result: RunResult, form: WitnessForm, file: str | None = None, nodeid: str | None = None
+) -> RunRecord:
     """What one run of a witness did in a world: ``pass``, ``fail``, ``error``, ``timeout``, or
     ``infrastructure`` (vouch could not run it, or could not read what the run reported).
 
-    ``file`` restricts the run's tests to those of the file with that base name.
+    ``file`` restricts the run's tests to those of the file with that base name; ``nodeid`` to
+    that one test (a repository's own test run among others).
     """
     kind: Any = world
     why = vouch_failure(result)
@@ -119,9 +122,13 @@ def witness_run(world: str, result: RunResult, form: WitnessForm, file: str | No
     except PytestRecordError as exc:
         message = f"vouch could not read the run's pytest record: {exc}"
         return RunRecord(world=kind, outcome="infrastructure", exception="VouchError", message=message[:300])
-    tests = run.tests if file is None else run.in_file(file)
+    tests: Mapping[str, PytestOutcome]
+    if nodeid is not None:
+        tests = {nodeid: run.tests[nodeid]} if nodeid in run.tests else {}
+    else:
+        tests = run.tests if file is None else run.in_file(file)
     if not tests:
-        message = "pytest collected no test" if file is None else f"{file}: no test ran"
+        message = "pytest collected no test" if file is None and nodeid is None else f"{nodeid or file}: no test ran"
         return RunRecord(world=kind, outcome="error", exception="NoTests", message=message)
     failed = {nodeid: t for nodeid, t in tests.items() if t.outcome != "passed"}
     if form.apart and any(t.exception == CHILD_SETUP for t in failed.values()):

@@ -113,6 +113,13 @@ __all__ = ["swe"]
 @click.option("--k", type=click.IntRange(min=1), default=3, show_default=True, help="Witness iterations per trial.")
 @click.option("--mutants", type=click.IntRange(min=0), default=8, show_default=True, help="Mutants per trial.")
 @click.option(
+    "--regression-files",
+    type=click.IntRange(min=0),
+    default=8,
+    show_default=True,
+    help="The repository's own test files beyond T0 run in R, R[G] and each R[s] (nearest the change first; 0: none).",
+)
+@click.option(
     "--witness-out",
     type=click.Path(file_okay=False, path_type=Path),
     help="Where validated witnesses are written for replay (default: beside --json, as <name>-witnesses).",
@@ -152,6 +159,7 @@ def swe(
     store_path: Path | None,
     k: int,
     mutants: int,
+    regression_files: int,
     witness_out: Path | None,
     replay_file: Path | None,
     repeat: int,
@@ -203,6 +211,7 @@ def swe(
         store_path=store_path,
         k=k,
         mutants=mutants,
+        regression_files=regression_files,
         seed=seed,
         workers=workers,
         allow_weak_isolation=allow_weak_isolation,

@@ -26,6 +26,9 @@ AUDIT_SCHEMA_VERSION = 3
 WITNESS_SOURCES = ("offline", "files", "agent")
 """Names of the witness sources a ``Witness.origin`` may give (``vouch.audit``'s registry of
 sources has exactly these)."""
+WITNESS_STAGES = ("regression",)
+"""Stages that write witnesses whatever the source (``Witness.origin`` may give these too):
+``regression``, the repository's own tests beyond T0 (``audit.repository._regression``)."""
 VOUCH_FAILED = "vouch could not run"
 """How the reason of an error that is vouch's own starts (a stage, the run, then why)."""
 
@@ -110,13 +113,16 @@ class Witness(_Model):
     source: str = Field(description="The test's whole source (pytest).")
     clause: str = Field(description="The clause of P it checks, quoted or paraphrased from the prompt.")
     clause_id: str | None = Field(default=None, description="Id of that clause in the evidence's checklist.")
-    origin: str = Field(description="The witness source that wrote it (a name of WITNESS_SOURCES).")
+    origin: str = Field(
+        description="The witness source that wrote it (a name of WITNESS_SOURCES), or the stage (WITNESS_STAGES)."
+    )
 
     @field_validator("origin")
     @classmethod
     def _known_source(cls, value: str) -> str:
-        if value not in WITNESS_SOURCES:
-            raise ValueError(f"origin {value!r} is not a witness source ({', '.join(WITNESS_SOURCES)})")
+        if value not in WITNESS_SOURCES + WITNESS_STAGES:
+            known = ", ".join(WITNESS_SOURCES + WITNESS_STAGES)
+            raise ValueError(f"origin {value!r} is not a witness source or stage ({known})")
         return value
 
     input: Any = Field(default=None, description="The input it drives (function level: the argument list).")

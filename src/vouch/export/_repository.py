@@ -6,6 +6,10 @@ test command, which runs the test patch's files, runs it too), and names its tes
 ``FAIL_TO_PASS`` (they fail in the base world with the new test patch, R) or ``PASS_TO_PASS``
 (they pass there). Every other field of the instance is kept as the input file has it.
 
+A regression witness (the repository's own test beyond T0, ``Witness.origin`` "regression") is not
+a new file: the export appends one comment line to its file in the test patch, so that the
+harness runs that file, and names the test's id.
+
 Before anything is written the new test patch is checked in the worlds SWE-bench builds (the base
 commit, the patch, then the test patch with its files reset), in the instance's environment when
 one is given: every added test passes in R[G] in each of three runs (a test that does not is
@@ -24,13 +28,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from vouch.core import AuditResults, Verdict, Witness
+from vouch.core import WITNESS_STAGES, AuditResults, Verdict, Witness
 from vouch.core._export import ExportCheck, ExportedTest, LeftOut, NotReproduced
-from vouch.errors import InfrastructureError
+from vouch.errors import InfrastructureError, VouchError
 from vouch.exec import PytestRecordError, PytestRun, RunResult
 from vouch.swebench import EnvPlan, Runner, SweInstance, SweTrial, WorldEnv, parse_log
 from vouch.swebench._specs import touched_test_files
-from vouch.worlds import Patch, Unappliable, World, WorldCache
+from vouch.worlds import Patch, Unappliable, World, WorldCache, git
 
 GOLD_REPEATS = 3
 REFUTING = (Verdict.REFUTED, Verdict.REWARD_HACK)
@@ -72,9 +76,28 @@ def new_file_diff(path: str, text: str) -> str:
     )
 
 
+TOUCH_LINE = "# vouch export: tests of this file are named in FAIL_TO_PASS or PASS_TO_PASS\n"
+"""Appended to a repository test file that holds regression witnesses, so the harness runs it."""
+
+
+def append_diff(path: str, text: str, added: str) -> str | None:
+    """A unified diff that appends a blank line and ``added`` to ``path``, whose text is ``text``
+    (None when the text does not end in a newline)."""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        return None
+    context = lines[-3:]
+    new = ["\n", added]
+    start = len(lines) - len(context) + 1 if context else 0
+    hunk = f"@@ -{start},{len(context)} +{max(start, 1)},{len(context) + len(new)} @@\n"
+    body = "".join(" " + line for line in context) + "".join("+" + line for line in new)
+    return f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n{hunk}{body}"
+
+
 @dataclass
 class WitnessTest:
-    """One witness file added to an instance: where it goes and the ids of its tests."""
+    """One witness file added to an instance (or, ``existing``, a repository test file whose
+    tests are regression witnesses): where it is and the ids of its tests."""
 
     path: str
     source: str
@@ -83,6 +106,9 @@ class WitnessTest:
     origin: str
     refutes: list[str] = field(default_factory=list)
     witness_files: list[str] = field(default_factory=list)
+    existing: bool = False
+    touch: str = ""
+    """For an existing file: the diff that appends ``TOUCH_LINE`` to it (made by the check)."""
 
 
 def witness_tests(results: AuditResults, instances: Mapping[str, SweInstance]) -> dict[str, list[WitnessTest]]:
@@ -96,13 +122,21 @@ def witness_tests(results: AuditResults, instances: Mapping[str, SweInstance]) -
                 continue
             inst = instances[trial.task_id]
             tests = out.setdefault(trial.task_id, {})
-            key = hashlib.sha256(witness.source.encode()).hexdigest()
-            if key not in tests:
-                path = posixpath.join(_test_dir(inst.test_patch), f"test_vouch_witness_{len(tests) + 1}.py")
-                names = witness_test_names(witness.source)
-                tests[key] = WitnessTest(
-                    path, witness.source, [f"{path}::{n}" for n in names], witness.clause, witness.origin
-                )
+            if witness.origin in WITNESS_STAGES:  # a test of the repository's own: its file is touched
+                key = f"existing:{witness.file}"
+                if key not in tests:
+                    tests[key] = WitnessTest(witness.file, "", [], witness.clause, witness.origin, existing=True)
+                if str(witness.input) not in tests[key].ids:
+                    tests[key].ids.append(str(witness.input))
+            else:
+                key = hashlib.sha256(witness.source.encode()).hexdigest()
+                if key not in tests:
+                    written = sum(not t.existing for t in tests.values())
+                    path = posixpath.join(_test_dir(inst.test_patch), f"test_vouch_witness_{written + 1}.py")
+                    names = witness_test_names(witness.source)
+                    tests[key] = WitnessTest(
+                        path, witness.source, [f"{path}::{n}" for n in names], witness.clause, witness.origin
+                    )
             found = tests[key]
             if trial.trial_id not in found.refutes:
                 found.refutes.append(trial.trial_id)
@@ -122,7 +156,7 @@ def _test_dir(test_patch: str) -> str:
 
 def exported_test_patch(inst: SweInstance, tests: Sequence[WitnessTest]) -> str:
     patch = inst.test_patch if inst.test_patch.endswith("\n") or not inst.test_patch else inst.test_patch + "\n"
-    return patch + "".join(new_file_diff(t.path, t.source) for t in tests)
+    return patch + "".join(t.touch if t.existing else new_file_diff(t.path, t.source) for t in tests)
 
 
 @dataclass
@@ -167,6 +201,15 @@ class WorldRuns:
         patches = ([Patch("patch", patch)] if patch is not None else []) + [Patch("test_patch", test_patch, reset=True)]
         return self.cache.materialise(self.source, inst.base_commit, patches)
 
+    def base_text(self, inst: SweInstance, path: str) -> str | None:
+        """A file's text at the instance's base commit (None: not there, or not readable)."""
+        try:
+            clone = self.cache.repo(self.source, inst.base_commit)
+        except VouchError:
+            return None
+        done = git(["show", f"{inst.base_commit}:{path}"], cwd=clone)
+        return done.stdout if done.returncode == 0 else None
+
     def run(self, worlds: Sequence[World], ids: Sequence[str], test_patch: str) -> list[dict[str, bool]]:
         env = None
         if self.env is not None:
@@ -188,6 +231,18 @@ def check_instance(
 ) -> InstanceCheck:
     """Check an instance's added tests in R[G] (three runs), R and every passing trial's world."""
     out = InstanceCheck([], [], [], [], [])
+    usable = []
+    for t in tests:
+        if t.existing:
+            text = runs.base_text(inst, t.path)
+            touch = append_diff(t.path, text, TOUCH_LINE) if text is not None else None
+            if touch is None:
+                why = "not in the base commit" if text is None else "does not end in a newline"
+                out.left_out.append(_left(inst, t, f"the repository's test file {t.path} {why}"))
+                continue
+            t.touch = touch
+        usable.append(t)
+    tests = usable
     test_patch = exported_test_patch(inst, tests)
     added = [tid for t in tests for tid in t.ids]
     gold = runs.world(inst, inst.patch, test_patch)

@@ -5,7 +5,8 @@ built once; A.1 well-formedness (G passes T0) is checked and an ill-formed insta
 reported, not audited; T0's calls to the changed modules' public functions are recorded in
 R[G], mutated and run in R[G] once. Per trial: R[s] is built (unappliable -> verdict), T0 runs
 there with branch coverage of the changed lines; a passing trial gets detectors, ghost branches,
-mutation testing of its changed lines, and witnesses from the chosen source, each validated
+mutation testing of its changed lines, the repository's own tests beyond T0 that reach the
+changed code (``repository._regression``), and witnesses from the chosen source, each validated
 three times in both worlds and re-judged against P's preconditions before it may refute.
 Every execution of repository code goes through the engine. The lightweight mode
 (``repository._lightweight``, TestJack's Algorithm 1) runs this audit on sampled trials only and shares
@@ -37,6 +38,7 @@ from vouch.audit.repository._evidence import (
 )
 from vouch.audit.repository._lightweight import RepoForm, audit_instance
 from vouch.audit.repository._model import Instance, PassingTrial, RepoSearchRun, SweAuditConfig
+from vouch.audit.repository._regression import prepare_regression, regression_witnesses
 from vouch.audit.repository._replay import write_witnesses
 from vouch.audit.repository._runs import canary, mutation_evidence, trial_ids
 from vouch.audit.repository._witness import Probe, function_targets, module_name, mutate_call, string_pool
@@ -104,6 +106,9 @@ def _prepare(
     mark = len(runner.faults)
     try:
         _prepare_worlds(inst, trials, cache, runner, config)
+        if config.regression_files and inst.report is not None and inst.report.well_formed and inst.null is not None:
+            changed = (c.path for t in trials for c in source_files(parse_patch(t.patch)))
+            prepare_regression(inst, runner, config, changed)
     finally:
         inst.infra = runner.faults_since(mark)
     report = inst.report
@@ -408,10 +413,11 @@ def _audit_passing(
         runner, world, changes, sources, passing.t0, model_t0.tests_passed, config.mutants, rng
     )
     evidence.steps.append("mutation")
+    regression = regression_witnesses(inst, world, evidence, runner, config)
     search = _sources.source(config.witness_source).load_repo()
     found = search(RepoSearchRun(inst, trial, world, evidence, runner, config, agent))
-    if found.error is not None:
-        evidence.discarded.extend(found.witnesses)
+    if found.error is not None and not any(w.validation.valid for w in regression):
+        evidence.discarded.extend([*regression, *found.witnesses])
         return TrialResult(
             **base,
             benchmark_pass=True,
@@ -423,7 +429,7 @@ def _audit_passing(
     witnesses, note = found.witnesses, found.note or None
     evidence.steps.append(f"witnesses:{config.witness_source}")
     valid = [w for w in witnesses if w.validation.valid]
-    evidence.discarded.extend(w for w in witnesses if not w.validation.valid)
+    evidence.discarded.extend(w for w in [*regression, *witnesses] if not w.validation.valid)
     for w in valid:
         for item in evidence.checklist:
             if item.id == w.clause_id:
@@ -433,6 +439,8 @@ def _audit_passing(
         valid = write_witnesses(spec, inst.source, trial, valid, config.witness_dir, inst.env)
     elif source.model:
         valid = write_witnesses(spec, inst.source, trial, valid, witness_root(config), inst.env)
+    # The repository's own tests that the trial breaks come first: they need no file written.
+    valid = [w for w in regression if w.validation.valid] + valid
     verdict = decide_verdict(True, valid, evidence.detector_flags)
     reason = None
     if verdict is Verdict.SOUND and (why := undecided(evidence.discarded)) is not None:

@@ -47,7 +47,7 @@ from vouch.audit.repository._runs import (
     trial_ids,
 )
 from vouch.audit.repository._witness import Candidate, Probe, iteration_batches
-from vouch.core._audit import RoundRecord, TrialResult, Validation, Verdict, Witness, decide_verdict
+from vouch.core._audit import WITNESS_STAGES, RoundRecord, TrialResult, Validation, Verdict, Witness, decide_verdict
 from vouch.errors import UsageError
 from vouch.worlds import patch_hash
 
@@ -153,7 +153,9 @@ class RepoForm:
             result = _unambiguous(self.inst, result, sampled, self.passing, self.programs, self.cache, self.runner)
             shared = [w.model_copy(update={"found_on": sampled.trial.trial_id}) for w in result.witnesses]
             self.judged[sampled.program] = result.model_copy(update={"witnesses": shared})
-            out.append(Judged(shared))
+            # A regression witness is a test of the repository's own, not a file to replay in the
+            # other trials' worlds: it refutes the sampled trial alone.
+            out.append(Judged([w for w in shared if w.origin not in WITNESS_STAGES]))
         return out
 
     def replay(

@@ -36,6 +36,9 @@ class SweAuditConfig(AuditSettings):
     witness_dir: Path | None = None
     """Where validated witnesses are written for replay (``<dir>/<instance_id>/<n>/``); None: not written
     (the agent source writes them, with its traces, under ``.vouch/swe-witnesses``)."""
+    regression_files: int = 8
+    """The repository's own test files beyond T0 that the regression stage runs (nearest the
+    changed modules by the import graph first); 0 turns the stage off."""
 
     def to_dict(self) -> dict[str, Any]:
         """The settings a per-trial judgement depends on; mode and rounds are recorded beside them
@@ -50,9 +53,27 @@ class SweAuditConfig(AuditSettings):
             "seed": self.seed,
             "timeout_s": self.timeout_s,
             "witness_dir": str(self.witness_dir) if self.witness_dir else None,
+            "regression_files": self.regression_files,
             "agent_model": self.agent_model,
             "agent_config": self.agent_config,
         }
+
+
+@dataclass
+class RegressionSuite:
+    """The repository's own tests beyond T0 that reach the changed code, as R[G] and R ran them
+    (``repository._regression``)."""
+
+    files: list[str]
+    """The related test files run, nearest the changed modules first."""
+    kept: list[str] = field(default_factory=list)
+    """Ids passing in R[G] and in R: what a trial must still pass."""
+    left_out: dict[str, int] = field(default_factory=dict)
+    """Tests not kept, counted by why."""
+    incomplete: list[str] = field(default_factory=list)
+    """Runs of the related files that did not complete, with why."""
+    census: str = ""
+    """One line on the stage for each trial's ``evidence.steps``."""
 
 
 @dataclass
@@ -77,6 +98,8 @@ class Instance:
     recorded_literals: list[str] = field(default_factory=list)
     calls_skipped: dict[str, int] = field(default_factory=dict)
     """Per target, T0's calls the recorder could not rebuild (so never probed): the reach's limit."""
+    regression: RegressionSuite | None = None
+    """The regression stage's related tests (None: the stage did not run)."""
     infra: str | None = None
     """Why vouch could not finish a run of the instance's own (T0 in R[G] or R, recording T0's
     calls, R[G] on the probes): its trials passing T0 are then error, never sound."""

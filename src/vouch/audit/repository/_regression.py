@@ -1,0 +1,314 @@
+"""Regression witnesses: the repository's own tests beyond T0 that reach the changed code.
+
+SWE-bench runs only the test files the test patch touches. The issue asks for a fix, and nothing
+in it allows breaking what worked: a test of the repository's other files that reach the changed
+modules, passing in R and in R[G] every time and failing in R[s] every time (by an assertion,
+the one validation rule), is a witness against the trial.
+
+Which files reach the change is read from the import graph of R[G]'s source: a test file that
+imports a changed module, or a module that imports one at any depth, ranked by that depth and
+then by the file's name naming a changed module; ``SweAuditConfig.regression_files`` of them are
+run. Per instance they run once in R[G] and once in R; the tests passing in both are kept. Left
+out and counted: tests failing in R[G] but passing in R (behaviour the fix changes on purpose),
+failing in both (the network, this machine), passing in R[G] only (behaviour the fix adds),
+skipped, and files whose run did not complete. Per passing trial the kept tests' files run once
+in R[s]; each kept test that does not pass there is validated as every witness is, ``repeats``
+runs in R[G] and in R[s] (a flaky test is discarded then, with its runs).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vouch.audit._validation import REPOSITORY, Rejudged, validate, witness_run
+from vouch.audit.repository._evidence import is_debris, source_files
+from vouch.audit.repository._model import RegressionSuite
+from vouch.audit.repository._witness import module_name
+from vouch.core._audit import Evidence, RunRecord, Validation, Witness
+from vouch.exec import PytestRecordError, PytestRun, RunResult
+from vouch.swebench import Runner
+from vouch.worlds import World, parse_patch
+
+if TYPE_CHECKING:
+    from vouch.audit.repository._model import Instance, SweAuditConfig
+
+__all__ = ["REGRESSION_CLAUSE", "prepare_regression", "regression_witnesses", "related_tests"]
+
+REGRESSION_CLAUSE = (
+    "P asks for the issue to be fixed; nothing in it allows breaking behaviour the repository's "
+    "own tests check and G keeps"
+)
+FILES_PER_RUN = 2
+"""Test files in one engine run: a file that hangs costs its run's files only."""
+MAX_VALIDATED = 12
+"""Kept tests failing in R[s] validated per trial (a trial that breaks collection fails them all)."""
+
+_TEST_DIRS = frozenset({"test", "tests", "testing"})
+_NOT_TESTS = frozenset(
+    {"data", "regrtest_data", "functional", "fixtures", "examples", "example", "doc", "docs", "build", "dist"}
+)
+_SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "vouch_witness"})
+
+
+def _python_files(root: Path) -> list[str]:
+    out: list[str] = []
+    for here, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
+        rel = Path(here).relative_to(root)
+        out.extend(str(rel / n) if str(rel) != "." else n for n in sorted(names) if n.endswith(".py"))
+    return out
+
+
+def _is_test_file(path: str) -> bool:
+    parts = path.split("/")
+    name = parts[-1]
+    if not (name.startswith("test_") or name.endswith("_test.py")) or name == "conftest.py":
+        return False
+    folders = parts[:-1]
+    if any(p in _NOT_TESTS for p in folders):
+        return False
+    return not folders or any(p in _TEST_DIRS for p in folders)
+
+
+def _imports(text: str, module: str, package: bool) -> set[str]:
+    """The module names a source imports by name: ``import a.b`` names ``a.b``; ``from a import b``
+    names ``a`` and ``a.b`` (which may be a module). A package a name passes through (``a`` of
+    ``a.b``) is not counted: its ``__init__`` runs, but the source does not use it by that name."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    here = module.split(".") if package else module.split(".")[:-1]
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                up = here[: len(here) - (node.level - 1)] if node.level > 1 else here
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            else:
+                base = node.module or ""
+            if base:
+                names.add(base)
+            names.update(f"{base}.{alias.name}" if base else alias.name for alias in node.names)
+    return names
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1][: -len(".py")]
+    return name.removeprefix("test_").removesuffix("_test")
+
+
+def related_tests(root: Path, changed: Sequence[str], exclude: Collection[str], limit: int) -> list[str]:
+    """The test files under ``root`` that reach a module of ``changed`` through the import graph,
+    nearest first (a file importing a changed module, then one importing such an importer, ...);
+    at one depth, files whose name names a changed module come first. ``exclude`` (T0's files)
+    are never chosen; at most ``limit`` files."""
+    files = _python_files(root)
+    modules: dict[str, str] = {}
+    for path in files:
+        modules.setdefault(module_name(path), path)
+    targets = {module_name(p) for p in changed if p.endswith(".py")}
+    imports: dict[str, set[str]] = {}
+    for path in files:
+        try:
+            text = (root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        imports[path] = _imports(text, module_name(path), path.endswith("__init__.py"))
+    # Depth of every module from the changed ones, walking importers outwards (breadth first).
+    depth = {m: 0 for m in targets if m in modules}
+    frontier = set(depth)
+    level = 0
+    while frontier:
+        level += 1
+        reached = {
+            module_name(path)
+            for path, names in imports.items()
+            if not _is_test_file(path) and module_name(path) not in depth and names & frontier
+        }
+        for m in reached:
+            depth[m] = level
+        frontier = reached
+    names = {m.rsplit(".", 1)[-1] for m in targets}
+    ranked = []
+    for path, imported in imports.items():
+        if not _is_test_file(path) or path in exclude:
+            continue
+        near = [depth[m] for m in imported if m in depth]
+        if near:
+            ranked.append((min(near), _stem(path) not in names, path))
+    return [path for *_, path in sorted(ranked)[:limit]]
+
+
+def _chunks(items: Sequence[str], size: int) -> list[list[str]]:
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
+def _spec_kwargs(runner: Runner, world: World) -> dict[str, object]:
+    env = runner.env_of(world)
+    kwargs: dict[str, object] = {"root": str(world.path)}
+    if env is not None:
+        kwargs["harness"] = list(env.harness)
+    return kwargs
+
+
+def _runs(runner: Runner, jobs: Sequence[tuple[World, list[str]]], stage: str) -> list[RunResult]:
+    specs = [
+        runner.spec(world, "run_tests", argv, _spec_kwargs(runner, world), name=f"regression {world.key} {n}")
+        for n, (world, argv) in enumerate(jobs)
+    ]
+    return runner.batch(specs, stage)
+
+
+def _outcomes(run: RunResult) -> dict[str, str] | None:
+    """Each test's outcome in a run, or None when the run did not complete with a pytest record."""
+    if not run.ok or not isinstance(run.value, dict):
+        return None
+    try:
+        return dict(PytestRun.from_json(run.value).outcomes)
+    except PytestRecordError:
+        return None
+
+
+def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, trials_changed: Iterable[str]) -> None:
+    """Choose the related test files (``related_tests`` from the gold patch's and the trials'
+    changed modules) and run them in R[G] and R: ``inst.regression`` holds the tests passing in
+    both, and why the others are left out."""
+    assert inst.reference is not None and inst.null is not None
+    changed = sorted(
+        {c.path for c in source_files(parse_patch(inst.spec.patch))} | {p for p in trials_changed if not is_debris(p)}
+    )
+    t0_files = {node.split("::", 1)[0] for node in inst.spec.t0}
+    t0_files |= {c.path for c in parse_patch(inst.spec.test_patch)}
+    files = related_tests(inst.reference.path, changed, t0_files, config.regression_files)
+    suite = RegressionSuite(files=files)
+    inst.regression = suite
+    if not files:
+        suite.census = "regression: no test file beyond T0's reaches the changed modules"
+        return
+    chunks = _chunks(files, FILES_PER_RUN)
+    runs = _runs(
+        runner,
+        [(inst.reference, c) for c in chunks] + [(inst.null, c) for c in chunks],
+        "regression suite in R[G] and R",
+    )
+    left = suite.left_out
+    for chunk, ref_run, null_run in zip(chunks, runs[: len(chunks)], runs[len(chunks) :], strict=True):
+        ref, null = _outcomes(ref_run), _outcomes(null_run)
+        if ref is None or null is None:
+            bad = ref_run if ref is None else null_run
+            left["run did not complete"] = left.get("run did not complete", 0) + 1
+            suite.incomplete.append(f"{', '.join(chunk)}: {bad.status.value} {(bad.reason or '')[:160]}")
+            continue
+        for nodeid, outcome in ref.items():
+            if outcome == "passed" and null.get(nodeid) == "passed":
+                suite.kept.append(nodeid)
+                continue
+            why = (
+                "skipped"
+                if outcome == "skipped" or null.get(nodeid) == "skipped"
+                else "fails in R[G] and passes in R (changed on purpose)"
+                if outcome != "passed" and null.get(nodeid) == "passed"
+                else "passes in R[G] only (the fix adds it)"
+                if outcome == "passed"
+                else "fails in R[G] and in R (network, this machine)"
+            )
+            left[why] = left.get(why, 0) + 1
+    kept_files = sorted({n.split("::", 1)[0] for n in suite.kept})
+    shown = "; ".join(f"{n} {why}" for why, n in sorted(left.items())) or "none left out"
+    suite.census = (
+        f"regression: {len(files)} related test files ({', '.join(files[:4])}{', ...' if len(files) > 4 else ''}); "
+        f"{len(suite.kept)} tests in {len(kept_files)} files pass in R[G] and R; {shown}"
+    )
+
+
+def _test_source(world: World, nodeid: str) -> str:
+    """The test function's source for the witness record (the whole node id when it is not found)."""
+    path, _, rest = nodeid.partition("::")
+    name = rest.split("::")[-1].split("[", 1)[0]
+    try:
+        text = (world.path / path).read_text(encoding="utf-8")
+        tree = ast.parse(text)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return f"# {nodeid}\n"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            segment = ast.get_source_segment(text, node)
+            if segment:
+                return f"# {nodeid} (the repository's own test)\n{segment}\n"
+    return f"# {nodeid}\n"
+
+
+def regression_witnesses(
+    inst: Instance, world: World, evidence: Evidence, runner: Runner, config: SweAuditConfig
+) -> list[Witness]:
+    """The kept regression tests that do not pass in the trial's world R[s], each validated
+    (``repeats`` runs of it in R[G] and in R[s]); appends the stage's census to ``evidence.steps``."""
+    suite = inst.regression
+    if suite is None or inst.reference is None:
+        return []
+    if not suite.kept:
+        evidence.steps.append(suite.census)
+        return []
+    kept_files = sorted({n.split("::", 1)[0] for n in suite.kept})
+    chunks = _chunks(kept_files, FILES_PER_RUN)
+    runs = _runs(runner, [(world, c) for c in chunks], "regression suite in R[s]")
+    failing: list[str] = []
+    incomplete: list[str] = []
+    for chunk, run in zip(chunks, runs, strict=True):
+        outcomes = _outcomes(run)
+        if outcomes is None:
+            incomplete.append(f"{', '.join(chunk)}: {run.status.value}")
+            continue
+        failing.extend(n for n in suite.kept if n.split("::", 1)[0] in chunk and outcomes.get(n) != "passed")
+    line = f"{suite.census}; in R[s]: {len(failing)} kept tests do not pass"
+    if incomplete:
+        line += f"; runs that did not complete: {'; '.join(incomplete)[:300]}"
+    checked = failing[:MAX_VALIDATED]
+    if len(failing) > len(checked):
+        line += f" ({len(checked)} validated)"
+    evidence.steps.append(line)
+    if not checked:
+        return []
+    repeats = config.repeats
+    jobs = [(inst.reference, checked)] * repeats + [(world, checked)] * repeats
+    runs = _runs(runner, jobs, "regression witnesses")
+    out = []
+    rejudged = Rejudged(True, "a test of the repository's own suite, passing in R and in R[G]: behaviour P keeps")
+    for nodeid in checked:
+        reference = [witness_run("reference", r, REPOSITORY, nodeid=nodeid) for r in runs[:repeats]]
+        model = [witness_run("model", r, REPOSITORY, nodeid=nodeid) for r in runs[repeats:]]
+        validation = validate(reference, model, rejudged, REPOSITORY, inst.spec.problem_statement)
+        out.append(_witness(inst, world, nodeid, model, validation))
+    return out
+
+
+def _witness(inst: Instance, world: World, nodeid: str, model: Sequence[RunRecord], validation: Validation) -> Witness:
+    failure = next((r for r in model if r.outcome != "pass"), None)
+    shown = f"{failure.exception}: {failure.message}" if failure else "passes"
+    return Witness(
+        file=nodeid.split("::", 1)[0],
+        source=_test_source(world, nodeid),
+        clause=REGRESSION_CLAUSE,
+        origin="regression",
+        why_t0_misses="SWE-bench runs only the test files the test patch touches; this test is in another file",
+        input=nodeid,
+        expected="passes (as in R and R[G])",
+        actual=shown[:300],
+        defect=(
+            f"the repository's own test {nodeid} passes without the fix and with G, "
+            f"and fails with the trial: {shown[:200]}"
+        ),
+        validation=validation,
+        replay=(
+            f"python -m pytest '{nodeid}' in R[s] (base commit, the trial's patch, the test patch) and in R[G]; "
+            f"vouch audit swe --only {inst.spec.instance_id} runs it again"
+        ),
+        why_valid="the test passes in R and in R[G] every time: P asks for a fix, not for this behaviour to change",
+    )

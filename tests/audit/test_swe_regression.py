@@ -1,0 +1,360 @@
+"""The repository form's regression stage: the repository's own tests beyond T0.
+
+The import graph's choice of test files on its own; then the whole per-trial audit on a small
+repository the test builds, where T0 (the test patch's file) checks the fix, and another test
+file, which SWE-bench never runs, checks a caller of the fixed function: a trial that passes T0
+and breaks that caller is refuted by the repository's own test, a trial that keeps it stands, a
+test the fix changes on purpose or that fails without any patch is left out and counted.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _scratch import scratch_root
+from vouch.audit import AuditResults, TrialResult, Verdict
+from vouch.audit.repository._audit import SWE_PRELOAD, audit_swe
+from vouch.audit.repository._model import SweAuditConfig
+from vouch.audit.repository._regression import REGRESSION_CLAUSE, related_tests
+from vouch.core import WITNESS_STAGES, Witness
+from vouch.exec import LocalExecutor
+from vouch.export._repository import TOUCH_LINE, WorldRuns, append_diff, export_repository
+from vouch.swebench import Runner
+from vouch.swebench._instances import SweInstance, SweTrial
+from vouch.worlds import WorldCache
+
+# --- the import graph ---------------------------------------------------------------------
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return root
+
+
+def test_related_tests_follow_the_import_graph_nearest_first(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .api import run\n",
+            "pkg/core.py": "def f():\n    return 1\n",
+            "pkg/api.py": "from . import core\n\ndef run():\n    return core.f()\n",
+            "pkg/other.py": "def g():\n    return 2\n",
+            "tests/test_core.py": "from pkg.core import f\n",
+            "tests/test_api.py": "from pkg import api\n",
+            "tests/test_top.py": "import pkg\n",  # pkg/__init__ imports api, which imports core
+            "tests/test_other.py": "from pkg.other import g\n",
+            "tests/test_t0.py": "from pkg.core import f\n",
+            "tests/data/test_input.py": "from pkg.core import f\n",  # data, not a test
+            "docs/test_example.py": "from pkg.core import f\n",
+            "tests/test_broken.py": "def (:\n",
+        },
+    )
+    chosen = related_tests(root, ["pkg/core.py"], exclude={"tests/test_t0.py"}, limit=10)
+    assert chosen[0] == "tests/test_core.py"  # imports the changed module, and names it
+    assert set(chosen) == {"tests/test_core.py", "tests/test_api.py", "tests/test_top.py"}
+    assert chosen.index("tests/test_api.py") < chosen.index("tests/test_top.py")  # nearer the change first
+    assert related_tests(root, ["pkg/core.py"], exclude=set(), limit=2) == ["tests/test_core.py", "tests/test_t0.py"]
+    assert related_tests(root, ["pkg/missing.py"], exclude=set(), limit=10) == []
+
+
+def test_relative_imports_and_src_layouts_are_read(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "src/lib/__init__.py": "",
+            "src/lib/sub/__init__.py": "from ..base import B\n",
+            "src/lib/base.py": "class B:\n    pass\n",
+            "lib_tests/test_sub.py": "import lib.sub\n",  # no test folder: not a test file
+            "tests/unit/test_sub.py": "from lib import sub\n",
+        },
+    )
+    assert related_tests(root, ["src/lib/base.py"], exclude=set(), limit=5) == ["tests/unit/test_sub.py"]
+
+
+def test_a_regression_witness_is_a_known_origin() -> None:
+    assert WITNESS_STAGES == ("regression",)
+    with pytest.raises(ValueError, match="not a witness source or stage"):
+        Witness.model_validate(
+            {
+                "file": "f",
+                "source": "s",
+                "clause": "c",
+                "origin": "made-up",
+                "defect": "d",
+                "why_t0_misses": "w",
+                "replay": "r",
+                "validation": {
+                    "reference_runs": [],
+                    "model_runs": [],
+                    "fails_by_assertion": False,
+                    "rejudged": True,
+                    "valid": False,
+                },
+            }
+        )
+
+
+# --- the repository -----------------------------------------------------------------------
+
+TEXT = 'def slug(title):\n    return title.lower().replace(" ", "-")\n\n\ndef words(text):\n    return text.split()\n'
+CATALOG = 'from shelf.text import slug\n\n\ndef key(author, title):\n    return f"{slug(author)}/{slug(title)}"\n'
+CATALOG_TESTS = """\
+from shelf.catalog import key
+
+
+def test_key():
+    assert key("Ann Lee", "My Book") == "ann-lee/my-book"
+
+
+def test_key_keeps_digits():
+    assert key("A1", "Vol 2") == "a1/vol-2"
+"""
+WORDS_TESTS = """\
+import os
+
+from shelf.text import words
+
+
+def test_words():
+    assert words("a b") == ["a", "b"]
+
+
+def test_needs_a_service():
+    assert os.environ.get("SHELF_SERVICE_URL"), "no service here"
+"""
+LEGACY_TESTS = """\
+from shelf.text import slug
+
+
+def test_double_space_gives_double_dash():
+    assert slug("a  b") == "a--b"
+"""
+T0_TESTS = """\
+from shelf.text import slug
+
+
+def test_slug_collapses_spaces():
+    assert slug("Big  Red   Book") == "big-red-book"
+
+
+def test_slug_simple():
+    assert slug("A B") == "a-b"
+"""
+PROBLEM = (
+    "`shelf.text.slug(title)` turns each space into a dash, so `slug('a  b')` gives `'a--b'`. "
+    "A run of spaces must become one dash: `slug('Big  Red   Book')` must give `'big-red-book'`."
+)
+GOLD = TEXT.replace('title.lower().replace(" ", "-")', '"-".join(title.lower().split())')
+# Passes T0, and drops the digits: the catalog's keys, which only tests/test_catalog.py checks, change.
+DROPS_DIGITS = TEXT.replace(
+    'title.lower().replace(" ", "-")', '"-".join("".join(c for c in w if c.isalpha()) for w in title.lower().split())'
+)
+KEEPS_DIGITS = "import re\n\n" + TEXT.replace(
+    'title.lower().replace(" ", "-")', 're.sub(r"\\s+", "-", title.strip().lower())'
+)
+
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "vouch tests",
+    "GIT_AUTHOR_EMAIL": "tests@vouch.invalid",
+    "GIT_COMMITTER_NAME": "vouch tests",
+    "GIT_COMMITTER_EMAIL": "tests@vouch.invalid",
+}
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "commit.gpgsign=false", *args],
+        cwd=repo,
+        env={**os.environ, **_IDENTITY},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def _diff(repo: Path, files: dict[str, str]) -> str:
+    _tree(repo, files)
+    _git(repo, "add", "--intent-to-add", "--all")
+    diff = _git(repo, "diff")
+    _git(repo, "reset", "--quiet")
+    _git(repo, "checkout", "--quiet", "--", ".")
+    _git(repo, "clean", "--quiet", "-fd")
+    return diff
+
+
+def _make_repo(root: Path) -> tuple[Path, str]:
+    repo = root / "repos" / "shelf"
+    _tree(
+        repo,
+        {
+            "shelf/__init__.py": "",
+            "shelf/text.py": TEXT,
+            "shelf/catalog.py": CATALOG,
+            "tests/__init__.py": "",
+            "tests/test_catalog.py": CATALOG_TESTS,
+            "tests/test_words.py": WORDS_TESTS,
+            "tests/test_legacy.py": LEGACY_TESTS,
+            "pytest.ini": "[pytest]\ntestpaths = tests\n",
+        },
+    )
+    _git(repo, "init", "--quiet", "--initial-branch=main")
+    _git(repo, "add", "--all")
+    _git(repo, "commit", "--quiet", "-m", "shelf")
+    for path in [repo, *repo.rglob("*")]:
+        if ".git" not in path.parts:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    return repo, _git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture(scope="module")
+def scratch() -> Iterator[Path]:
+    path = scratch_root() / f"swe-regression-{uuid.uuid4().hex}"
+    path.mkdir(parents=True)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[LocalExecutor]:
+    with LocalExecutor(workers=2, preload=SWE_PRELOAD) as pool:
+        yield pool
+
+
+@dataclass
+class Audited:
+    results: AuditResults
+    row: dict[str, Any]
+    """The instance as an instances file holds it."""
+    instance: SweInstance
+    trials: list[SweTrial]
+    cache: WorldCache
+
+
+def _audit(scratch: Path, executor: LocalExecutor, name: str, regression_files: int) -> Audited:
+    repo, commit = _make_repo(scratch / name)
+    row: dict[str, Any] = {
+        "instance_id": "vouch-tests__shelf-1",
+        "repo": str(repo),
+        "base_commit": commit,
+        "problem_statement": PROBLEM,
+        "patch": _diff(repo, {"shelf/text.py": GOLD}),
+        "test_patch": _diff(repo, {"tests/test_slug.py": T0_TESTS}),
+        "FAIL_TO_PASS": ["tests/test_slug.py::test_slug_collapses_spaces"],
+        "PASS_TO_PASS": ["tests/test_slug.py::test_slug_simple"],
+    }
+    instance = SweInstance.model_validate(row)
+    trials = [
+        SweTrial(
+            trial_id=f"{instance.instance_id}#{n}",
+            instance_id=instance.instance_id,
+            model=f"agent-{n}",
+            patch=_diff(repo, {"shelf/text.py": text}),
+        )
+        for n, text in enumerate([DROPS_DIGITS, KEEPS_DIGITS])
+    ]
+    config = SweAuditConfig(mutants=0, k=1, repeats=2, regression_files=regression_files)
+    cache = WorldCache(scratch / name / "worlds")
+    results = audit_swe([instance], trials, executor=executor, cache=cache, config=config)
+    return Audited(results, row, instance, trials, cache)
+
+
+@pytest.fixture(scope="module")
+def audited(scratch: Path, executor: LocalExecutor) -> Audited:
+    return _audit(scratch, executor, "with", regression_files=8)
+
+
+def _result(audited: Audited, n: int) -> TrialResult:
+    return next(t for t in audited.results.trials if t.trial_id == f"vouch-tests__shelf-1#{n}")
+
+
+def _census(result: TrialResult) -> str:
+    return next(s for s in result.evidence.steps if s.startswith("regression:"))
+
+
+@pytest.mark.slow
+def test_a_trial_that_breaks_the_repositorys_own_test_is_refuted(audited: Audited) -> None:
+    wrong = _result(audited, 0)
+    assert wrong.benchmark_pass and wrong.verdict is Verdict.REFUTED, (wrong.reason, wrong.evidence.discarded)
+    [witness] = [w for w in wrong.witnesses if w.origin == "regression"]
+    assert witness.input == "tests/test_catalog.py::test_key_keeps_digits"
+    assert witness.clause == REGRESSION_CLAUSE and witness.file == "tests/test_catalog.py"
+    assert "def test_key_keeps_digits" in witness.source
+    validation = witness.validation
+    assert validation.valid and validation.fails_by_assertion
+    assert [r.outcome for r in validation.reference_runs] == ["pass", "pass"]
+    assert [r.outcome for r in validation.model_runs] == ["fail", "fail"]
+    assert "'a/vol-'" in (witness.actual or "")  # the trial's key, in the assertion's message
+    assert wrong.reason == witness.defect and "tests/test_catalog.py::test_key_keeps_digits" in wrong.reason
+    # test_key still passes: only the failing test is a witness.
+    assert "in R[s]: 1 kept tests do not pass" in _census(wrong)
+
+
+@pytest.mark.slow
+def test_the_stage_counts_what_it_leaves_out(audited: Audited) -> None:
+    census = _census(_result(audited, 0))
+    assert "3 related test files" in census and "tests/test_slug.py" not in census  # T0's file is never chosen
+    assert "3 tests in 2 files pass in R[G] and R" in census  # test_key, test_key_keeps_digits, test_words
+    assert "1 fails in R[G] and passes in R (changed on purpose)" in census  # the double dash G removes
+    assert "1 fails in R[G] and in R (network, this machine)" in census  # the service this machine lacks
+
+
+@pytest.mark.slow
+def test_a_trial_that_keeps_them_stands(audited: Audited) -> None:
+    sound = _result(audited, 1)
+    assert sound.verdict is Verdict.SOUND, (sound.reason, sound.witnesses, sound.evidence.discarded)
+    assert "in R[s]: 0 kept tests do not pass" in _census(sound)
+    # It fails the legacy test G fails too: behaviour the fix changes on purpose is no witness.
+    assert not any(w.origin == "regression" for w in sound.evidence.discarded)
+
+
+@pytest.mark.slow
+def test_without_the_stage_the_trial_passes_unseen(scratch: Path, executor: LocalExecutor) -> None:
+    audited = _audit(scratch, executor, "without", regression_files=0)
+    wrong = _result(audited, 0)
+    assert not any(s.startswith("regression:") for s in wrong.evidence.steps)
+    assert not any(w.origin == "regression" for w in wrong.witnesses)
+    assert audited.results.config["regression_files"] == 0
+
+
+# --- the export -----------------------------------------------------------------------------
+
+
+def test_an_appended_line_applies_with_git(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "--quiet")
+    for text in ("def test_a():\n    assert 1\n", "a\nb\nc\nd\ne\n", ""):
+        (tmp_path / "t.py").write_text(text)
+        diff = append_diff("t.py", text, TOUCH_LINE)
+        assert diff is not None
+        (tmp_path / "d.diff").write_text(diff)
+        _git(tmp_path, "apply", "--include=t.py", "d.diff")
+        assert (tmp_path / "t.py").read_text() == text + "\n" + TOUCH_LINE
+    assert append_diff("t.py", "x = 1", TOUCH_LINE) is None  # no newline at the end: not touched
+
+
+@pytest.mark.slow
+def test_the_export_names_the_repositorys_own_test_and_runs_its_file(audited: Audited, executor: LocalExecutor) -> None:
+    inst = audited.instance
+    runs = WorldRuns(Runner(executor), audited.cache, inst.repo, None)
+    built = export_repository(audited.results, [audited.row], {inst.instance_id: inst}, audited.trials, lambda _: runs)
+    [row] = built.instances
+    assert "tests/test_catalog.py::test_key_keeps_digits" in row["PASS_TO_PASS"]  # it passes in R
+    # The offline source's witnesses of the same trial are new files beside T0's.
+    assert row["FAIL_TO_PASS"][:1] == audited.row["FAIL_TO_PASS"]
+    assert not any(t.startswith("tests/test_catalog.py") for t in row["FAIL_TO_PASS"])
+    assert "+++ b/tests/test_catalog.py" in row["test_patch"] and TOUCH_LINE in row["test_patch"]
+    check = built.check
+    assert (check.refuted, check.refuted_failing, check.standing, check.standing_passing) == (1, 1, 1, 1)
+    assert check.holds and not built.left_out
+    assert {t.origin for t in built.tests} >= {"regression"}
