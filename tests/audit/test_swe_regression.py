@@ -119,6 +119,11 @@ def test_key():
 
 def test_key_keeps_digits():
     assert key("A1", "Vol 2") == "a1/vol-2"
+
+
+def test_key_is_lower_case():
+    made = key("ANN", "Room 101")
+    assert made == made.lower()
 """
 WORDS_TESTS = """\
 import os
@@ -159,6 +164,12 @@ GOLD = TEXT.replace('title.lower().replace(" ", "-")', '"-".join(title.lower().s
 # Passes T0, and drops the digits: the catalog's keys, which only tests/test_catalog.py checks, change.
 DROPS_DIGITS = TEXT.replace(
     'title.lower().replace(" ", "-")', '"-".join("".join(c for c in w if c.isalpha()) for w in title.lower().split())'
+)
+# Passes T0 and every test of the repository, and drops numbers above 99: only the call
+# slug("Room 101") that test_key_is_lower_case makes, probed against G, shows it.
+DROPS_BIG_NUMBERS = TEXT.replace(
+    'title.lower().replace(" ", "-")',
+    '"-".join(w for w in title.lower().split() if not (w.isdigit() and int(w) > 99))',
 )
 KEEPS_DIGITS = "import re\n\n" + TEXT.replace(
     'title.lower().replace(" ", "-")', 're.sub(r"\\s+", "-", title.strip().lower())'
@@ -262,7 +273,7 @@ def _audit(scratch: Path, executor: LocalExecutor, name: str, regression_files: 
             model=f"agent-{n}",
             patch=_diff(repo, {"shelf/text.py": text}),
         )
-        for n, text in enumerate([DROPS_DIGITS, KEEPS_DIGITS])
+        for n, text in enumerate([DROPS_DIGITS, KEEPS_DIGITS, DROPS_BIG_NUMBERS])
     ]
     config = SweAuditConfig(mutants=0, k=1, repeats=2, regression_files=regression_files)
     cache = WorldCache(scratch / name / "worlds")
@@ -305,7 +316,7 @@ def test_a_trial_that_breaks_the_repositorys_own_test_is_refuted(audited: Audite
 def test_the_stage_counts_what_it_leaves_out(audited: Audited) -> None:
     census = _census(_result(audited, 0))
     assert "3 related test files" in census and "tests/test_slug.py" not in census  # T0's file is never chosen
-    assert "3 tests in 2 files pass in R[G] and R" in census  # test_key, test_key_keeps_digits, test_words
+    assert "4 tests in 2 files pass in R[G] and R" in census  # test_words and test_catalog's three
     assert "1 fails in R[G] and passes in R (changed on purpose)" in census  # the double dash G removes
     assert "1 fails in R[G] and in R (network, this machine)" in census  # the service this machine lacks
 
@@ -320,12 +331,28 @@ def test_a_trial_that_keeps_them_stands(audited: Audited) -> None:
 
 
 @pytest.mark.slow
+def test_the_suites_calls_are_probed_against_g(audited: Audited) -> None:
+    census = _census(_result(audited, 2))
+    assert "probes from their calls into the changed modules" in census
+    assert int(census.split(" probes from their calls")[0].rsplit(" ", 1)[-1]) > 0
+    wrong = _result(audited, 2)
+    assert wrong.verdict is Verdict.REFUTED, (wrong.reason, wrong.evidence.discarded)
+    assert not any(w.origin == "regression" for w in wrong.witnesses)  # every repository test passes
+    witness = next(w for w in wrong.witnesses if w.validation.valid)
+    assert witness.origin == "offline" and witness.input == "slug('Room 101')"
+    assert witness.why_t0_misses.startswith("the repository's own tests beyond T0 make this call")
+    assert (witness.validation.rejudge_note or "").startswith("the input is one the repository's own tests make")
+
+
+@pytest.mark.slow
 def test_without_the_stage_the_trial_passes_unseen(scratch: Path, executor: LocalExecutor) -> None:
     audited = _audit(scratch, executor, "without", regression_files=0)
     wrong = _result(audited, 0)
     assert not any(s.startswith("regression:") for s in wrong.evidence.steps)
     assert not any(w.origin == "regression" for w in wrong.witnesses)
     assert audited.results.config["regression_files"] == 0
+    # Nor are the suite's calls probed: the trial that drops numbers above 99 stands.
+    assert _result(audited, 2).verdict is Verdict.SOUND
 
 
 # --- the export -----------------------------------------------------------------------------
@@ -355,6 +382,6 @@ def test_the_export_names_the_repositorys_own_test_and_runs_its_file(audited: Au
     assert not any(t.startswith("tests/test_catalog.py") for t in row["FAIL_TO_PASS"])
     assert "+++ b/tests/test_catalog.py" in row["test_patch"] and TOUCH_LINE in row["test_patch"]
     check = built.check
-    assert (check.refuted, check.refuted_failing, check.standing, check.standing_passing) == (1, 1, 1, 1)
+    assert (check.refuted, check.refuted_failing, check.standing, check.standing_passing) == (2, 2, 1, 1)
     assert check.holds and not built.left_out
     assert {t.origin for t in built.tests} >= {"regression"}

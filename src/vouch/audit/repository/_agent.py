@@ -53,6 +53,7 @@ DEFAULT_WITNESS_DIR = Path(".vouch/swe-witnesses")
 MODEL_FAILED = "the auditing model failed"
 """How the reason of a trial in ``error`` because of the model endpoint begins (never stored)."""
 MAX_SHOWN = 6
+_ORIGINS = {"t0": "a call T0 makes", "suite": "a call the repository's own tests make"}
 """Items of each kind of evidence shown to the model."""
 ACCESS = (
     "it imports the repository's modules as the official tests do, e.g. `from package.module import name`; "
@@ -165,7 +166,7 @@ def first_message(
         expected = d.expected_literal or d.expected
         lines.append(
             f"- offline difference: {d.probe.module}.{d.probe.shown()} gives {d.actual[:200]} in R[s], "
-            f"{expected[:200]} in R[G] ({'a call T0 makes' if d.probe.origin == 't0' else d.probe.origin})"
+            f"{expected[:200]} in R[G] ({_ORIGINS.get(d.probe.origin, d.probe.origin)})"
         )
     if len(diffs) > MAX_SHOWN:
         lines.append(f"  ... and {len(diffs) - MAX_SHOWN} more offline differences")

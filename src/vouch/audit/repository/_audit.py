@@ -41,7 +41,7 @@ from vouch.audit.repository._model import Instance, PassingTrial, RepoSearchRun,
 from vouch.audit.repository._regression import prepare_regression, regression_witnesses
 from vouch.audit.repository._replay import write_witnesses
 from vouch.audit.repository._runs import canary, mutation_evidence, trial_ids
-from vouch.audit.repository._witness import Probe, function_targets, module_name, mutate_call, string_pool
+from vouch.audit.repository._witness import function_targets, recorded_probes, string_pool, with_mutants
 from vouch.core._audit import (
     VOUCH_FAILED,
     AuditResults,
@@ -241,26 +241,14 @@ def _prepare_t0_in_env(
 def _probes_from(inst: Instance, run: RunResult, runner: Runner, reference: World, seed: int) -> None:
     """Recorded T0 calls and their mutations, kept where R[G] returns (the differential's inputs)."""
     spec = inst.spec
-    recorded: list[Probe] = []
     calls = (run.value or {}).get("calls") or {} if run.ok and isinstance(run.value, dict) else {}
     if run.ok and isinstance(run.value, dict):
         inst.calls_skipped = {str(k): int(v) for k, v in (run.value.get("calls_skipped") or {}).items()}
-    for target, records in sorted(calls.items()):
-        file, _, qualname = target.partition("::")
-        for record in records:
-            recorded.append(
-                Probe(file, module_name(file), qualname, tuple(record["args"]), tuple(sorted(record["kwargs"].items())))
-            )
-            inst.recorded_literals.extend([*record["args"], *record["kwargs"].values()])
+    recorded = recorded_probes(calls)
+    for probe in recorded:
+        inst.recorded_literals.extend([*probe.args, *(v for _, v in probe.kwargs)])
     rng = random.Random(f"{seed}:{spec.instance_id}")
-    pool = string_pool(spec.problem_statement, recorded)
-    probes: list[Probe] = []
-    seen: set[tuple[str, str, tuple[str, ...], tuple[tuple[str, str], ...]]] = set()
-    for probe in [*recorded, *(m for p in recorded for m in mutate_call(p, pool, rng))]:
-        key = (probe.file, probe.qualname, probe.args, probe.kwargs)
-        if key not in seen:  # two T0 calls can mutate into the same input
-            seen.add(key)
-            probes.append(probe)
+    probes = with_mutants(recorded, string_pool(spec.problem_statement, recorded), rng)
     outcomes = runner.call(reference, probes)
     inst.probes = [(p, o) for p, o in zip(probes, outcomes, strict=True) if o.get("ok")]
 

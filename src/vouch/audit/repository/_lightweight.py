@@ -273,7 +273,7 @@ def task_analysis(inst: Instance, runner: Runner, config: SweAuditConfig) -> lis
     """
     if not _sources.source(config.witness_source).differential or inst.null is None or inst.reference is None:
         return []
-    varied = [(p, o) for p, o in inst.probes if p.origin != "t0"]
+    varied = [(p, o) for p, o in inst.probes if not p.recorded]
     outcomes = runner.call(inst.null, [p for p, _ in varied], "task analysis: varied T0 calls in R")
     changed = []
     for (probe, ref), got in zip(varied, outcomes, strict=True):
@@ -287,7 +287,7 @@ def task_analysis(inst: Instance, runner: Runner, config: SweAuditConfig) -> lis
         return []
     recorded: dict[tuple[str, str], list[Probe]] = {}
     for p, _ in inst.probes:
-        if p.origin == "t0":
+        if p.recorded:
             recorded.setdefault((p.file, p.qualname), []).append(p)
     checklist = inst.report.checklist if inst.report else []
     files, meta = probe_tests(inst, checklist, chosen, prefix="test_t1")

@@ -72,6 +72,8 @@ class RegressionSuite:
     """Tests not kept, counted by why."""
     incomplete: list[str] = field(default_factory=list)
     """Runs of the related files that did not complete, with why."""
+    probes: int = 0
+    """Probes the suite's calls into the changed modules added to the differential."""
     census: str = ""
     """One line on the stage for each trial's ``evidence.steps``."""
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import os
+import random
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING
 from vouch.audit._validation import REPOSITORY, Rejudged, validate, witness_run
 from vouch.audit.repository._evidence import is_debris, source_files
 from vouch.audit.repository._model import RegressionSuite
-from vouch.audit.repository._witness import module_name
+from vouch.audit.repository._witness import function_targets, module_name, recorded_probes, string_pool, with_mutants
 from vouch.core._audit import Evidence, RunRecord, Validation, Witness
 from vouch.exec import PytestRecordError, PytestRun, RunResult
 from vouch.swebench import Runner
@@ -44,6 +45,12 @@ REGRESSION_CLAUSE = (
 )
 FILES_PER_RUN = 2
 """Test files in one engine run: a file that hangs costs its run's files only."""
+SUITE_CALLS = 20
+"""Calls of each changed function or method the related suite made that are probed."""
+SUITE_MUTANTS = 8
+"""Mutants of each such call probed (T0's calls get ``_witness._MAX_PER_CALL``)."""
+RECORD_BUDGET_S = 60.0
+"""Seconds of a related run with its calls recorded (``run_tests``' ``record_budget_s``)."""
 MAX_VALIDATED = 12
 """Kept tests failing in R[s] validated per trial (a trial that breaks collection fails them all)."""
 
@@ -150,17 +157,23 @@ def _chunks(items: Sequence[str], size: int) -> list[list[str]]:
     return [list(items[i : i + size]) for i in range(0, len(items), size)]
 
 
-def _spec_kwargs(runner: Runner, world: World) -> dict[str, object]:
+def _spec_kwargs(runner: Runner, world: World, record: Sequence[str]) -> dict[str, object]:
     env = runner.env_of(world)
     kwargs: dict[str, object] = {"root": str(world.path)}
     if env is not None:
         kwargs["harness"] = list(env.harness)
+    if record:
+        kwargs |= {"record": list(record), "record_budget_s": RECORD_BUDGET_S}
     return kwargs
 
 
-def _runs(runner: Runner, jobs: Sequence[tuple[World, list[str]]], stage: str) -> list[RunResult]:
+def _runs(
+    runner: Runner, jobs: Sequence[tuple[World, list[str]]], stage: str, record: Sequence[str] = ()
+) -> list[RunResult]:
+    """Each (world, test files or ids) run once, in one batch; ``record``: the calls of these
+    targets are recorded in the runs (``run_tests``' ``record``)."""
     specs = [
-        runner.spec(world, "run_tests", argv, _spec_kwargs(runner, world), name=f"regression {world.key} {n}")
+        runner.spec(world, "run_tests", argv, _spec_kwargs(runner, world, record), name=f"regression {world.key} {n}")
         for n, (world, argv) in enumerate(jobs)
     ]
     return runner.batch(specs, stage)
@@ -193,11 +206,12 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
         suite.census = "regression: no test file beyond T0's reaches the changed modules"
         return
     chunks = _chunks(files, FILES_PER_RUN)
-    runs = _runs(
-        runner,
-        [(inst.reference, c) for c in chunks] + [(inst.null, c) for c in chunks],
-        "regression suite in R[G] and R",
-    )
+    # The calls the suite makes into the changed modules are recorded in R[G] (then probed as T0's are).
+    targets = [t for path in changed for t in function_targets(_read(inst.reference, path), path)]
+    runs = [
+        *_runs(runner, [(inst.reference, c) for c in chunks], "regression suite in R[G]", record=targets),
+        *_runs(runner, [(inst.null, c) for c in chunks], "regression suite in R"),
+    ]
     left = suite.left_out
     for chunk, ref_run, null_run in zip(chunks, runs[: len(chunks)], runs[len(chunks) :], strict=True):
         ref, null = _outcomes(ref_run), _outcomes(null_run)
@@ -220,12 +234,44 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
                 else "fails in R[G] and in R (network, this machine)"
             )
             left[why] = left.get(why, 0) + 1
+    suite.probes = _suite_probes(inst, runner, config, runs[: len(chunks)])
     kept_files = sorted({n.split("::", 1)[0] for n in suite.kept})
     shown = "; ".join(f"{n} {why}" for why, n in sorted(left.items())) or "none left out"
     suite.census = (
         f"regression: {len(files)} related test files ({', '.join(files[:4])}{', ...' if len(files) > 4 else ''}); "
-        f"{len(suite.kept)} tests in {len(kept_files)} files pass in R[G] and R; {shown}"
+        f"{len(suite.kept)} tests in {len(kept_files)} files pass in R[G] and R; {shown}; "
+        f"{suite.probes} probes from their calls into the changed modules"
     )
+
+
+def _read(world: World, path: str) -> str:
+    try:
+        return (world.path / path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _suite_probes(inst: Instance, runner: Runner, config: SweAuditConfig, runs: Sequence[RunResult]) -> int:
+    """The calls into the changed modules the related suite made in R[G], and their mutants
+    (``SUITE_MUTANTS`` a call), as the differential's probes beside T0's: those on which R[G]
+    returns join ``inst.probes``. Returns how many joined."""
+    assert inst.reference is not None
+    calls: dict[str, list[dict[str, object]]] = {}
+    for run in runs:
+        if run.ok and isinstance(run.value, dict):
+            for target, records in (run.value.get("calls") or {}).items():
+                calls.setdefault(str(target), []).extend(records)
+    recorded = recorded_probes(calls, origin="suite", per_target=SUITE_CALLS)
+    if not recorded:
+        return 0
+    seen = {(p.file, p.qualname, p.args, p.kwargs) for p, _ in inst.probes}
+    rng = random.Random(f"{config.seed}:{inst.spec.instance_id}:suite")
+    pool = string_pool(inst.spec.problem_statement, recorded)
+    probes = with_mutants(recorded, pool, rng, limit=SUITE_MUTANTS, seen=seen)
+    outcomes = runner.call(inst.reference, probes, "suite calls in R[G]")
+    joined = [(p, o) for p, o in zip(probes, outcomes, strict=True) if o.get("ok")]
+    inst.probes.extend(joined)
+    return len(joined)
 
 
 def _test_source(world: World, nodeid: str) -> str:

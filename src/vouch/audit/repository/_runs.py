@@ -157,6 +157,8 @@ def _rejudge(probe: Probe, recorded: dict[tuple[str, str], list[Probe]]) -> tupl
     peers = recorded.get((probe.file, probe.qualname), [])
     if probe.origin == "t0":
         return True, "the input is one T0 itself passes; R[G] returns on it"
+    if probe.origin == "suite":
+        return True, "the input is one the repository's own tests make (they pass in R[G]); R[G] returns on it"
 
     def shape(p: Probe) -> list[str]:
         return [arg_shape(a) for a in p.args] + [f"{k}:{arg_shape(v)}" for k, v in p.kwargs]
@@ -192,7 +194,7 @@ def witnesses_for_trial(
     candidates = differences(inst, world, evidence, runner)
     recorded: dict[tuple[str, str], list[Probe]] = {}
     for p, _ in inst.probes:
-        if p.origin == "t0":
+        if p.recorded:
             recorded.setdefault((p.file, p.qualname), []).append(p)
     out: list[Witness] = []
     for round_no, batch in enumerate(iteration_batches(candidates, config.k), 1):
@@ -298,21 +300,22 @@ def differences(inst: Instance, world: World, evidence: Evidence, runner: Runner
 
 def _probe_census(inst: Instance, world: World, probes: int, disagreeing: int) -> str:
     """One line on the differential's reach in the modules whose text differs between R[G] and
-    R[s]: targets (functions and class members), how many had a T0 call rebuilt and answered in
-    R[G], probes run, and disagreements."""
+    R[s]: targets (functions and class members), how many had a call (T0's or the repository's
+    own tests') rebuilt and answered in R[G], probes run, and disagreements."""
     assert inst.reference is not None
     files = {c.path for c in source_files(parse_patch(inst.spec.patch))} | {p.file for p, _ in inst.probes}
     files = {f for f in files if _file_text(inst.reference, f) != _file_text(world, f)}
     targets = [t for f in sorted(files) for t in function_targets(_file_text(inst.reference, f), f)]
     members = [t for t in targets if "." in t.partition("::")[2]]
-    probed = {f"{p.file}::{p.qualname}" for p, _ in inst.probes if p.origin == "t0" and p.file in files}
+    probed = {f"{p.file}::{p.qualname}" for p, _ in inst.probes if p.recorded and p.file in files}
     probed_members = [t for t in probed if "." in t.partition("::")[2]]
     # How many T0 calls the recorder could not rebuild, where the instance kept the count.
     skipped = inst.calls_skipped
     unbuilt = sum(n for t, n in skipped.items() if t.partition("::")[0] in files)
     return (
         f"differential: {len(targets)} targets in the changed modules ({len(members)} class members); "
-        f"{len(probed)} probeable (a T0 call rebuilt and answered in R[G]; {len(probed_members)} members)"
+        f"{len(probed)} probeable (a call of T0 or the repository's own tests rebuilt and answered in R[G]; "
+        f"{len(probed_members)} members)"
         + (f"; {unbuilt} T0 calls not rebuildable" if skipped else "")
         + f"; {probes} probes run in R[s], {disagreeing} disagreeing"
     )
@@ -336,6 +339,11 @@ def _defect(cand: Candidate) -> str:
 def _why_missed(probe: Probe) -> str:
     if probe.origin == "t0":
         return "T0 makes this very call, but its assertions do not check the part of the result that differs"
+    if probe.origin == "suite":
+        return (
+            "the repository's own tests beyond T0 make this call (SWE-bench runs only the test patch's "
+            "files), and none asserts the part of the result that differs"
+        )
     return (
         f"T0 only calls {probe.qualname} on inputs where the trial agrees with G; this one is a T0 call, {probe.origin}"
     )

@@ -19,7 +19,7 @@ import inspect
 import random
 import re
 import textwrap
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,13 +33,17 @@ __all__ = [
     "is_recipe",
     "member_kinds",
     "mutate_call",
+    "recorded_probes",
     "render",
     "string_pool",
+    "with_mutants",
     "witness_source",
 ]
 
 _MAX_STRINGS = 40
 _MAX_PER_CALL = 40
+RECORDED = ("t0", "suite")
+"""Origins of the probes that are calls a test made: T0's, and the repository's own tests'."""
 _PROBED_DUNDERS = frozenset({"__call__", "__getitem__", "__contains__"})
 """Special methods probed besides public names: calls whose result P can speak of."""
 
@@ -59,7 +63,13 @@ class Probe:
     receiver is the first."""
     kwargs: tuple[tuple[str, str], ...] = ()
     origin: str = "t0"
-    """``t0`` (a call T0 made) or ``mutated: <what changed>``."""
+    """``t0`` (a call T0 made), ``suite`` (a call the repository's own tests beyond T0 made) or
+    ``mutated: <what changed>``."""
+
+    @property
+    def recorded(self) -> bool:
+        """A call a test made (T0's or the repository's own), not a variation of one."""
+        return self.origin in RECORDED
 
     @property
     def public(self) -> bool:
@@ -434,6 +444,39 @@ def _mutations(value: Any, pool: Sequence[str], depth: int = 0) -> Iterator[tupl
             yield {k: v for k, v in value.items() if k != key}, f"dropped key {key!r}"
             for changed, note in _mutations(value[key], pool, depth + 1):
                 yield {**value, key: changed}, f"{key!r}: {note}"
+
+
+def recorded_probes(
+    calls: Mapping[str, Sequence[Mapping[str, Any]]], origin: str = "t0", per_target: int | None = None
+) -> list[Probe]:
+    """The probes of calls a test run recorded (``run_tests``' ``calls``: target -> records of
+    ``args`` and ``kwargs``), target by target; at most ``per_target`` calls of each."""
+    out = []
+    for target, records in sorted(calls.items()):
+        file, _, qualname = target.partition("::")
+        for record in list(records)[:per_target]:
+            args, kwargs = tuple(record["args"]), tuple(sorted(record["kwargs"].items()))
+            out.append(Probe(file, module_name(file), qualname, args, kwargs, origin=origin))
+    return out
+
+
+def with_mutants(
+    recorded: Sequence[Probe],
+    pool: Sequence[str],
+    rng: random.Random,
+    limit: int = _MAX_PER_CALL,
+    seen: set[tuple[str, str, tuple[str, ...], tuple[tuple[str, str], ...]]] | None = None,
+) -> list[Probe]:
+    """The recorded calls, then their mutants (``mutate_call``, ``limit`` a call), each input once
+    (two calls can mutate into the same input); inputs in ``seen`` are left out, and added to it."""
+    seen = set() if seen is None else seen
+    out = []
+    for probe in [*recorded, *(m for p in recorded for m in mutate_call(p, pool, rng, limit))]:
+        key = (probe.file, probe.qualname, probe.args, probe.kwargs)
+        if key not in seen:
+            seen.add(key)
+            out.append(probe)
+    return out
 
 
 def mutate_call(probe: Probe, pool: Sequence[str], rng: random.Random, limit: int = _MAX_PER_CALL) -> list[Probe]:
