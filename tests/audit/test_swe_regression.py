@@ -107,7 +107,14 @@ def test_a_regression_witness_is_a_known_origin() -> None:
 
 # --- the repository -----------------------------------------------------------------------
 
-TEXT = 'def slug(title):\n    return title.lower().replace(" ", "-")\n\n\ndef words(text):\n    return text.split()\n'
+TEXT = """\
+def slug(title, limit=80):
+    return title.lower().replace(" ", "-")[:limit]
+
+
+def words(text):
+    return text.split()
+"""
 CATALOG = 'from shelf.text import slug\n\n\ndef key(author, title):\n    return f"{slug(author)}/{slug(title)}"\n'
 CATALOG_TESTS = """\
 from shelf.catalog import key
@@ -124,6 +131,10 @@ def test_key_keeps_digits():
 def test_key_is_lower_case():
     made = key("ANN", "Room 101")
     assert made == made.lower()
+
+
+def test_a_long_title_is_cut():
+    assert key("A", "x" * 100) == "a/" + "x" * 80
 """
 WORDS_TESTS = """\
 import os
@@ -160,7 +171,10 @@ PROBLEM = (
     "`shelf.text.slug(title)` turns each space into a dash, so `slug('a  b')` gives `'a--b'`. "
     "A run of spaces must become one dash: `slug('Big  Red   Book')` must give `'big-red-book'`."
 )
-GOLD = TEXT.replace('title.lower().replace(" ", "-")', '"-".join(title.lower().split())')
+GOLD = TEXT.replace(
+    '    return title.lower().replace(" ", "-")[:limit]',
+    '    text = "-".join(title.lower().split())\n    return text[:limit] if len(text) > limit else text',
+)
 # Passes T0, and drops the digits: the catalog's keys, which only tests/test_catalog.py checks, change.
 DROPS_DIGITS = TEXT.replace(
     'title.lower().replace(" ", "-")', '"-".join("".join(c for c in w if c.isalpha()) for w in title.lower().split())'
@@ -316,9 +330,18 @@ def test_a_trial_that_breaks_the_repositorys_own_test_is_refuted(audited: Audite
 def test_the_stage_counts_what_it_leaves_out(audited: Audited) -> None:
     census = _census(_result(audited, 0))
     assert "3 related test files" in census and "tests/test_slug.py" not in census  # T0's file is never chosen
-    assert "4 tests in 2 files pass in R[G] and R" in census  # test_words and test_catalog's three
+    assert "5 tests in 2 files pass in R[G] and R" in census  # test_words and test_catalog's four
     assert "1 fails in R[G] and passes in R (changed on purpose)" in census  # the double dash G removes
     assert "1 fails in R[G] and in R (network, this machine)" in census  # the service this machine lacks
+
+
+@pytest.mark.slow
+def test_gs_mutants_that_t0_misses_are_run_under_the_kept_tests(audited: Audited) -> None:
+    """G's added lines have four mutants: "-" -> "" (T0 kills it), and three on the cut of a long
+    slug, which T0's short titles never reach; test_a_long_title_is_cut kills two of them (the
+    third, ``>=``, differs only at exactly 80 characters)."""
+    census = _census(_result(audited, 0))
+    assert "G's mutants: 4 run, 3 pass T0, 2 of those fail a kept test" in census
 
 
 @pytest.mark.slow
@@ -339,7 +362,7 @@ def test_the_suites_calls_are_probed_against_g(audited: Audited) -> None:
     assert wrong.verdict is Verdict.REFUTED, (wrong.reason, wrong.evidence.discarded)
     assert not any(w.origin == "regression" for w in wrong.witnesses)  # every repository test passes
     witness = next(w for w in wrong.witnesses if w.validation.valid)
-    assert witness.origin == "offline" and witness.input == "slug('Room 101')"
+    assert witness.origin == "offline" and witness.input.startswith("slug('Room 101'")
     assert witness.why_t0_misses.startswith("the repository's own tests beyond T0 make this call")
     assert (witness.validation.rejudge_note or "").startswith("the input is one the repository's own tests make")
 

@@ -120,6 +120,13 @@ __all__ = ["swe"]
     help="The repository's own test files beyond T0 run in R, R[G] and each R[s] (nearest the change first; 0: none).",
 )
 @click.option(
+    "--gold-mutants",
+    type=click.IntRange(min=0),
+    default=8,
+    show_default=True,
+    help="Mutants of the gold patch run under T0 and the related tests (what T0 misses of G; 0: none).",
+)
+@click.option(
     "--witness-out",
     type=click.Path(file_okay=False, path_type=Path),
     help="Where validated witnesses are written for replay (default: beside --json, as <name>-witnesses).",
@@ -160,6 +167,7 @@ def swe(
     k: int,
     mutants: int,
     regression_files: int,
+    gold_mutants: int,
     witness_out: Path | None,
     replay_file: Path | None,
     repeat: int,
@@ -212,6 +220,7 @@ def swe(
         k=k,
         mutants=mutants,
         regression_files=regression_files,
+        gold_mutants=gold_mutants,
         seed=seed,
         workers=workers,
         allow_weak_isolation=allow_weak_isolation,

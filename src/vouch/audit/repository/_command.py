@@ -106,6 +106,7 @@ class SweCommand:
     k: int = 3
     mutants: int = 8
     regression_files: int = 8
+    gold_mutants: int = 8
     seed: int = 0
     workers: int | None = None
     allow_weak_isolation: bool = False
@@ -282,6 +283,7 @@ def _audit(
         k=command.k,
         mutants=command.mutants,
         regression_files=command.regression_files,
+        gold_mutants=command.gold_mutants,
         seed=command.seed,
         timeout_s=command.timeout_s or (ENV_TIMEOUT_S if plan is not None else TIMEOUT_S),
         witness_dir=command.witness_dir.resolve() if command.witness_dir is not None else None,

@@ -39,6 +39,9 @@ class SweAuditConfig(AuditSettings):
     regression_files: int = 8
     """The repository's own test files beyond T0 that the regression stage runs (nearest the
     changed modules by the import graph first); 0 turns the stage off."""
+    gold_mutants: int = 8
+    """Mutants of the gold patch's added lines the regression stage runs under T0 and under the
+    related tests (what T0 misses of G, and what the repository's tests add); 0: none."""
 
     def to_dict(self) -> dict[str, Any]:
         """The settings a per-trial judgement depends on; mode and rounds are recorded beside them
@@ -54,6 +57,7 @@ class SweAuditConfig(AuditSettings):
             "timeout_s": self.timeout_s,
             "witness_dir": str(self.witness_dir) if self.witness_dir else None,
             "regression_files": self.regression_files,
+            "gold_mutants": self.gold_mutants,
             "agent_model": self.agent_model,
             "agent_config": self.agent_config,
         }
@@ -74,6 +78,14 @@ class RegressionSuite:
     """Runs of the related files that did not complete, with why."""
     probes: int = 0
     """Probes the suite's calls into the changed modules added to the differential."""
+    gold_mutants: int = 0
+    """Mutants of the gold patch's added lines run under T0 in R[G]."""
+    gold_survivors: int = 0
+    """Of them, those T0 does not kill."""
+    gold_killed: int = 0
+    """Of those, the ones a kept related test kills."""
+    killers: list[str] = field(default_factory=list)
+    """The kept tests that kill a mutant of G that T0 lets through."""
     census: str = ""
     """One line on the stage for each trial's ``evidence.steps``."""
 

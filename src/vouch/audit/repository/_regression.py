@@ -30,7 +30,9 @@ from vouch.audit.repository._evidence import is_debris, source_files
 from vouch.audit.repository._model import RegressionSuite
 from vouch.audit.repository._witness import function_targets, module_name, recorded_probes, string_pool, with_mutants
 from vouch.core._audit import Evidence, RunRecord, Validation, Witness
+from vouch.errors import UsageError
 from vouch.exec import PytestRecordError, PytestRun, RunResult
+from vouch.mutation import Mutant, mutate
 from vouch.swebench import Runner
 from vouch.worlds import World, parse_patch
 
@@ -235,6 +237,7 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
             )
             left[why] = left.get(why, 0) + 1
     suite.probes = _suite_probes(inst, runner, config, runs[: len(chunks)])
+    _gold_mutants(inst, suite, runner, config)
     kept_files = sorted({n.split("::", 1)[0] for n in suite.kept})
     shown = "; ".join(f"{n} {why}" for why, n in sorted(left.items())) or "none left out"
     suite.census = (
@@ -242,6 +245,70 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
         f"{len(suite.kept)} tests in {len(kept_files)} files pass in R[G] and R; {shown}; "
         f"{suite.probes} probes from their calls into the changed modules"
     )
+    if suite.gold_mutants:
+        suite.census += (
+            f"; G's mutants: {suite.gold_mutants} run, {suite.gold_survivors} pass T0, "
+            f"{suite.gold_killed} of those fail a kept test"
+        )
+
+
+def _gold_mutants(inst: Instance, suite: RegressionSuite, runner: Runner, config: SweAuditConfig) -> None:
+    """SWE-ABS's measure, offline: mutants of the gold patch's added lines (``config.gold_mutants``
+    of them, seeded) run under T0 in R[G]; those T0 does not kill run under the kept related
+    tests. Counts what T0 misses of G's own behaviour and how much of it the repository's own
+    tests, which every trial now runs, check; ``suite.killers`` are the tests that kill one."""
+    assert inst.reference is not None and inst.t0_reference is not None
+    if config.gold_mutants <= 0 or not suite.kept:
+        return
+    pool: list[tuple[str, Mutant]] = []
+    for change in source_files(parse_patch(inst.spec.patch)):
+        try:
+            mutants = mutate(_read(inst.reference, change.path), lines=change.added_lines)
+        except UsageError:  # a file libcst cannot parse has no mutants
+            continue
+        pool.extend((change.path, m) for m in mutants)
+    if not pool:
+        return
+    rng = random.Random(f"{config.seed}:{inst.spec.instance_id}:gold")
+    picked = [pool[i] for i in sorted(rng.sample(range(len(pool)), min(config.gold_mutants, len(pool))))]
+    passing = list(inst.t0_reference.tests_passed)
+    in_env = runner.env_of(inst.reference) is not None
+    t0_argv = sorted({t.split("::", 1)[0] for t in passing}) if in_env else passing
+    kept_files = sorted({n.split("::", 1)[0] for n in suite.kept})
+    t0_runs = _overlay_runs(runner, inst.reference, t0_argv, picked, "G's mutants under T0")
+    survivors = []
+    for (path, mutant), run in zip(picked, t0_runs, strict=True):
+        outcomes = _outcomes(run)
+        if outcomes is not None and all(outcomes.get(t) == "passed" for t in passing):
+            survivors.append((path, mutant))
+    suite.gold_mutants, suite.gold_survivors = len(picked), len(survivors)
+    if not survivors:
+        return
+    related = _overlay_runs(runner, inst.reference, kept_files, survivors, "G's mutants under the related tests")
+    for run in related:
+        outcomes = _outcomes(run)
+        if outcomes is None:
+            continue
+        failing = [n for n in suite.kept if outcomes.get(n) not in (None, "passed")]
+        if failing:
+            suite.gold_killed += 1
+            suite.killers.extend(n for n in failing if n not in suite.killers)
+
+
+def _overlay_runs(
+    runner: Runner, world: World, argv: list[str], mutants: Sequence[tuple[str, Mutant]], stage: str
+) -> list[RunResult]:
+    specs = [
+        runner.spec(
+            world,
+            "run_tests",
+            argv,
+            {"root": str(world.path), "overlay": {path: mutant.source}},
+            name=f"gold mutant {mutant.id}",
+        )
+        for path, mutant in mutants
+    ]
+    return runner.batch(specs, stage)
 
 
 def _read(world: World, path: str) -> str:
