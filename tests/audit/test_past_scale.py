@@ -70,6 +70,20 @@ def test_running_out_of_resources_only_past_the_scale_is_a_question_of_scale_not
     assert pool.only_past_scale([50], "raised timeout") is None  # inside the seeds' scale
 
 
+def test_a_list_ten_times_the_seeds_longest_is_past_their_scale() -> None:
+    """Length is scale too: a trial that only runs out of time on a list far longer than any of
+    P's examples and T0's inputs is flagged, not refuted; a wrong value there still refutes."""
+    seeds = [[[1, 3, -2]], [[0, 4, 5, -9, 2]], [[7]]]
+    rules = infer("def f(l: list) -> bool: ...", ["l"], seeds)
+    long, mid, short = [list(range(120))], [list(range(24))], [[1, 2, 3, 4, 5, 6]]
+    planned = [(1, long), (1, mid), (1, short)]
+    pool = fill_pool(rules, planned, [{"ok": True, "value": False}] * 3, seeds, [False] * 3)
+    assert pool.past_scale == {key(long)}  # 120 > 10 x 5; 24 is among the small sizes tried anyway
+    assert "gives no answer in time only" in (pool.only_past_scale(long, "raised timeout") or "")
+    assert pool.only_past_scale(long, True) is None
+    assert pool.only_past_scale(mid, "raised timeout") is None
+
+
 def test_a_difference_past_the_scale_comes_after_every_difference_inside_it() -> None:
     rules = infer("def f(n: int) -> int: ...", ["n"], SEEDS)
     planned = [(3, [40_000]), (2, [50]), (1, [60])]

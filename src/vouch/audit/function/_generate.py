@@ -34,6 +34,8 @@ from vouch.audit.function._preconditions import _numbers as numbers_of
 
 LONG = 120
 """The length of a 'long' generated string or list, unless P bounds it."""
+SMALL_SIZES = 24
+"""``sizes`` tries every length up to this one."""
 
 
 @dataclass
@@ -167,7 +169,7 @@ def sizes(seeds: Sequence[Args], rules: Preconditions, rng: random.Random, limit
             if not isinstance(value, (str, list)) or not value:
                 continue
             cap = _length_cap(rule)
-            lengths = [*range(0, min(cap, 24) + 1), cap // 2, cap - 1, cap]
+            lengths = [*range(0, min(cap, SMALL_SIZES) + 1), cap // 2, cap - 1, cap]
             for n in lengths:
                 if isinstance(value, str):
                     stretched: Any = (value * (n // len(value) + 1))[:n]

@@ -28,6 +28,9 @@ QUICK_S = 0.1
 """G answers in at most this on an input for a trial's timeout there to count as a difference."""
 WITHIN_S = 2.0
 """A timing witness asks for an answer within this (20 times what G needs at most)."""
+PAST_LENGTH = 10
+"""An argument more than this many times as long as the seeds' longest there (and longer than
+``_generate``'s small sizes) is past the seeds' scale, as numbers past their magnitude are."""
 
 
 @dataclass
@@ -353,16 +356,38 @@ def fill_pool(
         for i, arg in enumerate(seed):
             if isinstance(arg, str):
                 pool.shape_outputs.setdefault((i, shape(arg)), []).append(out)
+    longest = _longest(seeds)
     for (level, args), row in zip(planned, g_rows, strict=True):
         if pool.accepts(args, row):
             pool.inputs.append((level, args, pool.normal(row["value"])))
-            if _inputs.key(args) in past_scale or rules.admits(args) is not None:
+            if _inputs.key(args) in past_scale or rules.admits(args) is not None or _too_long(args, longest):
                 pool.past_scale.add(_inputs.key(args))
             if row.get("s", 0.0) > QUICK_S:
                 pool.slow[_inputs.key(args)] = float(row["s"])
         else:
             pool.dropped += 1
     return pool
+
+
+def _longest(seeds: Sequence[Sequence[Any]]) -> dict[int, int]:
+    """The seeds' longest string, list or mapping at each argument position."""
+    out: dict[int, int] = {}
+    for seed in seeds:
+        for i, arg in enumerate(seed):
+            if isinstance(arg, str | list | tuple | dict):
+                out[i] = max(out.get(i, 0), len(arg))
+    return out
+
+
+def _too_long(args: Sequence[Any], longest: dict[int, int]) -> bool:
+    """Whether an argument is past the seeds' scale in length (``PAST_LENGTH``): a trial that only
+    runs out of time there is flagged, not refuted (``Pool.only_past_scale``)."""
+    return any(
+        isinstance(arg, str | list | tuple | dict)
+        and i in longest
+        and len(arg) > max(_generate.SMALL_SIZES, PAST_LENGTH * longest[i])
+        for i, arg in enumerate(args)
+    )
 
 
 @dataclass(frozen=True)
