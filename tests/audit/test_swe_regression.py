@@ -219,11 +219,12 @@ def _diff(repo: Path, files: dict[str, str]) -> str:
     return diff
 
 
-def _make_repo(root: Path) -> tuple[Path, str]:
+def _make_repo(root: Path, extra: dict[str, str] | None = None) -> tuple[Path, str]:
     repo = root / "repos" / "shelf"
     _tree(
         repo,
-        {
+        (extra or {})
+        | {
             "shelf/__init__.py": "",
             "shelf/text.py": TEXT,
             "shelf/catalog.py": CATALOG,
@@ -267,8 +268,15 @@ class Audited:
     cache: WorldCache
 
 
-def _audit(scratch: Path, executor: LocalExecutor, name: str, regression_files: int) -> Audited:
-    repo, commit = _make_repo(scratch / name)
+def _audit(
+    scratch: Path,
+    executor: LocalExecutor,
+    name: str,
+    regression_files: int,
+    extra: dict[str, str] | None = None,
+    timeout_s: float = 120.0,
+) -> Audited:
+    repo, commit = _make_repo(scratch / name, extra)
     row: dict[str, Any] = {
         "instance_id": "vouch-tests__shelf-1",
         "repo": str(repo),
@@ -289,7 +297,7 @@ def _audit(scratch: Path, executor: LocalExecutor, name: str, regression_files: 
         )
         for n, text in enumerate([DROPS_DIGITS, KEEPS_DIGITS, DROPS_BIG_NUMBERS])
     ]
-    config = SweAuditConfig(mutants=0, k=1, repeats=2, regression_files=regression_files)
+    config = SweAuditConfig(mutants=0, k=1, repeats=2, regression_files=regression_files, timeout_s=timeout_s)
     cache = WorldCache(scratch / name / "worlds")
     results = audit_swe([instance], trials, executor=executor, cache=cache, config=config)
     return Audited(results, row, instance, trials, cache)
@@ -376,6 +384,21 @@ def test_without_the_stage_the_trial_passes_unseen(scratch: Path, executor: Loca
     assert audited.results.config["regression_files"] == 0
     # Nor are the suite's calls probed: the trial that drops numbers above 99 stands.
     assert _result(audited, 2).verdict is Verdict.SOUND
+
+
+@pytest.mark.slow
+def test_a_related_file_that_hangs_is_left_out_with_why_and_the_audit_goes_on(
+    scratch: Path, executor: LocalExecutor
+) -> None:
+    hangs = {"tests/test_stalls.py": "import time\n\nfrom shelf.text import words\n\n\ndef test_stalls():\n"
+             "    time.sleep(600)\n"}  # fmt: skip
+    audited = _audit(scratch, executor, "hangs", regression_files=8, extra=hangs, timeout_s=20)
+    census = _census(_result(audited, 0))
+    # It shares a run with one other file (two to a run); the other run's tests are kept.
+    assert "1 run did not complete" in census and "runs that did not complete: tests/test_" in census
+    assert "timeout" in census
+    assert _result(audited, 0).verdict is Verdict.REFUTED  # test_catalog still runs, and still catches it
+    assert _result(audited, 1).verdict is Verdict.SOUND
 
 
 # --- the export -----------------------------------------------------------------------------

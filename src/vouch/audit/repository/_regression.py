@@ -245,6 +245,8 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
         f"{len(suite.kept)} tests in {len(kept_files)} files pass in R[G] and R; {shown}; "
         f"{suite.probes} probes from their calls into the changed modules"
     )
+    if suite.incomplete:
+        suite.census += f"; runs that did not complete: {'; '.join(suite.incomplete)[:300]}"
     if suite.gold_mutants:
         suite.census += (
             f"; G's mutants: {suite.gold_mutants} run, {suite.gold_survivors} pass T0, "
