@@ -68,6 +68,21 @@ def test_related_tests_follow_the_import_graph_nearest_first(tmp_path: Path) -> 
     assert related_tests(root, ["pkg/missing.py"], exclude=set(), limit=10) == []
 
 
+def test_at_one_depth_the_files_naming_the_changed_functions_come_first(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "lib/__init__.py": "from .core import shift, scale\n",
+            "lib/core.py": "def shift(x):\n    return x + 1\n\n\ndef scale(x):\n    return 2 * x\n",
+            "tests/test_a.py": "import lib\n\n\ndef test_scale():\n    assert lib.scale(1) == 2\n",
+            "tests/test_b.py": "import lib\n\n\ndef test_shift():\n    assert lib.shift(1) == lib.shift(0) + 1\n",
+            "tests/test_c.py": "import lib\n",
+        },
+    )
+    assert related_tests(root, ["lib/core.py"], set(), 3) == ["tests/test_a.py", "tests/test_b.py", "tests/test_c.py"]
+    assert related_tests(root, ["lib/core.py"], set(), 2, mentions={"shift"}) == ["tests/test_b.py", "tests/test_a.py"]
+
+
 def test_relative_imports_and_src_layouts_are_read(tmp_path: Path) -> None:
     root = _tree(
         tmp_path,

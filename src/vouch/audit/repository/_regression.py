@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import os
 import random
+import re
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -113,23 +114,30 @@ def _stem(path: str) -> str:
     return name.removeprefix("test_").removesuffix("_test")
 
 
-def related_tests(root: Path, changed: Sequence[str], exclude: Collection[str], limit: int) -> list[str]:
+def related_tests(
+    root: Path, changed: Sequence[str], exclude: Collection[str], limit: int, mentions: Collection[str] = ()
+) -> list[str]:
     """The test files under ``root`` that reach a module of ``changed`` through the import graph,
     nearest first (a file importing a changed module, then one importing such an importer, ...);
-    at one depth, files whose name names a changed module come first. ``exclude`` (T0's files)
-    are never chosen; at most ``limit`` files."""
+    at one depth, files whose name names a changed module come first, then those that name the
+    changed functions and classes (``mentions``) most often. ``exclude`` (T0's files) are never
+    chosen; at most ``limit`` files."""
     files = _python_files(root)
     modules: dict[str, str] = {}
     for path in files:
         modules.setdefault(module_name(path), path)
     targets = {module_name(p) for p in changed if p.endswith(".py")}
     imports: dict[str, set[str]] = {}
+    named: dict[str, int] = {}
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(mentions))) + r")\b") if mentions else None
     for path in files:
         try:
             text = (root / path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
         imports[path] = _imports(text, module_name(path), path.endswith("__init__.py"))
+        if pattern is not None and _is_test_file(path):
+            named[path] = len(pattern.findall(text))
     # Depth of every module from the changed ones, walking importers outwards (breadth first).
     depth = {m: 0 for m in targets if m in modules}
     frontier = set(depth)
@@ -151,7 +159,7 @@ def related_tests(root: Path, changed: Sequence[str], exclude: Collection[str], 
             continue
         near = [depth[m] for m in imported if m in depth]
         if near:
-            ranked.append((min(near), _stem(path) not in names, path))
+            ranked.append((min(near), _stem(path) not in names, -named.get(path, 0), path))
     return [path for *_, path in sorted(ranked)[:limit]]
 
 
@@ -201,7 +209,15 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
     )
     t0_files = {node.split("::", 1)[0] for node in inst.spec.t0}
     t0_files |= {c.path for c in parse_patch(inst.spec.test_patch)}
-    files = related_tests(inst.reference.path, changed, t0_files, config.regression_files)
+    # The functions and classes G's added lines are in: a test file that names them checks them.
+    mentions = {
+        part
+        for change in source_files(parse_patch(inst.spec.patch))
+        for target in function_targets(_read(inst.reference, change.path), change.path, change.added_lines)
+        for part in target.partition("::")[2].split(".")
+        if not part.startswith("_")
+    }
+    files = related_tests(inst.reference.path, changed, t0_files, config.regression_files, mentions)
     suite = RegressionSuite(files=files)
     inst.regression = suite
     if not files:
