@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,7 +135,7 @@ def generate(
         futures = {task.id: pool.submit(one, task) for task in tasks}
         for task_id, future in futures.items():
             try:
-                runs[task_id] = future.result()
+                runs[task_id] = _result(future)
             except _Skipped:
                 continue
     except KeyboardInterrupt:
@@ -144,6 +145,20 @@ def generate(
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return [runs[t.id] for t in tasks if t.id in runs]
+
+
+def _result(future: Future[TaskRun]) -> TaskRun:
+    """The future's result, waited for in short steps: a Ctrl-C the kernel hands to another of
+    the process's threads is seen by the main thread only when it runs Python code, and a wait
+    without a timeout would hold it until the task ends."""
+    while True:
+        try:
+            return future.result(timeout=WAIT_STEP_S)
+        except FutureTimeout:
+            continue
+
+
+WAIT_STEP_S = 0.2
 
 
 class _Skipped(Exception):
