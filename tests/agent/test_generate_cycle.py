@@ -35,6 +35,16 @@ from vouch.core import write_task
 pytestmark = pytest.mark.slow
 
 VOUCH = [sys.executable, "-m", "vouch"]
+# A suite started in the background of a non-interactive shell (or under nohup) inherits SIGINT
+# ignored, and so would the command: Ctrl-C is restored for it, as a terminal would have it.
+WITH_CTRL_C = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])",
+    "-m",
+    "vouch",
+]
 HE, STATE, TOOLCALL = "humaneval-0", "agentdojo-banking-user_task_0-state", "agentdojo-banking-user_task_0-toolcall"
 REJECT_ALL = "def verify(candidate, env):\n    return False\n"
 BAD_SOURCE = "def has_close_elements(numbers, threshold):\n    return True\n"
@@ -352,7 +362,7 @@ def test_ctrl_c_keeps_finished_tasks(tasks: Path, tmp_path: Path) -> None:
     with OpenAIServer(script) as server:
         args = ["bench", "generate", "--tasks", str(tasks), "--model", "openai/m", "--out", str(out),
                 "--concurrency", "1", "--task", bfcl, "--task", HE]  # fmt: skip
-        proc = subprocess.Popen([*VOUCH, *args], env=_env(server.url), stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen([*WITH_CTRL_C, *args], env=_env(server.url), stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 300
         while not (out / bfcl / "done.json").exists() and time.monotonic() < deadline:
             time.sleep(0.1)
