@@ -9,10 +9,8 @@ constructor call, one rebuilt from its state, a result that differs, a receiver 
 from __future__ import annotations
 
 import ast
-import os
 import random
 import shutil
-import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -21,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from _gitrepo import commit_tree, diff_of
 from _scratch import scratch_root
 from vouch.audit import AuditResults, TrialResult, Verdict
 from vouch.audit.repository._audit import SWE_PRELOAD, audit_swe
@@ -193,55 +192,16 @@ LABEL_P = (
 )
 RENAME_P = "`Account.rename(owner)` must strip surrounding whitespace from the new owner, e.g. `' bob '`."
 
-_IDENTITY = {
-    "GIT_AUTHOR_NAME": "vouch tests",
-    "GIT_AUTHOR_EMAIL": "tests@vouch.invalid",
-    "GIT_COMMITTER_NAME": "vouch tests",
-    "GIT_COMMITTER_EMAIL": "tests@vouch.invalid",
-}
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "commit.gpgsign=false", *args],
-        cwd=repo,
-        env={**os.environ, **_IDENTITY},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
-def _diff(repo: Path, files: dict[str, str]) -> str:
-    """The diff that turns the base commit into ``files`` (the tree is put back after)."""
-    for path, text in files.items():
-        target = repo / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    _git(repo, "add", "--intent-to-add", "--all")
-    diff = _git(repo, "diff")
-    _git(repo, "reset", "--quiet")
-    _git(repo, "checkout", "--quiet", "--", ".")
-    _git(repo, "clean", "--quiet", "-fd")
-    return diff
-
 
 def _make_repo(root: Path) -> tuple[Path, str]:
     repo = root / "repos" / "ledger"
-    (repo / "ledger").mkdir(parents=True)
-    (repo / "tests").mkdir()
-    (repo / "ledger" / "__init__.py").write_text("")
-    (repo / "ledger" / "book.py").write_text(BASE)
-    (repo / "tests" / "__init__.py").write_text("")
-    (repo / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n")
-    _git(repo, "init", "--quiet", "--initial-branch=main")
-    _git(repo, "add", "--all")
-    _git(repo, "commit", "--quiet", "-m", "ledger")
-    for path in [repo, *repo.rglob("*")]:
-        if ".git" not in path.parts:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-    return repo, _git(repo, "rev-parse", "HEAD").strip()
+    files = {
+        "ledger/__init__.py": "",
+        "ledger/book.py": BASE,
+        "tests/__init__.py": "",
+        "pytest.ini": "[pytest]\ntestpaths = tests\n",
+    }
+    return repo, commit_tree(repo, files, "ledger")
 
 
 def _instance(
@@ -253,8 +213,8 @@ def _instance(
             "repo": str(repo),
             "base_commit": commit,
             "problem_statement": problem,
-            "patch": _diff(repo, gold if isinstance(gold, dict) else {"ledger/book.py": gold}),
-            "test_patch": _diff(repo, {f"tests/test_{name}.py": tests}),
+            "patch": diff_of(repo, gold if isinstance(gold, dict) else {"ledger/book.py": gold}),
+            "test_patch": diff_of(repo, {f"tests/test_{name}.py": tests}),
             "FAIL_TO_PASS": [f"tests/test_{name}.py::{i}" for i in ids],
             "PASS_TO_PASS": [],
         }
@@ -266,7 +226,7 @@ def _trial(repo: Path, instance: SweInstance, n: int, text: str | dict[str, str]
         trial_id=f"{instance.instance_id}#{n}",
         instance_id=instance.instance_id,
         model=f"agent-{n}",
-        patch=_diff(repo, text if isinstance(text, dict) else {"ledger/book.py": text}),
+        patch=diff_of(repo, text if isinstance(text, dict) else {"ledger/book.py": text}),
     )
 
 

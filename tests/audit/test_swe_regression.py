@@ -9,9 +9,7 @@ test the fix changes on purpose or that fails without any patch is left out and 
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from _gitrepo import commit_tree, diff_of, git, write_tree
 from _scratch import scratch_root
 from vouch.audit import AuditResults, TrialResult, Verdict
 from vouch.audit.repository._audit import SWE_PRELOAD, audit_swe
@@ -35,15 +34,8 @@ from vouch.worlds import WorldCache
 # --- the import graph ---------------------------------------------------------------------
 
 
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    return root
-
-
 def test_related_tests_follow_the_import_graph_nearest_first(tmp_path: Path) -> None:
-    root = _tree(
+    root = write_tree(
         tmp_path,
         {
             "pkg/__init__.py": "from .api import run\n",
@@ -69,7 +61,7 @@ def test_related_tests_follow_the_import_graph_nearest_first(tmp_path: Path) -> 
 
 
 def test_at_one_depth_the_files_naming_the_changed_functions_come_first(tmp_path: Path) -> None:
-    root = _tree(
+    root = write_tree(
         tmp_path,
         {
             "lib/__init__.py": "from .core import shift, scale\n",
@@ -84,7 +76,7 @@ def test_at_one_depth_the_files_naming_the_changed_functions_come_first(tmp_path
 
 
 def test_relative_imports_and_src_layouts_are_read(tmp_path: Path) -> None:
-    root = _tree(
+    root = write_tree(
         tmp_path,
         {
             "src/lib/__init__.py": "",
@@ -204,59 +196,20 @@ KEEPS_DIGITS = "import re\n\n" + TEXT.replace(
     'title.lower().replace(" ", "-")', 're.sub(r"\\s+", "-", title.strip().lower())'
 )
 
-_IDENTITY = {
-    "GIT_AUTHOR_NAME": "vouch tests",
-    "GIT_AUTHOR_EMAIL": "tests@vouch.invalid",
-    "GIT_COMMITTER_NAME": "vouch tests",
-    "GIT_COMMITTER_EMAIL": "tests@vouch.invalid",
-}
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "commit.gpgsign=false", *args],
-        cwd=repo,
-        env={**os.environ, **_IDENTITY},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
-def _diff(repo: Path, files: dict[str, str]) -> str:
-    _tree(repo, files)
-    _git(repo, "add", "--intent-to-add", "--all")
-    diff = _git(repo, "diff")
-    _git(repo, "reset", "--quiet")
-    _git(repo, "checkout", "--quiet", "--", ".")
-    _git(repo, "clean", "--quiet", "-fd")
-    return diff
-
 
 def _make_repo(root: Path, extra: dict[str, str] | None = None) -> tuple[Path, str]:
     repo = root / "repos" / "shelf"
-    _tree(
-        repo,
-        (extra or {})
-        | {
-            "shelf/__init__.py": "",
-            "shelf/text.py": TEXT,
-            "shelf/catalog.py": CATALOG,
-            "tests/__init__.py": "",
-            "tests/test_catalog.py": CATALOG_TESTS,
-            "tests/test_words.py": WORDS_TESTS,
-            "tests/test_legacy.py": LEGACY_TESTS,
-            "pytest.ini": "[pytest]\ntestpaths = tests\n",
-        },
-    )
-    _git(repo, "init", "--quiet", "--initial-branch=main")
-    _git(repo, "add", "--all")
-    _git(repo, "commit", "--quiet", "-m", "shelf")
-    for path in [repo, *repo.rglob("*")]:
-        if ".git" not in path.parts:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-    return repo, _git(repo, "rev-parse", "HEAD").strip()
+    files = {
+        "shelf/__init__.py": "",
+        "shelf/text.py": TEXT,
+        "shelf/catalog.py": CATALOG,
+        "tests/__init__.py": "",
+        "tests/test_catalog.py": CATALOG_TESTS,
+        "tests/test_words.py": WORDS_TESTS,
+        "tests/test_legacy.py": LEGACY_TESTS,
+        "pytest.ini": "[pytest]\ntestpaths = tests\n",
+    }
+    return repo, commit_tree(repo, (extra or {}) | files, "shelf")
 
 
 @pytest.fixture(scope="module")
@@ -297,8 +250,8 @@ def _audit(
         "repo": str(repo),
         "base_commit": commit,
         "problem_statement": PROBLEM,
-        "patch": _diff(repo, {"shelf/text.py": GOLD}),
-        "test_patch": _diff(repo, {"tests/test_slug.py": T0_TESTS}),
+        "patch": diff_of(repo, {"shelf/text.py": GOLD}),
+        "test_patch": diff_of(repo, {"tests/test_slug.py": T0_TESTS}),
         "FAIL_TO_PASS": ["tests/test_slug.py::test_slug_collapses_spaces"],
         "PASS_TO_PASS": ["tests/test_slug.py::test_slug_simple"],
     }
@@ -308,7 +261,7 @@ def _audit(
             trial_id=f"{instance.instance_id}#{n}",
             instance_id=instance.instance_id,
             model=f"agent-{n}",
-            patch=_diff(repo, {"shelf/text.py": text}),
+            patch=diff_of(repo, {"shelf/text.py": text}),
         )
         for n, text in enumerate([DROPS_DIGITS, KEEPS_DIGITS, DROPS_BIG_NUMBERS])
     ]
@@ -419,14 +372,14 @@ def test_a_related_file_that_hangs_is_left_out_with_why_and_the_audit_goes_on(
 # --- the export -----------------------------------------------------------------------------
 
 
-def test_an_appended_line_applies_with_git(tmp_path: Path) -> None:
-    _git(tmp_path, "init", "--quiet")
+def test_an_appended_line_applies_withgit(tmp_path: Path) -> None:
+    git(tmp_path, "init", "--quiet")
     for text in ("def test_a():\n    assert 1\n", "a\nb\nc\nd\ne\n", ""):
         (tmp_path / "t.py").write_text(text)
         diff = append_diff("t.py", text, TOUCH_LINE)
         assert diff is not None
         (tmp_path / "d.diff").write_text(diff)
-        _git(tmp_path, "apply", "--include=t.py", "d.diff")
+        git(tmp_path, "apply", "--include=t.py", "d.diff")
         assert (tmp_path / "t.py").read_text() == text + "\n" + TOUCH_LINE
     assert append_diff("t.py", "x = 1", TOUCH_LINE) is None  # no newline at the end: not touched
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from vouch.audit._validation import REPOSITORY, Rejudged, validate, witness_run
 from vouch.audit.repository._evidence import is_debris, source_files
 from vouch.audit.repository._model import RegressionSuite
+from vouch.audit.repository._runs import overlay_runs
 from vouch.audit.repository._witness import function_targets, module_name, recorded_probes, string_pool, with_mutants
 from vouch.core._audit import Evidence, RunRecord, Validation, Witness
 from vouch.errors import UsageError
@@ -293,7 +294,7 @@ def _gold_mutants(inst: Instance, suite: RegressionSuite, runner: Runner, config
     in_env = runner.env_of(inst.reference) is not None
     t0_argv = sorted({t.split("::", 1)[0] for t in passing}) if in_env else passing
     kept_files = sorted({n.split("::", 1)[0] for n in suite.kept})
-    t0_runs = _overlay_runs(runner, inst.reference, t0_argv, picked, "G's mutants under T0")
+    t0_runs = overlay_runs(runner, inst.reference, t0_argv, picked, "G's mutants under T0")
     survivors = []
     for (path, mutant), run in zip(picked, t0_runs, strict=True):
         outcomes = _outcomes(run)
@@ -302,7 +303,7 @@ def _gold_mutants(inst: Instance, suite: RegressionSuite, runner: Runner, config
     suite.gold_mutants, suite.gold_survivors = len(picked), len(survivors)
     if not survivors:
         return
-    related = _overlay_runs(runner, inst.reference, kept_files, survivors, "G's mutants under the related tests")
+    related = overlay_runs(runner, inst.reference, kept_files, survivors, "G's mutants under the related tests")
     for run in related:
         outcomes = _outcomes(run)
         if outcomes is None:
@@ -311,22 +312,6 @@ def _gold_mutants(inst: Instance, suite: RegressionSuite, runner: Runner, config
         if failing:
             suite.gold_killed += 1
             suite.killers.extend(n for n in failing if n not in suite.killers)
-
-
-def _overlay_runs(
-    runner: Runner, world: World, argv: list[str], mutants: Sequence[tuple[str, Mutant]], stage: str
-) -> list[RunResult]:
-    specs = [
-        runner.spec(
-            world,
-            "run_tests",
-            argv,
-            {"root": str(world.path), "overlay": {path: mutant.source}},
-            name=f"gold mutant {mutant.id}",
-        )
-        for path, mutant in mutants
-    ]
-    return runner.batch(specs, stage)
 
 
 def _read(world: World, path: str) -> str:

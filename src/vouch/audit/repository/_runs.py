@@ -87,17 +87,7 @@ def mutation_evidence(
     # In an environment, T0's ids are the harness parser's (an absolute path cut to its last
     # part): run their files, and read the outcomes by node id.
     argv = list(passing) if runner.env_of(world) is None else sorted({t.split("::", 1)[0] for t in passing})
-    specs = [
-        runner.spec(
-            world,
-            "run_tests",
-            argv,
-            {"root": str(world.path), "overlay": {path: mutant.source}},
-            name=f"mutant {mutant.id}",
-        )
-        for path, mutant in picked
-    ]
-    results = runner.batch(specs, "mutants")
+    results = overlay_runs(runner, world, argv, picked, "mutants")
     by_id = {mutant.id: run for (_, mutant), run in zip(picked, results, strict=True)}
 
     def oracle(mutant: Any, probe: str) -> str:
@@ -126,6 +116,24 @@ def mutation_evidence(
         if m.id in matrix.undetected()
     ]
     return len(unique), survivors
+
+
+def overlay_runs(
+    runner: Runner, world: World, argv: list[str], mutants: Sequence[tuple[str, Any]], stage: str
+) -> list[RunResult]:
+    """``argv``'s tests run in ``world`` once per (path, mutant), the mutant's source imported in
+    place of the file at ``path`` (one batch, counted under ``stage``)."""
+    specs = [
+        runner.spec(
+            world,
+            "run_tests",
+            argv,
+            {"root": str(world.path), "overlay": {path: mutant.source}},
+            name=f"mutant {mutant.id}",
+        )
+        for path, mutant in mutants
+    ]
+    return runner.batch(specs, stage)
 
 
 # --- witnesses ------------------------------------------------------------------------------
