@@ -195,6 +195,8 @@ DROPS_BIG_NUMBERS = TEXT.replace(
 KEEPS_DIGITS = "import re\n\n" + TEXT.replace(
     'title.lower().replace(" ", "-")', 're.sub(r"\\s+", "-", title.strip().lower())'
 )
+# Fixes the slug and renames words(): tests/test_words.py, which imports it, no longer collects.
+RENAMES_WORDS = KEEPS_DIGITS.replace("def words(text):", "def split_words(text):")
 
 
 def _make_repo(root: Path, extra: dict[str, str] | None = None) -> tuple[Path, str]:
@@ -263,7 +265,7 @@ def _audit(
             model=f"agent-{n}",
             patch=diff_of(repo, {"shelf/text.py": text}),
         )
-        for n, text in enumerate([DROPS_DIGITS, KEEPS_DIGITS, DROPS_BIG_NUMBERS])
+        for n, text in enumerate([DROPS_DIGITS, KEEPS_DIGITS, DROPS_BIG_NUMBERS, RENAMES_WORDS])
     ]
     config = SweAuditConfig(mutants=0, k=1, repeats=2, regression_files=regression_files, timeout_s=timeout_s)
     cache = WorldCache(scratch / name / "worlds")
@@ -327,6 +329,18 @@ def test_a_trial_that_keeps_them_stands(audited: Audited) -> None:
     assert "in R[s]: 0 kept tests do not pass" in _census(sound)
     # It fails the legacy test G fails too: behaviour the fix changes on purpose is no witness.
     assert not any(w.origin == "regression" for w in sound.evidence.discarded)
+
+
+@pytest.mark.slow
+def test_a_trial_that_breaks_a_files_collection_is_an_error_with_why(audited: Audited) -> None:
+    """No test of the file ran in R[s]: that decides nothing by the validation rule (an assertion
+    failure), so the trial is not sound either, and the reason names the file and the error."""
+    broken = _result(audited, 3)
+    assert broken.benchmark_pass and broken.verdict is Verdict.ERROR, (broken.reason, broken.witnesses)
+    assert "files that collect in R[G] and not in R[s]: tests/test_words.py" in _census(broken)
+    assert "tests/test_words.py does not collect" in (broken.reason or "")
+    assert "words" in (broken.reason or "")  # the import error's message
+    assert not broken.witnesses
 
 
 @pytest.mark.slow

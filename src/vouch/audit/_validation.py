@@ -125,6 +125,11 @@ def witness_run(
     tests: Mapping[str, PytestOutcome]
     if nodeid is not None:
         tests = {nodeid: run.tests[nodeid]} if nodeid in run.tests else {}
+        broken = run.tests.get(nodeid.split("::", 1)[0])
+        if not tests and broken is not None and broken.when == "collect":
+            # Its file did not collect: no test of it ran, which decides nothing about the test.
+            message = f"{nodeid.split('::', 1)[0]} does not collect: {broken.message}"
+            return RunRecord(world=kind, outcome="error", exception="NoTests", message=message[:300])
     else:
         tests = run.tests if file is None else run.in_file(file)
     if not tests:

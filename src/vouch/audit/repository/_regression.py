@@ -377,13 +377,17 @@ def regression_witnesses(
     runs = _runs(runner, [(world, c) for c in chunks], "regression suite in R[s]")
     failing: list[str] = []
     incomplete: list[str] = []
+    uncollected: list[str] = []
     for chunk, run in zip(chunks, runs, strict=True):
         outcomes = _outcomes(run)
         if outcomes is None:
             incomplete.append(f"{', '.join(chunk)}: {run.status.value}")
             continue
         failing.extend(n for n in suite.kept if n.split("::", 1)[0] in chunk and outcomes.get(n) != "passed")
+        uncollected.extend(f for f in chunk if outcomes.get(f) == "error")  # a file's own record: it did not collect
     line = f"{suite.census}; in R[s]: {len(failing)} kept tests do not pass"
+    if uncollected:
+        line += f"; files that collect in R[G] and not in R[s]: {', '.join(uncollected)}"
     if incomplete:
         line += f"; runs that did not complete: {'; '.join(incomplete)[:300]}"
     checked = failing[:MAX_VALIDATED]
