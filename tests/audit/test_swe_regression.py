@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -195,6 +195,8 @@ DROPS_BIG_NUMBERS = TEXT.replace(
 KEEPS_DIGITS = "import re\n\n" + TEXT.replace(
     'title.lower().replace(" ", "-")', 're.sub(r"\\s+", "-", title.strip().lower())'
 )
+# Fixes the slug and drops the cut: T0's short titles never reach it; one of G's mutants does the same.
+DROPS_THE_CUT = TEXT.replace('title.lower().replace(" ", "-")[:limit]', '"-".join(title.lower().split())')
 # Fixes the slug and renames words(): tests/test_words.py, which imports it, no longer collects.
 RENAMES_WORDS = KEEPS_DIGITS.replace("def words(text):", "def split_words(text):")
 
@@ -245,6 +247,8 @@ def _audit(
     regression_files: int,
     extra: dict[str, str] | None = None,
     timeout_s: float = 120.0,
+    patches: Sequence[str] = (DROPS_DIGITS, KEEPS_DIGITS, DROPS_BIG_NUMBERS, RENAMES_WORDS),
+    **options: Any,
 ) -> Audited:
     repo, commit = _make_repo(scratch / name, extra)
     row: dict[str, Any] = {
@@ -265,9 +269,11 @@ def _audit(
             model=f"agent-{n}",
             patch=diff_of(repo, {"shelf/text.py": text}),
         )
-        for n, text in enumerate([DROPS_DIGITS, KEEPS_DIGITS, DROPS_BIG_NUMBERS, RENAMES_WORDS])
+        for n, text in enumerate(patches)
     ]
-    config = SweAuditConfig(mutants=0, k=1, repeats=2, regression_files=regression_files, timeout_s=timeout_s)
+    config = SweAuditConfig(
+        mutants=0, k=1, repeats=2, regression_files=regression_files, timeout_s=timeout_s, **options
+    )
     cache = WorldCache(scratch / name / "worlds")
     results = audit_swe([instance], trials, executor=executor, cache=cache, config=config)
     return Audited(results, row, instance, trials, cache)
@@ -381,6 +387,24 @@ def test_a_related_file_that_hangs_is_left_out_with_why_and_the_audit_goes_on(
     assert "timeout" in census
     assert _result(audited, 0).verdict is Verdict.REFUTED  # test_catalog still runs, and still catches it
     assert _result(audited, 1).verdict is Verdict.SOUND
+
+
+@pytest.mark.slow
+def test_in_lightweight_mode_the_tests_that_kill_gs_mutants_join_t1(scratch: Path, executor: LocalExecutor) -> None:
+    """Task analysis alone (no rounds): test_a_long_title_is_cut kills two of G's mutants T0
+    misses, so it runs in every passing trial's world and refutes the trial that drops the cut."""
+    audited = _audit(
+        scratch, executor, "lightweight", regression_files=8, patches=[KEEPS_DIGITS, DROPS_THE_CUT],
+        mode="lightweight", rounds=0,
+    )  # fmt: skip
+    keeps, drops = _result(audited, 0), _result(audited, 1)
+    assert keeps.verdict is Verdict.SOUND, (keeps.reason, keeps.witnesses)
+    assert drops.verdict is Verdict.REFUTED, (drops.reason, drops.evidence.steps)
+    [witness] = drops.witnesses
+    assert witness.origin == "regression" and witness.input == "tests/test_catalog.py::test_a_long_title_is_cut"
+    assert witness.found_on == "task analysis" and witness.validation.valid
+    [report] = audited.results.tasks
+    assert "T1 also holds 1 of the repository's own tests that kill mutants of G's" in (report.note or "")
 
 
 # --- the export -----------------------------------------------------------------------------

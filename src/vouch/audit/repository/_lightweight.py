@@ -12,6 +12,9 @@ Per instance, once it is prepared (R[G] and R built, A.1 checked, T0's calls rec
    replay T1's tests in one batch: a trial failing one by the validation rule is refuted, unless
    most models' trials fail it and P only implies it (A.2: a prompt defect, reported, withheld).
    The agent and files sources add no task-level tests (T1 = T0), and the report says so.
+   Whatever the source, the repository's own related tests that kill a mutant of G's that T0
+   misses (``RegressionSuite.killers``) join T1: they run by node id in every passing trial's
+   world and refute by the regression stage's rule (``_replay_killers``).
 2. **Rounds** (``rounds`` per instance): sample a trial uniformly from the active set with
    ``random.Random(f"{seed}:{instance_id}")``, run the whole per-trial audit on it, withhold its
    witnesses of ambiguous requirements (A.2, voted on by every passing trial), and replay the rest
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from vouch.audit import _modes, _sources
@@ -36,6 +39,7 @@ from vouch.audit._ambiguity import AMBIGUOUS, rho_over_models
 from vouch.audit._form import Judged, Replayed
 from vouch.audit.repository._agent import witness_root
 from vouch.audit.repository._ambiguity import withhold_ambiguous
+from vouch.audit.repository._regression import regression_witnesses
 from vouch.audit.repository._replay import write_witnesses
 from vouch.audit.repository._runs import (
     _WITNESS_DIR,
@@ -174,6 +178,7 @@ class RepoForm:
             shared = tests.get(t, [])
             if round == 0:  # T1: the passing trials vote on its tests here (A.2)
                 caught, notes[t] = _replay_t1(self.inst, shared, mine, self.programs, self.runner, self.config)
+                caught = _merged(caught, _replay_killers(self.inst, mine, self.runner, self.config))
             else:  # a sampled trial's witnesses: voted on when its audit confirmed them
                 source = found_on[t].trial.trial_id
                 caught = _replay(self.inst, shared, source, mine, round, self.runner, self.config)
@@ -249,7 +254,13 @@ def audit_instance(
             out.rounds = done.rounds[iid]
             t1 = len(out.rounds[0].witnesses)
             analysed = f"lightweight: task analysis adds {t1} test(s) of G's changed behaviour to T0"
-            out.notes.extend([analysed if t1 else T1_NOTE, *done.notes[iid]])
+            out.notes.append(analysed if t1 else T1_NOTE)
+            if killers := (inst.regression.killers if inst.regression is not None else []):
+                out.notes.append(
+                    f"lightweight: T1 also holds {len(killers)} of the repository's own tests that kill "
+                    "mutants of G's T0 misses; they ran in every passing trial's world"
+                )
+            out.notes.extend(done.notes[iid])
     for same in programs.values():
         first = judged[patch_hash(same[0].patch.strip())]
         out.results.append(first)
@@ -359,6 +370,34 @@ def _replay_t1(
         if left:
             kept[program] = result.model_copy(update={"witnesses": left, "reason": left[0].defect})
     return kept, notes
+
+
+def _replay_killers(
+    inst: Instance, passing: Sequence[PassingTrial], runner: Runner, config: SweAuditConfig
+) -> dict[str, TrialResult]:
+    """T1's tests of the repository's own: the kept related tests that kill a mutant of G's that
+    T0 misses (``RegressionSuite.killers``), run by node id in every passing trial's world and
+    validated as regression witnesses are; the trials they refute, by patch hash."""
+    killers = inst.regression.killers if inst.regression is not None else []
+    caught: dict[str, TrialResult] = {}
+    for target in passing if killers else []:
+        evidence = target.evidence.model_copy(deep=True)
+        found = regression_witnesses(inst, target.world, evidence, runner, config, tests=killers)
+        valid = [w.model_copy(update={"found_on": ANALYSED}) for w in found if w.validation.valid]
+        if valid:
+            caught[target.program] = _refuted(inst, replace(target, evidence=evidence), valid, ANALYSED, 0, config)
+    return caught
+
+
+def _merged(first: dict[str, TrialResult], second: dict[str, TrialResult]) -> dict[str, TrialResult]:
+    """Two sets of refutations by patch hash, one result a patch: its witnesses from both."""
+    out = dict(first)
+    for program, result in second.items():
+        mine = out.get(program)
+        out[program] = (
+            result if mine is None else mine.model_copy(update={"witnesses": [*mine.witnesses, *result.witnesses]})
+        )
+    return out
 
 
 def _unambiguous(

@@ -362,18 +362,32 @@ def _test_source(world: World, nodeid: str) -> str:
 
 
 def regression_witnesses(
-    inst: Instance, world: World, evidence: Evidence, runner: Runner, config: SweAuditConfig
+    inst: Instance,
+    world: World,
+    evidence: Evidence,
+    runner: Runner,
+    config: SweAuditConfig,
+    tests: Collection[str] | None = None,
 ) -> list[Witness]:
     """The kept regression tests that do not pass in the trial's world R[s], each validated
-    (``repeats`` runs of it in R[G] and in R[s]); appends the stage's census to ``evidence.steps``."""
+    (``repeats`` runs of it in R[G] and in R[s]); appends the stage's census to ``evidence.steps``.
+
+    ``tests``: only these of the kept tests, run by node id (lightweight T1: the ones that kill
+    G's mutants); by default every kept test, run by file."""
     suite = inst.regression
     if suite is None or inst.reference is None:
         return []
-    if not suite.kept:
-        evidence.steps.append(suite.census)
+    chosen = suite.kept if tests is None else [n for n in suite.kept if n in tests]
+    if not chosen:
+        if tests is None:
+            evidence.steps.append(suite.census)
         return []
-    kept_files = sorted({n.split("::", 1)[0] for n in suite.kept})
-    chunks = _chunks(kept_files, FILES_PER_RUN)
+    if tests is None:
+        chunks = _chunks(sorted({n.split("::", 1)[0] for n in chosen}), FILES_PER_RUN)
+        census = suite.census
+    else:
+        chunks = [chosen]
+        census = f"T1: {len(chosen)} of the repository's own tests that kill G's mutants T0 misses"
     runs = _runs(runner, [(world, c) for c in chunks], "regression suite in R[s]")
     failing: list[str] = []
     incomplete: list[str] = []
@@ -381,11 +395,15 @@ def regression_witnesses(
     for chunk, run in zip(chunks, runs, strict=True):
         outcomes = _outcomes(run)
         if outcomes is None:
-            incomplete.append(f"{', '.join(chunk)}: {run.status.value}")
+            incomplete.append(f"{', '.join(chunk)[:160]}: {run.status.value}")
             continue
-        failing.extend(n for n in suite.kept if n.split("::", 1)[0] in chunk and outcomes.get(n) != "passed")
-        uncollected.extend(f for f in chunk if outcomes.get(f) == "error")  # a file's own record: it did not collect
-    line = f"{suite.census}; in R[s]: {len(failing)} kept tests do not pass"
+        in_chunk = set(chunk)
+        failing.extend(
+            n for n in chosen if (n in in_chunk or n.split("::", 1)[0] in in_chunk) and outcomes.get(n) != "passed"
+        )
+        files = {n.split("::", 1)[0] for n in chunk}
+        uncollected.extend(f for f in sorted(files) if outcomes.get(f) == "error")  # a file's own record: no collection
+    line = f"{census}; in R[s]: {len(failing)} kept tests do not pass"
     if uncollected:
         line += f"; files that collect in R[G] and not in R[s]: {', '.join(uncollected)}"
     if incomplete:
