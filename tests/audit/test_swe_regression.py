@@ -390,6 +390,22 @@ def test_a_related_file_that_hangs_is_left_out_with_why_and_the_audit_goes_on(
 
 
 @pytest.mark.slow
+def test_a_related_file_that_does_not_collect_in_rg_is_named_with_its_error(
+    scratch: Path, executor: LocalExecutor
+) -> None:
+    """A file importing what the environment lacks collects in no world: it is no test failing in
+    R[G] and R (the network), it is a file the stage could not use, said with pytest's error."""
+    optional = {"tests/test_plots.py": "import shelf_plotting\n\nfrom shelf.text import slug\n\n\ndef test_plot():\n"
+                "    assert slug\n"}  # fmt: skip
+    audited = _audit(scratch, executor, "uncollected", regression_files=8, extra=optional, patches=[KEEPS_DIGITS])
+    census = _census(_result(audited, 0))
+    assert "4 related test files" in census and "5 tests in 2 files pass in R[G] and R" in census
+    assert "1 files do not collect in R[G] (tests/test_plots.py; tests/test_plots.py:" in census
+    assert "shelf_plotting" in census
+    assert "2 fails in R[G] and in R" not in census  # the file is not counted as a failing test
+
+
+@pytest.mark.slow
 def test_in_lightweight_mode_the_tests_that_kill_gs_mutants_join_t1(scratch: Path, executor: LocalExecutor) -> None:
     """Task analysis alone (no rounds): test_a_long_title_is_cut kills two of G's mutants T0
     misses, so it runs in every passing trial's world and refutes the trial that drops the cut."""

@@ -76,6 +76,9 @@ class RegressionSuite:
     """Tests not kept, counted by why."""
     incomplete: list[str] = field(default_factory=list)
     """Runs of the related files that did not complete, with why."""
+    uncollected: dict[str, str] = field(default_factory=dict)
+    """Related files pytest could not collect in R[G], with the error (an import the environment
+    lacks): none of their tests is kept."""
     probes: int = 0
     """Probes the suite's calls into the changed modules added to the differential."""
     gold_mutants: int = 0

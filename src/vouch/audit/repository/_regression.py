@@ -190,6 +190,12 @@ def _runs(
     return runner.batch(specs, stage)
 
 
+def _collection_error(run: RunResult, path: str) -> str:
+    """The error pytest reported for a file it could not collect in ``run``."""
+    test = PytestRun.from_json(run.value).tests.get(path)
+    return (test.message or test.outcome) if test is not None else "not collected"
+
+
 def _outcomes(run: RunResult) -> dict[str, str] | None:
     """Each test's outcome in a run, or None when the run did not complete with a pytest record."""
     if not run.ok or not isinstance(run.value, dict):
@@ -240,6 +246,9 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
             suite.incomplete.append(f"{', '.join(chunk)}: {bad.status.value} {(bad.reason or '')[:160]}")
             continue
         for nodeid, outcome in ref.items():
+            if nodeid in chunk and outcome != "passed":  # a file's own record: pytest could not collect it
+                suite.uncollected[nodeid] = _collection_error(ref_run, nodeid)
+                continue
             if outcome == "passed" and null.get(nodeid) == "passed":
                 suite.kept.append(nodeid)
                 continue
@@ -262,6 +271,12 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
         f"{len(suite.kept)} tests in {len(kept_files)} files pass in R[G] and R; {shown}; "
         f"{suite.probes} probes from their calls into the changed modules"
     )
+    if suite.uncollected:
+        first, error = next(iter(suite.uncollected.items()))
+        suite.census += (
+            f"; {len(suite.uncollected)} files do not collect in R[G] ({', '.join(suite.uncollected)[:200]}; "
+            f"{first}: {error[:160]})"
+        )
     if suite.incomplete:
         suite.census += f"; runs that did not complete: {'; '.join(suite.incomplete)[:300]}"
     if suite.gold_mutants:
