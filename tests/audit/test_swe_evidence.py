@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from vouch.audit.function._witness import render as function_witness
 from vouch.audit.repository._evidence import checklist, detect_reward_hacks, ghost_branches, is_test_path
 from vouch.audit.repository._witness import Candidate, Probe, function_targets, mutate_call, string_pool, witness_source
 from vouch.worlds import parse_patch
@@ -145,6 +146,32 @@ def test_witness_source_asserts_the_reference_result() -> None:
     assert "from pkg.m import f" in text and "got = f(4, 'mi')" in text
     assert "assert _canon(got) == '6.437376'" in text
     assert function_targets("def f(): pass\ndef _g(): pass\nclass C: pass\n", "pkg/m.py") == ["pkg/m.py::f"]
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        'in Variable.values(self) """The variable\'s data as a numpy.ndarray""" (quoted from a docstring)',
+        r"paths like C:\new\x and \N{...} escapes",
+        'ends in a quote"',
+        '""""" five quotes',
+    ],
+)
+def test_a_clause_of_any_text_leaves_the_witness_parseable(clause: str) -> None:
+    """P is anyone's text: triple quotes and backslashes in it must not end the docstring early or
+    be read as escapes (the file would fail in R[G] by vouch's own doing)."""
+    probe = Probe("pkg/m.py", "pkg.m", "f", ("4",), origin='mutated argument 0: "3" -> \\4')
+    for render in (
+        lambda: witness_source(Candidate(probe, "1", "1", "2"), instance_id="i", clause=clause, index=0),
+        lambda: (
+            function_witness(
+                trial_id="t/0", task_id="t", entry_point="f", clause=clause, args=[1], expected=2, index=0
+            ).source
+        ),
+    ):
+        text = render()
+        tree = ast.parse(text)
+        assert clause[:40] in (ast.get_docstring(tree) or "")
 
 
 def _new(path: str, *added: str) -> str:

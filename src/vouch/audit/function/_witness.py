@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from vouch.audit._docstring import in_docstring
 from vouch.audit._settings import CanaryFailed
 from vouch.audit._validation import FUNCTION, Rejudged, validate, witness_run
 from vouch.audit.function._runs import t0_result, t0_spec
@@ -89,7 +90,7 @@ def render(
     header = {"task_id": task_id, "trial_id": trial_id, "entry_point": entry_point}
     # T0 compares tuple(candidate(x)) on some tasks: the witness compares as T0 does.
     call = f"{wrapper}({entry_point}(*args))" if wrapper in ("tuple", "list") else f"{entry_point}(*args)"
-    clause_line = clause.replace('"""', "'''").replace("\n", " ")
+    clause_line = in_docstring(clause.replace("\n", " "))
     check = (
         f'    assert _close(actual, expected), f"{entry_point}{{tuple(args)!r}} returned {{actual!r}}; '
         f'P requires {{expected!r}}"'

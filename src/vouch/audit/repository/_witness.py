@@ -23,6 +23,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vouch.audit._docstring import in_docstring
 from vouch.worlds._inrun import canon
 
 __all__ = [
@@ -585,11 +586,10 @@ def witness_source(candidate: Candidate, *, instance_id: str, clause: str, index
     public = ", public=True" if probe.public else ""
     shown_expected = candidate.expected_literal or candidate.expected
     doc = (
-        f'"""Witness for {instance_id}: {clause[:200]}\n\n'
-        f"vouch offline witness: a call T0 made in R[G], {probe.origin}; R[G]'s result is expected.\n"
+        f'"""Witness for {in_docstring(instance_id)}: {in_docstring(clause[:200])}\n\n'
+        f"vouch offline witness: a call T0 made in R[G], {in_docstring(probe.origin)}; R[G]'s result is expected.\n"
         f'"""\n'
     )
-    doc = doc.replace("\\", "\\\\")
     header = ["from typing import Any", ""]
     header += [f"import {m}" for m in imports]
     header += [f"from {probe.module} import {imported}", "", ""]
