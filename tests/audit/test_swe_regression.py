@@ -390,18 +390,21 @@ def test_a_related_file_that_hangs_is_left_out_with_why_and_the_audit_goes_on(
 
 
 @pytest.mark.slow
-def test_a_related_file_that_does_not_collect_in_rg_is_named_with_its_error(
+def test_a_related_file_that_does_not_collect_in_rg_is_named_and_the_next_one_runs(
     scratch: Path, executor: LocalExecutor
 ) -> None:
     """A file importing what the environment lacks collects in no world: it is no test failing in
-    R[G] and R (the network), it is a file the stage could not use, said with pytest's error."""
+    R[G] and R (the network), it is a file the stage could not use, said with pytest's error, and
+    the next related file runs in its place. Two files asked: test_legacy and test_plots (they
+    name slug), then test_words in test_plots' place."""
     optional = {"tests/test_plots.py": "import shelf_plotting\n\nfrom shelf.text import slug\n\n\ndef test_plot():\n"
                 "    assert slug\n"}  # fmt: skip
-    audited = _audit(scratch, executor, "uncollected", regression_files=8, extra=optional, patches=[KEEPS_DIGITS])
+    audited = _audit(scratch, executor, "uncollected", regression_files=2, extra=optional, patches=[KEEPS_DIGITS])
     census = _census(_result(audited, 0))
-    assert "4 related test files" in census and "5 tests in 2 files pass in R[G] and R" in census
+    assert "3 related test files (tests/test_legacy.py, tests/test_plots.py, tests/test_words.py)" in census
+    assert "1 tests in 1 files pass in R[G] and R" in census  # test_words; its service test fails in both
     assert "1 files do not collect in R[G] (tests/test_plots.py; tests/test_plots.py:" in census
-    assert "shelf_plotting" in census
+    assert "shelf_plotting" in census and "1 more related files run in their place" in census
     assert "2 fails in R[G] and in R" not in census  # the file is not counted as a failing test
 
 

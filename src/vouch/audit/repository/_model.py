@@ -79,6 +79,8 @@ class RegressionSuite:
     uncollected: dict[str, str] = field(default_factory=dict)
     """Related files pytest could not collect in R[G], with the error (an import the environment
     lacks): none of their tests is kept."""
+    replaced: int = 0
+    """The next related files run in place of those (once; at most as many)."""
     probes: int = 0
     """Probes the suite's calls into the changed modules added to the differential."""
     gold_mutants: int = 0

@@ -224,15 +224,58 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
         for part in target.partition("::")[2].split(".")
         if not part.startswith("_")
     }
-    files = related_tests(inst.reference.path, changed, t0_files, config.regression_files, mentions)
+    ranked = related_tests(inst.reference.path, changed, t0_files, 2 * config.regression_files, mentions)
+    files, spares = ranked[: config.regression_files], ranked[config.regression_files :]
     suite = RegressionSuite(files=files)
     inst.regression = suite
     if not files:
         suite.census = "regression: no test file beyond T0's reaches the changed modules"
         return
-    chunks = _chunks(files, FILES_PER_RUN)
     # The calls the suite makes into the changed modules are recorded in R[G] (then probed as T0's are).
     targets = [t for path in changed for t in function_targets(_read(inst.reference, path), path)]
+    recorded = _run_related(inst, runner, suite, files, targets)
+    if suite.uncollected and spares:
+        # Files the environment cannot import (a dependency's later release) give way, once, to
+        # the next related files.
+        instead = spares[: len(suite.uncollected)]
+        suite.files = [*files, *instead]
+        suite.replaced = len(instead)
+        recorded += _run_related(inst, runner, suite, instead, targets)
+    suite.probes = _suite_probes(inst, runner, config, recorded)
+    _gold_mutants(inst, suite, runner, config)
+    kept_files = sorted({n.split("::", 1)[0] for n in suite.kept})
+    shown = "; ".join(f"{n} {why}" for why, n in sorted(suite.left_out.items())) or "none left out"
+    suite.census = (
+        f"regression: {len(suite.files)} related test files ({', '.join(suite.files[:4])}"
+        f"{', ...' if len(suite.files) > 4 else ''}); "
+        f"{len(suite.kept)} tests in {len(kept_files)} files pass in R[G] and R; {shown}; "
+        f"{suite.probes} probes from their calls into the changed modules"
+    )
+    if suite.uncollected:
+        first, error = next(iter(suite.uncollected.items()))
+        suite.census += (
+            f"; {len(suite.uncollected)} files do not collect in R[G] ({', '.join(suite.uncollected)[:200]}; "
+            f"{first}: {error[:160]})"
+        )
+        if suite.replaced:
+            suite.census += f", {suite.replaced} more related files run in their place"
+    if suite.incomplete:
+        suite.census += f"; runs that did not complete: {'; '.join(suite.incomplete)[:300]}"
+    if suite.gold_mutants:
+        suite.census += (
+            f"; G's mutants: {suite.gold_mutants} run, {suite.gold_survivors} pass T0, "
+            f"{suite.gold_killed} of those fail a kept test"
+        )
+
+
+def _run_related(
+    inst: Instance, runner: Runner, suite: RegressionSuite, files: Sequence[str], targets: Sequence[str]
+) -> list[RunResult]:
+    """Run ``files`` in R[G] (their calls into ``targets`` recorded) and in R, two to a run; the
+    tests passing in both join ``suite.kept``, the others are counted by why, and the files pytest
+    cannot collect in R[G] go to ``suite.uncollected``. Returns the R[G] runs."""
+    assert inst.reference is not None and inst.null is not None
+    chunks = _chunks(files, FILES_PER_RUN)
     runs = [
         *_runs(runner, [(inst.reference, c) for c in chunks], "regression suite in R[G]", record=targets),
         *_runs(runner, [(inst.null, c) for c in chunks], "regression suite in R"),
@@ -262,28 +305,7 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
                 else "fails in R[G] and in R (network, this machine)"
             )
             left[why] = left.get(why, 0) + 1
-    suite.probes = _suite_probes(inst, runner, config, runs[: len(chunks)])
-    _gold_mutants(inst, suite, runner, config)
-    kept_files = sorted({n.split("::", 1)[0] for n in suite.kept})
-    shown = "; ".join(f"{n} {why}" for why, n in sorted(left.items())) or "none left out"
-    suite.census = (
-        f"regression: {len(files)} related test files ({', '.join(files[:4])}{', ...' if len(files) > 4 else ''}); "
-        f"{len(suite.kept)} tests in {len(kept_files)} files pass in R[G] and R; {shown}; "
-        f"{suite.probes} probes from their calls into the changed modules"
-    )
-    if suite.uncollected:
-        first, error = next(iter(suite.uncollected.items()))
-        suite.census += (
-            f"; {len(suite.uncollected)} files do not collect in R[G] ({', '.join(suite.uncollected)[:200]}; "
-            f"{first}: {error[:160]})"
-        )
-    if suite.incomplete:
-        suite.census += f"; runs that did not complete: {'; '.join(suite.incomplete)[:300]}"
-    if suite.gold_mutants:
-        suite.census += (
-            f"; G's mutants: {suite.gold_mutants} run, {suite.gold_survivors} pass T0, "
-            f"{suite.gold_killed} of those fail a kept test"
-        )
+    return runs[: len(chunks)]
 
 
 def _gold_mutants(inst: Instance, suite: RegressionSuite, runner: Runner, config: SweAuditConfig) -> None:
