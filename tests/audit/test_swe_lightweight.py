@@ -155,10 +155,21 @@ def test_same_seed_same_rounds(scratch: Path, executor: LocalExecutor) -> None:
 def test_one_trial_and_none_passing(scratch: Path, executor: LocalExecutor) -> None:
     instances, trials = _fixture("unitconv")
     stage, *_, failing = trials  # #0 misses a stage of the feature; #3 fails T0
-    one = _audit(scratch, executor, instances, [stage])
+    one = _audit(scratch, executor, instances, [stage], gold_mutants=0)
     assert [r.round for r in one.tasks[0].rounds] == [0, 1]  # the active set is empty after one round
     assert one.tasks[0].rounds[1].trial_id == stage.trial_id and one.tasks[0].rounds[1].refuted == []
     assert one.trials[0].verdict is Verdict.REFUTED
+    # With G's mutants, T1 holds the probes that tell them from G: the missing long form is
+    # caught in round 0, and no round is left to draw.
+    caught = _audit(scratch, executor, instances, [stage])
+    assert [r.round for r in caught.tasks[0].rounds] == [0] and caught.trials[0].verdict is Verdict.REFUTED
+    inputs = [w.input for w in caught.trials[0].witnesses]
+    assert (
+        inputs
+        and len(set(inputs)) == len(inputs)
+        and all(w.found_on == "task analysis" for w in caught.trials[0].witnesses)
+    )
+    assert all(w.why_t0_misses.startswith("T0 does not tell G from its mutant") for w in caught.trials[0].witnesses)
     none = _audit(scratch, executor, instances, [failing])
     assert none.tasks[0].rounds == [] and "no trial passes T0" in (none.tasks[0].note or "")
     assert none.trials[0].verdict is Verdict.NOT_PASSING

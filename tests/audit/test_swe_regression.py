@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -201,7 +201,7 @@ DROPS_THE_CUT = TEXT.replace('title.lower().replace(" ", "-")[:limit]', '"-".joi
 RENAMES_WORDS = KEEPS_DIGITS.replace("def words(text):", "def split_words(text):")
 
 
-def _make_repo(root: Path, extra: dict[str, str] | None = None) -> tuple[Path, str]:
+def _make_repo(root: Path, extra: dict[str, str] | None = None, drop: Collection[str] = ()) -> tuple[Path, str]:
     repo = root / "repos" / "shelf"
     files = {
         "shelf/__init__.py": "",
@@ -213,7 +213,8 @@ def _make_repo(root: Path, extra: dict[str, str] | None = None) -> tuple[Path, s
         "tests/test_legacy.py": LEGACY_TESTS,
         "pytest.ini": "[pytest]\ntestpaths = tests\n",
     }
-    return repo, commit_tree(repo, (extra or {}) | files, "shelf")
+    kept = {path: text for path, text in files.items() if path not in drop}
+    return repo, commit_tree(repo, (extra or {}) | kept, "shelf")
 
 
 @pytest.fixture(scope="module")
@@ -248,9 +249,10 @@ def _audit(
     extra: dict[str, str] | None = None,
     timeout_s: float = 120.0,
     patches: Sequence[str] = (DROPS_DIGITS, KEEPS_DIGITS, DROPS_BIG_NUMBERS, RENAMES_WORDS),
+    drop: Collection[str] = (),
     **options: Any,
 ) -> Audited:
-    repo, commit = _make_repo(scratch / name, extra)
+    repo, commit = _make_repo(scratch / name, extra, drop)
     row: dict[str, Any] = {
         "instance_id": "vouch-tests__shelf-1",
         "repo": str(repo),
@@ -419,11 +421,34 @@ def test_in_lightweight_mode_the_tests_that_kill_gs_mutants_join_t1(scratch: Pat
     keeps, drops = _result(audited, 0), _result(audited, 1)
     assert keeps.verdict is Verdict.SOUND, (keeps.reason, keeps.witnesses)
     assert drops.verdict is Verdict.REFUTED, (drops.reason, drops.evidence.steps)
-    [witness] = drops.witnesses
-    assert witness.origin == "regression" and witness.input == "tests/test_catalog.py::test_a_long_title_is_cut"
+    # The probes that tell G's mutants from G (the next test) refute it too.
+    [witness] = [w for w in drops.witnesses if w.origin == "regression"]
+    assert witness.input == "tests/test_catalog.py::test_a_long_title_is_cut"
     assert witness.found_on == "task analysis" and witness.validation.valid
     [report] = audited.results.tasks
     assert "T1 also holds 1 of the repository's own tests that kill mutants of G's" in (report.note or "")
+
+
+@pytest.mark.slow
+def test_in_lightweight_mode_the_probes_that_kill_gs_mutants_join_t1(scratch: Path, executor: LocalExecutor) -> None:
+    """No test of the repository's own reaches slug, and T0's titles are short: G's mutants of the
+    cut pass T0. Variations of T0's calls with a limit of 0 tell them (``>`` turned ``<``, ...)
+    from G, so they join T1 and refutes the trial that drops the cut (task analysis alone,
+    no rounds); without G's mutants, that trial stands."""
+    others = ("tests/test_catalog.py", "tests/test_words.py", "tests/test_legacy.py")
+    setting: dict[str, Any] = {"patches": [KEEPS_DIGITS, DROPS_THE_CUT], "drop": others, "mode": "lightweight"}
+    audited = _audit(scratch, executor, "probes-t1", regression_files=8, rounds=0, **setting)
+    keeps, drops = _result(audited, 0), _result(audited, 1)
+    assert keeps.verdict is Verdict.SOUND, (keeps.reason, keeps.witnesses)
+    assert drops.verdict is Verdict.REFUTED, (drops.reason, drops.evidence.steps)
+    assert drops.witnesses, drops.evidence.steps
+    for witness in drops.witnesses:
+        assert witness.origin == "offline" and witness.found_on == "task analysis" and witness.validation.valid
+        assert witness.why_t0_misses.startswith("T0 does not tell G from its mutant on this call of slug")
+        # A limit of 0: the mutant returns the whole slug, as the trial does; G returns ''.
+        assert witness.input.startswith("slug(") and witness.input.endswith(", 0)") and witness.expected == "''"
+    unseen = _audit(scratch, executor, "probes-t1-without", regression_files=8, rounds=0, gold_mutants=0, **setting)
+    assert _result(unseen, 1).verdict is Verdict.SOUND, _result(unseen, 1).witnesses
 
 
 # --- the export -----------------------------------------------------------------------------

@@ -176,9 +176,16 @@ class Runner(Batches):
                 specs.append(self.spec(w, "run_tests", list(env.test_files), kwargs, name=f"t0 {w.key}"))
         return self.batch(specs, stage)
 
-    def call(self, world: World, probes: Sequence[CallProbe], stage: str = "calls") -> list[dict[str, Any]]:
+    def call(
+        self,
+        world: World,
+        probes: Sequence[CallProbe],
+        stage: str = "calls",
+        overlay: dict[str, str] | None = None,
+    ) -> list[dict[str, Any]]:
         """Each probe's outcome in ``world``, ``CALLS_PER_RUN`` probes a run (one batch): a run that
-        fails or times out costs its own probes only, which all come back failed."""
+        fails or times out costs its own probes only, which all come back failed. ``overlay``
+        (relative path -> source) is imported in place of those files (a mutant)."""
         if not probes:
             return []
         chunks = [probes[i : i + CALLS_PER_RUN] for i in range(0, len(probes), CALLS_PER_RUN)]
@@ -187,7 +194,7 @@ class Runner(Batches):
                 world,
                 "call_functions",
                 [p.as_call() for p in chunk],
-                {"root": str(world.path)},
+                {"root": str(world.path), **({"overlay": overlay} if overlay else {})},
                 name=f"calls {world.key} {n}",
             )
             for n, chunk in enumerate(chunks)

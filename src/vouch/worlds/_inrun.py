@@ -80,6 +80,14 @@ class _OverlayFinder(importlib.abc.MetaPathFinder):
         )
 
 
+def _install_overlay(where: str, overlay: dict[str, str] | None) -> None:
+    """Import ``overlay``'s sources (relative path under ``where`` -> source) in place of those files."""
+    if overlay:
+        sys.meta_path.insert(
+            0, _OverlayFinder({os.path.realpath(os.path.join(where, k)): v for k, v in overlay.items()})
+        )
+
+
 _PLAIN = (str, bytes, int, float, complex, bool, type(None))
 _CO_GENERATOR, _CO_COROUTINE, _CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200
 _MAX_SKIPPED_PER_FUNCTION = 400
@@ -732,10 +740,7 @@ def run_tests(
     workdir = os.getcwd()
     extra = [os.path.join(workdir, path) for path in workdir_tests or []]
     where = _enter(root, on_path=harness is None)
-    if overlay:
-        sys.meta_path.insert(
-            0, _OverlayFinder({os.path.realpath(os.path.join(where, k)): v for k, v in overlay.items()})
-        )
+    _install_overlay(where, overlay)
     # Tests brought into the run (witnesses) are rooted in the run's workdir, so that their node
     # ids name their files; the world's own tests are rooted in the world.
     rootdir = workdir if extra and not argv else where
@@ -837,7 +842,10 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
 
 
 def call_functions(
-    calls: list[dict[str, Any]], root: str | None = None, per_call_s: float = 5.0
+    calls: list[dict[str, Any]],
+    root: str | None = None,
+    per_call_s: float = 5.0,
+    overlay: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Call functions and methods of the world on literal or rebuilt arguments; each outcome as data.
 
@@ -849,6 +857,7 @@ def call_functions(
         root: The world to import from (default: the run's workdir).
         per_call_s: A call running longer is stopped and recorded as ``CallTimeout``, so one
             input that hangs does not take the others' outcomes with it.
+        overlay: Relative path -> replacement source, imported instead of the file (mutants).
 
     Returns:
         One ``{"ok", "value" (canon text), "literal" (repr or None), "exception"}`` per call, and
@@ -857,7 +866,7 @@ def call_functions(
     """
     import signal
 
-    _enter(root)
+    _install_overlay(_enter(root), overlay)
     signal.signal(signal.SIGALRM, _alarm)
     results: list[dict[str, Any]] = []
     for spec in calls:

@@ -12,9 +12,12 @@ Per instance, once it is prepared (R[G] and R built, A.1 checked, T0's calls rec
    replay T1's tests in one batch: a trial failing one by the validation rule is refuted, unless
    most models' trials fail it and P only implies it (A.2: a prompt defect, reported, withheld).
    The agent and files sources add no task-level tests (T1 = T0), and the report says so.
-   Whatever the source, the repository's own related tests that kill a mutant of G's that T0
-   misses (``RegressionSuite.killers``) join T1: they run by node id in every passing trial's
-   world and refute by the regression stage's rule (``_replay_killers``).
+   What kills a mutant of G's added lines that T0 lets through (SWE-ABS's idea) joins T1 too:
+   with the offline source, a probe on which the mutant answers otherwise than G
+   (``RegressionSuite.probe_killers``, written and kept as above); whatever the source, the
+   repository's own related tests that kill one (``RegressionSuite.killers``), run by node id
+   in every passing trial's world and refuting by the regression stage's rule
+   (``_replay_killers``).
 2. **Rounds** (``rounds`` per instance): sample a trial uniformly from the active set with
    ``random.Random(f"{seed}:{instance_id}")``, run the whole per-trial audit on it, withhold its
    witnesses of ambiguous requirements (A.2, voted on by every passing trial), and replay the rest
@@ -281,6 +284,10 @@ def task_analysis(inst: Instance, runner: Runner, config: SweAuditConfig) -> lis
     asserting R[G]'s answer there is written for up to ``T1_PER_FUNCTION`` such inputs per
     function (``T1_SIZE`` in all), run ``repeats`` times in R[G], and kept when it passes every
     time (a test that fails on G is dropped). Never a trial's world: T1 is the same for all.
+
+    The probes on which a mutant of G's added lines that T0 lets through answers otherwise than
+    G (``RegressionSuite.probe_killers``, one a mutant, ``T1_SIZE`` at most) join them the same
+    way: T0 does not tell G's behaviour there from a near miss of it, and T1 does.
     """
     if not _sources.source(config.witness_source).differential or inst.null is None or inst.reference is None:
         return []
@@ -294,6 +301,12 @@ def task_analysis(inst: Instance, runner: Runner, config: SweAuditConfig) -> lis
         changed.append(Candidate(probe, ref["value"], ref.get("literal"), actual))
     batches = iteration_batches(changed, 1, per_function=T1_PER_FUNCTION)
     chosen = batches[0][:T1_SIZE] if batches else []
+    # The probes that tell G from a mutant of it T0 lets through (SWE-ABS's idea) join them.
+    killing = inst.regression.probe_killers if inst.regression is not None else []
+    shown = {(c.probe.file, c.probe.qualname, c.probe.args, c.probe.kwargs) for c in chosen}
+    killers = [c for c in killing if (c.probe.file, c.probe.qualname, c.probe.args, c.probe.kwargs) not in shown]
+    killers = killers[:T1_SIZE]
+    chosen = [*chosen, *killers]
     if not chosen:
         return []
     recorded: dict[tuple[str, str], list[Probe]] = {}
@@ -311,17 +324,28 @@ def task_analysis(inst: Instance, runner: Runner, config: SweAuditConfig) -> lis
         if not all(r.outcome == "pass" for r in runs):
             continue
         rejudged, note = _rejudge(cand.probe, recorded)
-        expected = cand.expected_literal or cand.expected
+        expected = (cand.expected_literal or cand.expected)[:200]
+        if cand in killers:
+            texts = {
+                "actual": f"G's mutant ({cand.notes[0][:160]}) gives {cand.actual[:200]}",
+                "defect": f"{cand.probe.shown()}: G gives {expected}, and T0 passes a mutant of G that does not",
+                "why_t0_misses": f"T0 does not tell G from its mutant on this call of {cand.probe.qualname} "
+                f"({cand.probe.origin})",
+            }
+        else:
+            texts = {
+                "actual": f"R (without G) gives {cand.actual[:200]}",
+                "defect": f"{cand.probe.shown()}: G changes this behaviour to {expected}",
+                "why_t0_misses": f"T0 calls {cand.probe.qualname} only on other inputs; this one is a T0 call, "
+                f"{cand.probe.origin}",
+            }
         tests.append(
             probe_witness(
                 name,
                 files,
                 cand,
                 clause,
-                actual=f"R (without G) gives {cand.actual[:200]}",
-                defect=f"{cand.probe.shown()}: G changes this behaviour to {expected[:200]}",
-                why_t0_misses=f"T0 calls {cand.probe.qualname} only on other inputs; this one is a T0 call, "
-                f"{cand.probe.origin}",
+                **texts,
                 validation=Validation(
                     reference_runs=runs,
                     model_runs=[],

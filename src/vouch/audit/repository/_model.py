@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from vouch.audit._agent_calls import WitnessAgent
 from vouch.audit._settings import AuditSettings
-from vouch.audit.repository._witness import Probe
+from vouch.audit.repository._witness import Candidate, Probe
 from vouch.core._audit import Evidence, T0Result, TaskReport, Witness
 from vouch.exec import RunResult
 from vouch.swebench import Runner, SweInstance, SweTrial, WorldEnv
@@ -91,6 +91,12 @@ class RegressionSuite:
     """Of those, the ones a kept related test kills."""
     killers: list[str] = field(default_factory=list)
     """The kept tests that kill a mutant of G that T0 lets through."""
+    gold_probed: int = 0
+    """Of the mutants T0 lets through, the ones on which a probe (T0's calls, the suite's, their
+    variations) answers otherwise than G."""
+    probe_killers: list[Candidate] = field(default_factory=list)
+    """Those probes, one a mutant: G's answer expected, the mutant's as the actual one, and the
+    mutant's edit in ``notes``."""
     census: str = ""
     """One line on the stage for each trial's ``evidence.steps``."""
 

@@ -23,6 +23,7 @@ import os
 import random
 import re
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +31,14 @@ from vouch.audit._validation import REPOSITORY, Rejudged, validate, witness_run
 from vouch.audit.repository._evidence import is_debris, source_files
 from vouch.audit.repository._model import RegressionSuite
 from vouch.audit.repository._runs import overlay_runs
-from vouch.audit.repository._witness import function_targets, module_name, recorded_probes, string_pool, with_mutants
+from vouch.audit.repository._witness import (
+    disagreement,
+    function_targets,
+    module_name,
+    recorded_probes,
+    string_pool,
+    with_mutants,
+)
 from vouch.core._audit import Evidence, RunRecord, Validation, Witness
 from vouch.errors import UsageError
 from vouch.exec import PytestRecordError, PytestRun, RunResult
@@ -228,9 +236,30 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
     files, spares = ranked[: config.regression_files], ranked[config.regression_files :]
     suite = RegressionSuite(files=files)
     inst.regression = suite
-    if not files:
+    if files:
+        _related_stage(inst, runner, config, suite, changed, spares)
+    else:
         suite.census = "regression: no test file beyond T0's reaches the changed modules"
-        return
+    _gold_mutants(inst, suite, runner, config)
+    if suite.gold_mutants:
+        suite.census += (
+            f"; G's mutants: {suite.gold_mutants} run, {suite.gold_survivors} pass T0, "
+            f"{suite.gold_killed} of those fail a kept test, {suite.gold_probed} answer a probe otherwise than G"
+        )
+
+
+def _related_stage(
+    inst: Instance,
+    runner: Runner,
+    config: SweAuditConfig,
+    suite: RegressionSuite,
+    changed: Sequence[str],
+    spares: Sequence[str],
+) -> None:
+    """The related files in R[G] (their calls recorded) and R, the kept tests, the suite's calls
+    as probes, and the census line."""
+    assert inst.reference is not None
+    files = suite.files
     # The calls the suite makes into the changed modules are recorded in R[G] (then probed as T0's are).
     targets = [t for path in changed for t in function_targets(_read(inst.reference, path), path)]
     recorded = _run_related(inst, runner, suite, files, targets)
@@ -242,7 +271,6 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
         suite.replaced = len(instead)
         recorded += _run_related(inst, runner, suite, instead, targets)
     suite.probes = _suite_probes(inst, runner, config, recorded)
-    _gold_mutants(inst, suite, runner, config)
     kept_files = sorted({n.split("::", 1)[0] for n in suite.kept})
     shown = "; ".join(f"{n} {why}" for why, n in sorted(suite.left_out.items())) or "none left out"
     suite.census = (
@@ -261,11 +289,6 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
             suite.census += f", {suite.replaced} more related files run in their place"
     if suite.incomplete:
         suite.census += f"; runs that did not complete: {'; '.join(suite.incomplete)[:300]}"
-    if suite.gold_mutants:
-        suite.census += (
-            f"; G's mutants: {suite.gold_mutants} run, {suite.gold_survivors} pass T0, "
-            f"{suite.gold_killed} of those fail a kept test"
-        )
 
 
 def _run_related(
@@ -309,12 +332,14 @@ def _run_related(
 
 
 def _gold_mutants(inst: Instance, suite: RegressionSuite, runner: Runner, config: SweAuditConfig) -> None:
-    """SWE-ABS's measure, offline: mutants of the gold patch's added lines (``config.gold_mutants``
+    """SWE-ABS's idea, offline: mutants of the gold patch's added lines (``config.gold_mutants``
     of them, seeded) run under T0 in R[G]; those T0 does not kill run under the kept related
-    tests. Counts what T0 misses of G's own behaviour and how much of it the repository's own
-    tests, which every trial now runs, check; ``suite.killers`` are the tests that kill one."""
+    tests and answer the instance's probes. Counts what T0 misses of G's own behaviour and how
+    much of it the repository's own tests and the probes tell apart; ``suite.killers`` are the
+    tests that kill one, ``suite.probe_killers`` a probe that does for each mutant a probe kills
+    (lightweight task analysis adds both to T1)."""
     assert inst.reference is not None and inst.t0_reference is not None
-    if config.gold_mutants <= 0 or not suite.kept:
+    if config.gold_mutants <= 0:
         return
     pool: list[tuple[str, Mutant]] = []
     for change in source_files(parse_patch(inst.spec.patch)):
@@ -340,6 +365,9 @@ def _gold_mutants(inst: Instance, suite: RegressionSuite, runner: Runner, config
     suite.gold_mutants, suite.gold_survivors = len(picked), len(survivors)
     if not survivors:
         return
+    _probe_mutants(inst, suite, runner, survivors)
+    if not kept_files:
+        return
     related = overlay_runs(runner, inst.reference, kept_files, survivors, "G's mutants under the related tests")
     for run in related:
         outcomes = _outcomes(run)
@@ -349,6 +377,32 @@ def _gold_mutants(inst: Instance, suite: RegressionSuite, runner: Runner, config
         if failing:
             suite.gold_killed += 1
             suite.killers.extend(n for n in failing if n not in suite.killers)
+
+
+def _probe_mutants(
+    inst: Instance, suite: RegressionSuite, runner: Runner, survivors: Sequence[tuple[str, Mutant]]
+) -> None:
+    """The instance's probes (T0's calls, the suite's and their variations, as R[G] answered them)
+    in R[G] with each surviving mutant of G imported in place of its file: the first probe a
+    mutant answers otherwise joins ``suite.probe_killers``, the mutant's answer as the actual one."""
+    assert inst.reference is not None
+    probes = [p for p, _ in inst.probes]
+    if not probes:
+        return
+    chosen: set[tuple[object, ...]] = set()
+    for path, mutant in survivors:
+        outcomes = runner.call(inst.reference, probes, "G's mutants on the probes", overlay={path: mutant.source})
+        found = (disagreement(p, ref, got) for (p, ref), got in zip(inst.probes, outcomes, strict=True))
+        # A run vouch could not complete says nothing of the mutant.
+        killing = [c for c in found if c is not None and not c.actual.startswith("raised run:")]
+        if not killing:
+            continue
+        suite.gold_probed += 1
+        keys = [(c.probe.file, c.probe.qualname, c.probe.args, c.probe.kwargs) for c in killing]
+        if chosen.isdisjoint(keys):  # one probe a mutant, none twice: a probe chosen before kills it too
+            chosen.add(keys[0])
+            where = f"{path}:{mutant.location.line}"
+            suite.probe_killers.append(replace(killing[0], notes=(f"{where} {mutant.description}",)))
 
 
 def _read(world: World, path: str) -> str:

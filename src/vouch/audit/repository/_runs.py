@@ -20,6 +20,7 @@ from vouch.audit.repository._witness import (
     Candidate,
     Probe,
     arg_shape,
+    disagreement,
     function_targets,
     iteration_batches,
     member_kinds,
@@ -283,24 +284,8 @@ def differences(inst: Instance, world: World, evidence: Evidence, runner: Runner
     changed_files = {p.file for p, _ in inst.probes if _file_text(inst.reference, p.file) != _file_text(world, p.file)}
     probes = [(p, o) for p, o in inst.probes if p.file in changed_files]
     outcomes = runner.call(world, [p for p, _ in probes])
-    candidates = []
-    for (probe, ref), got in zip(probes, outcomes, strict=True):
-        actual = (got.get("literal") or got["value"]) if got.get("ok") else f"raised {got.get('exception')}"
-        same_result = bool(got.get("ok")) and got["value"] == ref["value"]
-        same_state = not got.get("ok") or got.get("state") == ref.get("state")
-        if same_result and same_state:
-            continue
-        candidates.append(
-            Candidate(
-                probe,
-                ref["value"],
-                ref.get("literal"),
-                actual,
-                expected_state=None if same_state else ref.get("state"),
-                actual_state=None if same_state else got.get("state"),
-                same_result=same_result,
-            )
-        )
+    found = (disagreement(p, ref, got) for (p, ref), got in zip(probes, outcomes, strict=True))
+    candidates = [c for c in found if c is not None]
     evidence.candidates_tried = len(probes)
     evidence.steps.append(_probe_census(inst, world, len(probes), len(candidates)))
     return candidates

@@ -113,6 +113,26 @@ class Candidate:
     """Both worlds return the same: only the receiver's state differs (and is asserted)."""
 
 
+def disagreement(probe: Probe, ref: Mapping[str, Any], got: Mapping[str, Any]) -> Candidate | None:
+    """The candidate when ``got`` (a ``call_functions`` outcome in one world) answers ``probe``
+    otherwise than R[G] did (``ref``): a different result, a raise, or (a method) a receiver left
+    otherwise; None when they agree."""
+    actual = (got.get("literal") or got["value"]) if got.get("ok") else f"raised {got.get('exception')}"
+    same_result = bool(got.get("ok")) and got["value"] == ref["value"]
+    same_state = not got.get("ok") or got.get("state") == ref.get("state")
+    if same_result and same_state:
+        return None
+    return Candidate(
+        probe,
+        ref["value"],
+        ref.get("literal"),
+        actual,
+        expected_state=None if same_state else ref.get("state"),
+        actual_state=None if same_state else got.get("state"),
+        same_result=same_result,
+    )
+
+
 def function_targets(source: str, file: str, lines: Collection[int] | None = None) -> list[str]:
     """``"file::qualname"`` of each public function, and each public member of a public class, of
     a module's source.
