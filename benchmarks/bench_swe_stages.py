@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,7 @@ REGRESSION_STAGES = (
     "suite calls in R[G]",
     "G's mutants under T0",
     "G's mutants under the related tests",
+    "G's mutants on the probes",
     "regression suite in R[s]",
     "regression witnesses",
 )
@@ -100,6 +102,7 @@ def main() -> None:
         s for t in results["trials"] for s in t.get("evidence", {}).get("steps", []) if s.startswith("regression:")
     ]
     print(f"trials with a regression census: {len(steps)}")
+    _mutant_totals(results)
     if args.without:
         other = args.without_results or args.results.with_name(args.results.stem + "-without.json")
         if args.run or not other.exists():
@@ -109,6 +112,36 @@ def main() -> None:
         wall_off = float(off["summary"].get("wall_s") or 0.0)
         if wall_off:
             print(f"\nwall: {wall_on:.0f} s with the stage, {wall_off:.0f} s without: {wall_on / wall_off:.2f}x")
+
+
+_MUTANTS = re.compile(
+    r"G's mutants: (\d+) run, (\d+) pass T0, (\d+) of those fail a kept test(?:, (\d+) answer a probe otherwise)?"
+)
+
+
+def _mutant_totals(results: dict[str, Any]) -> None:
+    """G's mutants over the instances, from each instance's census (in its trials' steps or,
+    in lightweight mode, the instance's note): run, passing T0, killed by a kept test, told
+    from G by a probe."""
+    census: dict[str, str] = {}
+    for task in results.get("tasks", []):
+        if _MUTANTS.search(task.get("note") or ""):
+            census[task["task_id"]] = task["note"]
+    for trial in results["trials"]:
+        for step in trial.get("evidence", {}).get("steps", []):
+            if step.startswith("regression:") and _MUTANTS.search(step):
+                census.setdefault(trial["task_id"], step)
+    totals = [0, 0, 0, 0]
+    for line in census.values():
+        found = _MUTANTS.search(line)
+        assert found is not None
+        for i, value in enumerate(found.groups()):
+            totals[i] += int(value or 0)
+    run, survive, by_test, by_probe = totals
+    print(
+        f"G's mutants ({len(census)} instances): {run} run, {survive} pass T0, {by_test} of those fail a kept "
+        f"test, {by_probe} answer a probe otherwise than G"
+    )
 
 
 if __name__ == "__main__":

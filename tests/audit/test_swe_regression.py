@@ -447,6 +447,14 @@ def test_in_lightweight_mode_the_probes_that_kill_gs_mutants_join_t1(scratch: Pa
         assert witness.why_t0_misses.startswith("T0 does not tell G from its mutant on this call of slug")
         # A limit of 0: the mutant returns the whole slug, as the trial does; G returns ''.
         assert witness.input.startswith("slug(") and witness.input.endswith(", 0)") and witness.expected == "''"
+    [report] = audited.results.tasks
+    # G's added lines have four mutants; T0 kills one, and two of the three left answer a probe
+    # otherwise than G (the third, ``>=``, differs only at exactly 80 characters).
+    census = (
+        "regression: no test file beyond T0's reaches the changed modules; "
+        "G's mutants: 4 run, 3 pass T0, 0 of those fail a kept test, 2 answer a probe otherwise than G"
+    )
+    assert census in (report.note or ""), report.note
     unseen = _audit(scratch, executor, "probes-t1-without", regression_files=8, rounds=0, gold_mutants=0, **setting)
     assert _result(unseen, 1).verdict is Verdict.SOUND, _result(unseen, 1).witnesses
 

@@ -258,6 +258,8 @@ def audit_instance(
             t1 = len(out.rounds[0].witnesses)
             analysed = f"lightweight: task analysis adds {t1} test(s) of G's changed behaviour to T0"
             out.notes.append(analysed if t1 else T1_NOTE)
+            if inst.regression is not None:
+                out.notes.append(inst.regression.census)
             if killers := (inst.regression.killers if inst.regression is not None else []):
                 out.notes.append(
                     f"lightweight: T1 also holds {len(killers)} of the repository's own tests that kill "
