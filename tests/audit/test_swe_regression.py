@@ -328,6 +328,8 @@ def test_gs_mutants_that_t0_misses_are_run_under_the_kept_tests(audited: Audited
     third, ``>=``, differs only at exactly 80 characters)."""
     census = _census(_result(audited, 0))
     assert "G's mutants: 4 run, 3 pass T0, 2 of those fail a kept test" in census
+    # The census names what T0 lets through (the cut's line of G's shelf/text.py).
+    assert "(T0 lets through: shelf/text.py:3 " in census and census.count("shelf/text.py:3 ") == 3
 
 
 @pytest.mark.slow

@@ -89,6 +89,8 @@ class RegressionSuite:
     """Of them, those T0 does not kill."""
     gold_killed: int = 0
     """Of those, the ones a kept related test kills."""
+    gold_missed: list[str] = field(default_factory=list)
+    """The mutants T0 lets through, as ``path:line edit``: what T0 does not check of G."""
     killers: list[str] = field(default_factory=list)
     """The kept tests that kill a mutant of G that T0 lets through."""
     gold_probed: int = 0

@@ -246,6 +246,8 @@ def prepare_regression(inst: Instance, runner: Runner, config: SweAuditConfig, t
             f"; G's mutants: {suite.gold_mutants} run, {suite.gold_survivors} pass T0, "
             f"{suite.gold_killed} of those fail a kept test, {suite.gold_probed} answer a probe otherwise than G"
         )
+        if suite.gold_missed:
+            suite.census += f" (T0 lets through: {', '.join(suite.gold_missed)[:400]})"
 
 
 def _related_stage(
@@ -363,6 +365,7 @@ def _gold_mutants(inst: Instance, suite: RegressionSuite, runner: Runner, config
         if outcomes is not None and all(outcomes.get(t) == "passed" for t in passing):
             survivors.append((path, mutant))
     suite.gold_mutants, suite.gold_survivors = len(picked), len(survivors)
+    suite.gold_missed = [f"{path}:{m.location.line} {m.description}" for path, m in survivors]
     if not survivors:
         return
     _probe_mutants(inst, suite, runner, survivors)
@@ -401,8 +404,8 @@ def _probe_mutants(
         keys = [(c.probe.file, c.probe.qualname, c.probe.args, c.probe.kwargs) for c in killing]
         if chosen.isdisjoint(keys):  # one probe a mutant, none twice: a probe chosen before kills it too
             chosen.add(keys[0])
-            where = f"{path}:{mutant.location.line}"
-            suite.probe_killers.append(replace(killing[0], notes=(f"{where} {mutant.description}",)))
+            edit = f"{path}:{mutant.location.line} {mutant.description}"
+            suite.probe_killers.append(replace(killing[0], notes=(edit,)))
 
 
 def _read(world: World, path: str) -> str:
