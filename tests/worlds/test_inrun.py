@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -129,6 +131,32 @@ def test_overlay_replaces_a_module(executor: LocalExecutor, world: Path) -> None
     assert outcomes["test_lib.py::test_low"] == "failed"
     assert outcomes["test_lib.py::test_wrong"] == "passed"
     assert (world / "lib.py").read_text() == LIB
+
+
+def test_an_overlay_reaches_the_modules_import_pytest_loads(executor: LocalExecutor, visible_tmp: Path) -> None:
+    """In pytest's own repository the world is pytest: a mutant of a module that ``import pytest``
+    loads (``_pytest/compat.py``) is the one the tests see. The run is a fresh interpreter, as
+    an environment's run is, so pytest is not imported before the run begins."""
+    import _pytest
+
+    installed = Path(_pytest.__file__).parent.parent
+    shutil.copytree(installed / "_pytest", visible_tmp / "_pytest", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(installed / "pytest", visible_tmp / "pytest", ignore=shutil.ignore_patterns("__pycache__"))
+    (visible_tmp / "test_world.py").write_text(
+        "import _pytest.compat\n\n\ndef test_the_mutant_is_loaded():\n"
+        "    assert getattr(_pytest.compat, 'VOUCH_MUTANT', None) == 1\n"
+    )
+    mutant = (visible_tmp / "_pytest" / "compat.py").read_text() + "\nVOUCH_MUTANT = 1\n"
+    kwargs = {"argv": ["test_world.py"], "root": str(visible_tmp), "overlay": {"_pytest/compat.py": mutant}}
+    result = executor.run(
+        RunSpec(
+            Call("vouch.worlds._foreign:run_inrun", args=(sys.executable, "run_tests", kwargs, {}, 60.0)),
+            limits=LIMITS,
+        )
+    )
+    assert result.ok, (result.reason, result.stderr_tail)
+    assert isinstance(result.value, dict) and isinstance(result.value["result"], dict), result.value
+    assert result.value["result"]["outcomes"] == {"test_world.py::test_the_mutant_is_loaded": "passed"}, result.value
 
 
 def test_call_functions(executor: LocalExecutor, world: Path) -> None:

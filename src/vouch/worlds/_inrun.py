@@ -735,12 +735,14 @@ def run_tests(
         "calls": {target: [{"args": [text...], "kwargs": {name: text}}]} | None,
         "calls_skipped": {target: calls whose arguments could not be rebuilt} | None}``.
     """
-    import pytest
-
     workdir = os.getcwd()
     extra = [os.path.join(workdir, path) for path in workdir_tests or []]
     where = _enter(root, on_path=harness is None)
     _install_overlay(where, overlay)
+    # After the overlay: in pytest's own repository, a mutant of a module ``import pytest`` loads
+    # (``_pytest/compat.py``) must be the one imported.
+    import pytest
+
     # Tests brought into the run (witnesses) are rooted in the run's workdir, so that their node
     # ids name their files; the world's own tests are rooted in the world.
     rootdir = workdir if extra and not argv else where
