@@ -23,7 +23,7 @@ from _scratch import scratch_root
 from vouch.audit import AuditResults, TrialResult, Verdict
 from vouch.audit.repository._audit import SWE_PRELOAD, audit_swe
 from vouch.audit.repository._model import SweAuditConfig
-from vouch.audit.repository._regression import REGRESSION_CLAUSE, related_tests
+from vouch.audit.repository._regression import REGRESSION_CLAUSE, _one_line, related_tests
 from vouch.core import WITNESS_STAGES, Witness
 from vouch.exec import LocalExecutor
 from vouch.export._repository import TOUCH_LINE, WorldRuns, append_diff, export_repository
@@ -87,6 +87,15 @@ def test_relative_imports_and_src_layouts_are_read(tmp_path: Path) -> None:
         },
     )
     assert related_tests(root, ["src/lib/base.py"], exclude=set(), limit=5) == ["tests/unit/test_sub.py"]
+
+
+def test_a_mutants_edit_is_shown_on_one_line() -> None:
+    """Dropping a literal shows the whole literal: the census keeps its start and what was done."""
+    edit = '(\n    "enable-all-extensions",\n    {"help": "' + "x" * 200 + '"},\n) dropped from tuple literal'
+    shown = _one_line(edit)
+    assert "\n" not in shown and len(shown) <= 100
+    assert shown.startswith('( "enable-all-extensions", {') and shown.endswith(") dropped from tuple literal")
+    assert _one_line("42 -> 43") == "42 -> 43"
 
 
 def test_a_regression_witness_is_a_known_origin() -> None:

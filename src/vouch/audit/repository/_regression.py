@@ -365,7 +365,7 @@ def _gold_mutants(inst: Instance, suite: RegressionSuite, runner: Runner, config
         if outcomes is not None and all(outcomes.get(t) == "passed" for t in passing):
             survivors.append((path, mutant))
     suite.gold_mutants, suite.gold_survivors = len(picked), len(survivors)
-    suite.gold_missed = [f"{path}:{m.location.line} {m.description}" for path, m in survivors]
+    suite.gold_missed = [f"{path}:{m.location.line} {_one_line(m.description)}" for path, m in survivors]
     if not survivors:
         return
     _probe_mutants(inst, suite, runner, survivors)
@@ -404,8 +404,15 @@ def _probe_mutants(
         keys = [(c.probe.file, c.probe.qualname, c.probe.args, c.probe.kwargs) for c in killing]
         if chosen.isdisjoint(keys):  # one probe a mutant, none twice: a probe chosen before kills it too
             chosen.add(keys[0])
-            edit = f"{path}:{mutant.location.line} {mutant.description}"
+            edit = f"{path}:{mutant.location.line} {_one_line(mutant.description)}"
             suite.probe_killers.append(replace(killing[0], notes=(edit,)))
+
+
+def _one_line(text: str, limit: int = 100) -> str:
+    """A mutant's edit on one line, its middle clipped (an edit that drops a literal shows the
+    whole literal, and ends by saying what it did)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else f"{flat[: limit // 2]} ... {flat[-(limit // 2) + 5 :]}"
 
 
 def _read(world: World, path: str) -> str:
