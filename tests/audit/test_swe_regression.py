@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -22,11 +23,13 @@ from _gitrepo import commit_tree, diff_of, git, write_tree
 from _scratch import scratch_root
 from vouch.audit import AuditResults, TrialResult, Verdict
 from vouch.audit.repository._audit import SWE_PRELOAD, audit_swe
-from vouch.audit.repository._model import SweAuditConfig
-from vouch.audit.repository._regression import REGRESSION_CLAUSE, _one_line, related_tests
+from vouch.audit.repository._model import RegressionSuite, SweAuditConfig
+from vouch.audit.repository._regression import REGRESSION_CLAUSE, _one_line, _probe_mutants, related_tests
+from vouch.audit.repository._witness import Probe
 from vouch.core import WITNESS_STAGES, Witness
 from vouch.exec import LocalExecutor
 from vouch.export._repository import TOUCH_LINE, WorldRuns, append_diff, export_repository
+from vouch.mutation import Location, Mutant
 from vouch.swebench import Runner
 from vouch.swebench._instances import SweInstance, SweTrial
 from vouch.worlds import WorldCache
@@ -96,6 +99,44 @@ def test_a_mutants_edit_is_shown_on_one_line() -> None:
     assert "\n" not in shown and len(shown) <= 100
     assert shown.startswith('( "enable-all-extensions", {') and shown.endswith(") dropped from tuple literal")
     assert _one_line("42 -> 43") == "42 -> 43"
+
+
+class _ScriptedRunner:
+    """``Runner.call`` answering from a script: each call pops the next list of outcomes."""
+
+    def __init__(self, *answers: list[dict[str, Any]]) -> None:
+        self.answers = list(answers)
+        self.overlays: list[dict[str, str] | None] = []
+
+    def call(self, world: Any, probes: Sequence[Any], stage: str = "calls", overlay: Any = None) -> Any:
+        self.overlays.append(overlay)
+        answer = self.answers.pop(0)
+        assert len(answer) == len(probes)
+        return answer
+
+
+def _answer(value: str) -> dict[str, Any]:
+    return {"ok": True, "value": value, "literal": value, "exception": None}
+
+
+def test_a_probe_tells_a_mutant_from_g_only_when_g_answers_it_the_same_again() -> None:
+    """Under the mutant, both probes answer otherwise than R[G] did; run again without it, R[G]
+    answers the first as before and the second otherwise (a nonce): only the first counts."""
+    steady, nonce = (Probe("m.py", "m", "f", (repr(n),)) for n in (1, 2))
+    inst = SimpleNamespace(reference=object(), probes=[(steady, _answer("'a'")), (nonce, _answer("'x1'"))])
+    suite = RegressionSuite(files=[])
+    mutant = Mutant("op:3:0:0", "op", Location(3, 0, 3, 1), "> -> <", "source of the mutant", "")
+    runner = _ScriptedRunner([_answer("'b'"), _answer("'x2'")], [_answer("'a'"), _answer("'x3'")])
+    _probe_mutants(inst, suite, runner, [("m.py", mutant)])  # type: ignore[arg-type]
+    assert runner.overlays == [{"m.py": "source of the mutant"}, None]
+    assert suite.gold_probed == 1
+    [killer] = suite.probe_killers
+    assert killer.probe is steady and killer.actual == "'b'" and killer.notes == ("m.py:3 > -> <",)
+    # Only the nonce differs: the mutant is not counted.
+    again = RegressionSuite(files=[])
+    runner = _ScriptedRunner([_answer("'a'"), _answer("'x2'")], [_answer("'x3'")])
+    _probe_mutants(inst, again, runner, [("m.py", mutant)])  # type: ignore[arg-type]
+    assert again.gold_probed == 0 and again.probe_killers == []
 
 
 def test_a_regression_witness_is_a_known_origin() -> None:

@@ -387,17 +387,24 @@ def _probe_mutants(
 ) -> None:
     """The instance's probes (T0's calls, the suite's and their variations, as R[G] answered them)
     in R[G] with each surviving mutant of G imported in place of its file: the first probe a
-    mutant answers otherwise joins ``suite.probe_killers``, the mutant's answer as the actual one."""
+    mutant answers otherwise joins ``suite.probe_killers``, the mutant's answer as the actual one.
+    A probe counts only when R[G], run again without the mutant, answers it as it did before (a
+    call whose answer varies from run to run, a random nonce, tells nothing of the mutant)."""
     assert inst.reference is not None
     probes = [p for p, _ in inst.probes]
     if not probes:
         return
+    expected = {id(p): ref for p, ref in inst.probes}
     chosen: set[tuple[object, ...]] = set()
     for path, mutant in survivors:
         outcomes = runner.call(inst.reference, probes, "G's mutants on the probes", overlay={path: mutant.source})
         found = (disagreement(p, ref, got) for (p, ref), got in zip(inst.probes, outcomes, strict=True))
         # A run vouch could not complete says nothing of the mutant.
         killing = [c for c in found if c is not None and not c.actual.startswith("raised run:")]
+        if killing:
+            again = runner.call(inst.reference, [c.probe for c in killing], "G's mutants on the probes")
+            steady = zip(killing, again, strict=True)
+            killing = [c for c, got in steady if disagreement(c.probe, expected[id(c.probe)], got) is None]
         if not killing:
             continue
         suite.gold_probed += 1
