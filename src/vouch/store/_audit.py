@@ -10,7 +10,11 @@ audit_judgements(
                       -- audit's resolved configuration (seed, k, witness source, caps) and
                       -- the vouch version
   task_id      TEXT,  -- HumanEval task_id or SWE-bench instance_id
-  program_hash TEXT,  -- hash of the normalised program (function level) or of the patch
+  program_hash TEXT,  -- function level: hash of the normalised program folded with the task's
+                      -- digest (P, T0, G, entry point; ``function._audit.judgement_key``), so
+                      -- the same task id with another G or T0 is judged anew (rows written
+                      -- before that fold are simply never found); repository level: the
+                      -- patch's hash
   judgement    TEXT,  -- JSON: benchmark_pass, verdict, witnesses, evidence, reason
   created_at   REAL,  -- unix time
   PRIMARY KEY (config_key, task_id, program_hash)

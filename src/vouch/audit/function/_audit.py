@@ -13,6 +13,7 @@ share the judgement. Judgements go to the store as they come, so a killed run re
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -216,7 +217,11 @@ def audit_humaneval(
     canary(executor)
     engine = Engine(executor, progress)
     config_key = config.key()
-    stored = store.get_many(config_key, groups) if store is not None else {}
+    # A judgement is stored under its program together with its task (P, T0, G, entry point):
+    # the same task id with another G or T0 is judged anew, never answered from the store.
+    store_keys = {k: (g.task_id, judgement_key(g.hash, problems[g.task_id])) for k, g in groups.items()}
+    found = store.get_many(config_key, store_keys.values()) if store is not None else {}
+    stored = {k: found[sk] for k, sk in store_keys.items() if sk in found}
     contexts = _tasks_stage(engine, problems, order, config)
     if source.model and agent is not None:
         _model_checklists(contexts, agent, witness_dir or Path(".vouch/witnesses"))
@@ -234,7 +239,9 @@ def audit_humaneval(
     on_judged = (
         (
             lambda job, judgement: (
-                None if judgement.get("infrastructure") else store.put(config_key, job.task_id, job.hash, judgement)
+                None
+                if judgement.get("infrastructure")
+                else store.put(config_key, *store_keys[(job.task_id, job.hash)], judgement)
             )
         )
         if store
@@ -289,6 +296,13 @@ def audit_humaneval(
         tasks=reports,
         summary=summary,
     )
+
+
+def judgement_key(program_hash: str, problem: Problem) -> str:
+    """The store's key of one program's judgement on one task: the program's hash folded with
+    the task's digest (``Problem.digest``: P, T0, G, the entry point). The configuration and
+    vouch's version are the row's ``config_key`` (``AuditConfig.key``)."""
+    return hashlib.sha256(f"{program_hash}:{problem.digest()}".encode()).hexdigest()[:24]
 
 
 def _trial_result(

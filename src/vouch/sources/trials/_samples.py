@@ -42,6 +42,15 @@ class Problem:
     def reference(self) -> str:
         return self.prompt + self.canonical_solution
 
+    def digest(self) -> str:
+        """Hash of everything of the task a verdict depends on: P, T0, G and the entry point.
+
+        Two problems with one ``task_id`` and different texts (an Inspect log whose metadata
+        gives its own G, a patched copy of HumanEval) have different digests.
+        """
+        parts = [self.task_id, self.prompt, self.entry_point, self.canonical_solution, self.test]
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+
 
 @dataclass(frozen=True)
 class Trial:
