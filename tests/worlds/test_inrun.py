@@ -198,3 +198,48 @@ def test_in_run_modules_keep_to_python_39() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "zip":
                 assert not any(k.arg == "strict" for k in node.keywords), f"{name}:{node.lineno}: zip(strict=) is 3.10+"
+
+
+FORGING_PLUGIN = """\
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"
+"""
+
+PLUGIN_SEEN = """\
+import os
+
+
+def test_plugins(request):
+    manager = request.config.pluginmanager
+    assert manager.hasplugin("xdist")
+    assert not manager.hasplugin("forge")
+    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in os.environ
+"""
+
+
+def test_a_plugin_the_world_ships_is_not_loaded(executor: LocalExecutor, world: Path) -> None:
+    """A ``*.dist-info/entry_points.txt`` with a ``pytest11`` entry in the world (what a patch can
+    add) is not loaded, conftest or not; the environment's own plugins are, under their names."""
+    (world / "forge_plugin.py").write_text(FORGING_PLUGIN)
+    meta = world / "forge-1.0.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: forge\nVersion: 1.0\n")
+    (meta / "entry_points.txt").write_text("[pytest11]\nforge = forge_plugin\n")
+    (world / "test_seen.py").write_text(PLUGIN_SEEN)
+    for noconftest in (False, True):
+        value = _run(executor, world, noconftest=noconftest)
+        assert value["outcomes"]["test_lib.py::test_wrong"] == "failed"
+        result = executor.run(
+            RunSpec(
+                Call("vouch.worlds._inrun:run_tests", args=(["test_seen.py"],), kwargs={"root": str(world)}),
+                limits=LIMITS,
+            )
+        )
+        assert result.ok and isinstance(result.value, dict)
+        assert result.value["outcomes"] == {"test_seen.py::test_plugins": "passed"}, result.value["failures"]

@@ -25,7 +25,8 @@ from typing import Any
 from vouch.worlds._services import running
 
 _BOOT = """
-import importlib.util, json, sys
+import importlib.util, json, os, sys
+sys.path[1:1] = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 spec = importlib.util.spec_from_file_location("vouch_inrun", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
@@ -92,7 +93,10 @@ def run_inrun(
     with open(log_path, "wb") as log, running(services or []) as served:
         child_env.update(served)
         child = subprocess.Popen(
-            [python, "-c", _BOOT, _INRUN, function, args_file, result_file],
+            # -E -s: the world's import root joins sys.path only once site has run, so a
+            # sitecustomize or usercustomize a patch adds there is not imported at start-up
+            # (the variables still reach the tests' own subprocesses).
+            [python, "-E", "-s", "-c", _BOOT, _INRUN, function, args_file, result_file],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

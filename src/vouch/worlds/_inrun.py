@@ -696,6 +696,53 @@ def warm() -> None:
     sys.modules.pop("test_warm_plugins", None)
 
 
+_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+
+
+def _installed_plugins() -> list[tuple[str, str]] | None:
+    """``(name, value)`` of the ``pytest11`` entry points of the distributions installed in this
+    interpreter's environment (its prefix's site-packages), as the environment was built: a
+    world's own directories are not searched, so a plugin a patch ships is not among them.
+    None when the interpreter cannot list them (pytest then loads plugins as it would)."""
+    dirs = [
+        p for p in sys.path if p and "-packages" in p and os.path.realpath(p).startswith(os.path.realpath(sys.prefix))
+    ]
+    try:
+        from importlib import metadata
+    except ImportError:
+        return None
+    found: dict[str, str] = {}
+    for dist in metadata.distributions(path=dirs):
+        for ep in dist.entry_points:
+            if ep.group == "pytest11":
+                found.setdefault(ep.name, ep.value)
+    return sorted(found.items())
+
+
+def _plugins_by_name(pytest: Any, installed: list[tuple[str, str]]) -> Any:
+    """A plugin that loads the environment's own plugins under their entry point names, where
+    pytest would have autoloaded them (after ``-p`` and before the conftests), and takes the
+    switch that turned autoload off out of the environment the tests see."""
+
+    class EnvironmentPlugins:
+        @pytest.hookimpl(tryfirst=True)  # type: ignore[untyped-decorator]
+        def pytest_load_initial_conftests(self, early_config: Any) -> None:
+            os.environ.pop(_AUTOLOAD, None)
+            manager = early_config.pluginmanager
+            for name, value in installed:
+                if manager.is_blocked(name) or manager.get_plugin(name) is not None:
+                    continue
+                module, _, attr = value.partition(":")
+                plugin: Any = importlib.import_module(module.strip())
+                for part in attr.strip().split(".") if attr.strip() else []:
+                    plugin = getattr(plugin, part)
+                if manager.is_registered(plugin):
+                    continue
+                manager.register(plugin, name=name)
+
+    return EnvironmentPlugins()
+
+
 def run_tests(
     argv: list[str],
     cover: list[str] | None = None,
@@ -774,9 +821,20 @@ def run_tests(
     recorder = _Recorder(record, where) if record else None
     if recorder is not None:
         sys.setprofile(recorder)
+    # Plugins load by name, from the environment as it was built; a patch's own entry point
+    # (a ``*.dist-info`` in the world) is never loaded, with or without its conftest.
+    installed = _installed_plugins()
+    autoload = os.environ.get(_AUTOLOAD)
+    if installed is not None:
+        os.environ[_AUTOLOAD] = "1"
+        plugins.append(_plugins_by_name(pytest, installed))
     try:
         exit_code = pytest.main(args, plugins=plugins)
     finally:
+        if autoload is None:
+            os.environ.pop(_AUTOLOAD, None)
+        else:
+            os.environ[_AUTOLOAD] = autoload
         if recorder is not None:
             sys.setprofile(None)
         if cov is not None:
