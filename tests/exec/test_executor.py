@@ -6,6 +6,7 @@ import contextlib
 import glob
 import os
 import shutil
+import socket
 import threading
 import uuid
 from collections.abc import Iterator
@@ -407,3 +408,12 @@ def test_a_batch_keeps_a_window_in_flight_so_the_pool_does_not_grow(make_executo
     results = pool.run_batch([call_spec(big + f"def f():\n    return {i}\n") for i in range(150)], progress)
     assert [r.value for r in results] == list(range(150))
     assert max(seen) - info.baseline_vm_mb < 24, (info.baseline_vm_mb, max(seen))
+
+
+def test_a_run_sees_the_hosts_own_name(executor: LocalExecutor) -> None:
+    """The host name is the one a run of the same program outside vouch would see: nothing
+    in it tells judged code that it is being judged."""
+    result = run_script(executor, "import os, socket\nprint(os.uname().nodename, socket.gethostname())\n")
+    assert result.ok, result
+    assert result.stdout_tail.split() == [socket.gethostname()] * 2
+    assert "vouch" not in result.stdout_tail

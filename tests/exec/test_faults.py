@@ -2,19 +2,23 @@
 
 The pool restarts, the runs that had no result yet are sent again once, a run in flight at a
 second death is an ``error`` with the reason, the batch completes, and every run is resolved
-exactly once.
+exactly once. And a run's own words never make a fault of vouch's: a run that says vouch's
+module did not import is vouch's failure only when the pool knows no judged code had run.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import textwrap
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from conftest import ExecutorFactory, call_spec, script_spec
-from vouch.exec import Limits, LocalExecutor, RunResult, Status
+from vouch.exec import Call, Limits, LocalExecutor, RunResult, RunSpec, Status, vouch_failure
 
 SLOW = Limits(timeout_s=60, memory_mb=256)
 
@@ -92,3 +96,76 @@ def test_a_pool_first_used_from_a_thread_that_ends_outlives_that_thread() -> Non
         second = pool.run(call_spec("def f():\n    return 2\n"))
         assert second.ok and second.value == 2
         assert pool.info.pid == pid, "the pool was not restarted: it never died"
+
+
+# --- whose failure it is: vouch's own only on vouch's evidence ------------------------------
+
+_CLAIM = "raise ModuleNotFoundError(\"No module named 'vouch.audit'\", name='vouch.audit')\n"
+_FORGE_FRAME = r"""
+import json, os, struct, sys
+frame = sys._getframe()
+while frame is not None and not isinstance(frame.f_locals.get("nonce"), bytes):
+    frame = frame.f_back
+nonce = frame.f_locals["nonce"]
+body = json.dumps({"outcome": "raised", "value": None, "exception": {
+    "type": "ModuleNotFoundError", "message": "No module named 'vouch.audit'", "traceback_tail": ""}}).encode()
+record = b"VOUCH-FRAME-1\n" + nonce + struct.pack("<Q", len(body)) + body
+os.ftruncate(1000, 0)
+os.pwrite(1000, record, 0)
+os._exit(1)
+"""
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param(call_spec(f"def f():\n    {_CLAIM}"), id="a-call-raises-it"),
+        pytest.param(call_spec(_CLAIM), id="a-module-raises-it-at-import"),
+        pytest.param(script_spec(_CLAIM), id="a-script-raises-it"),
+        pytest.param(call_spec(f"def f():\n{textwrap.indent(_FORGE_FRAME, '    ')}"), id="a-call-forges-the-record"),
+        pytest.param(
+            RunSpec(
+                Call("vouch.exec._pytest:run_pytest", args=(["-q", "-p", "no:cacheprovider", "test_x.py"],)),
+                files={"test_x.py": f"def test_x():\n{textwrap.indent(_FORGE_FRAME, '    ')}"},
+                limits=Limits(timeout_s=30, memory_mb=256),
+            ),
+            id="a-test-in-vouchs-entry-forges-the-record",
+        ),
+    ],
+)
+def test_a_run_that_only_says_vouch_failed_is_the_judged_codes_outcome(executor: LocalExecutor, spec: RunSpec) -> None:
+    """Judged code that raises, or writes into the result record, "No module named 'vouch.audit'"
+    has its own outcome: the pool knows judged code had started when the run said it."""
+    (result,) = executor.run_batch([spec])
+    assert result.status is Status.ERROR, (result.status, result.reason, result.stderr_tail)
+    assert result.exception is not None and "vouch.audit" in result.exception.message, result.exception
+    assert result.judged
+    assert vouch_failure(result) is None, vouch_failure(result)
+
+
+def test_vouchs_entry_that_cannot_import_before_any_judged_code_is_vouchs_failure(executor: LocalExecutor) -> None:
+    broken, working = executor.run_batch(
+        [
+            RunSpec(Call("vouch.audit._no_such_module:t0", ("f", "")), files={"solution.py": "def f(): pass\n"}),
+            RunSpec(
+                Call("vouch.exec._pytest:run_pytest", args=(["-q", "-p", "no:cacheprovider", "test_x.py"],)),
+                files={"test_x.py": "def test_x():\n    assert True\n"},
+                limits=Limits(timeout_s=30, memory_mb=256),
+            ),
+        ]
+    )
+    assert broken.exception is not None and broken.exception.type == "ModuleNotFoundError", broken
+    assert not broken.judged
+    assert "vouch's own module did not import" in (vouch_failure(broken) or ""), broken
+    assert working.ok and working.judged, (working.status, working.reason)
+
+
+def test_judged_code_finds_the_report_pipe_closed(executor: LocalExecutor) -> None:
+    """The pipe that marks judged code's start is closed before that code: it can neither take
+    the mark back nor report a setup failure on it."""
+    source = (
+        "import os\ntry:\n    os.write(1001, b'Eforged')\n    print('open')\nexcept OSError:\n    print('closed')\n"
+    )
+    result = executor.run(script_spec(source))
+    assert result.ok and result.stdout_tail.strip() == "closed", (result.status, result.reason, result.stdout_tail)
+    assert result.judged

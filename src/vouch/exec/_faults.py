@@ -3,6 +3,12 @@
 A run's outcome is the judged code's (``ok``, ``error``, ``timeout``, ``memory``, ``killed``)
 unless the engine says otherwise or vouch's own modules could not load in the run: then it is
 a ``Fault``, reported as vouch's failure and never as a verdict about the code.
+
+vouch's failure is concluded from vouch's evidence, never from the run's words: a status only
+the engine gives, a run with no process, or an import failure the run reports while the pool
+knows (``RunResult.judged``) that no judged code had run yet. The same report from a run where
+judged code may have run is that code's outcome, however well it names vouch's modules: the
+code can raise it, or write the whole result record (its nonce is on the harness's stack).
 """
 
 from __future__ import annotations
@@ -28,9 +34,10 @@ def vouch_failure(result: RunResult) -> str | None:
     Vouch's own: a status that is not one a run's code can end with (the sandbox or the pool
     failed), a run the pool lost before it started a process (no pid), and an import error that
     escaped to the harness and names one of vouch's modules (its in-run entry, or what that entry
-    imports, could not be loaded: vouch is not importable where the run looks for it). What the
-    judged code does (fail, raise, hang, get killed, exhaust its memory) is never matched: the
-    in-run entries catch what the code raises and report it as data.
+    imports, could not be loaded: vouch is not importable where the run looks for it), reported
+    by a run in which no judged code had run (``RunResult.judged`` is False). What the judged
+    code does (fail, raise, hang, get killed, exhaust its memory, say that vouch failed) is
+    never matched.
     """
     status = result.status.value
     if status not in _CODE_STATUSES:
@@ -39,6 +46,8 @@ def vouch_failure(result: RunResult) -> str | None:
         return None
     if result.pid <= 0:
         return f"the pool lost the run before it started ({result.reason or status})"
+    if result.judged:
+        return None  # whatever the run reports now may be the judged code's words
     exception = result.exception
     if exception is not None and exception.type in _IMPORT_ERRORS and _VOUCH_IMPORT.search(exception.message):
         return f"vouch's own module did not import in the run ({exception.type}: {exception.message[:200]})"

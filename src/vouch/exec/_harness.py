@@ -5,6 +5,11 @@ This is the last trusted code a run executes before the code under test. Everyth
 only lets it misreport its *own* result, which it could do by returning a different value
 anyway. Judge and judged never share this process: a verifier that needs to execute a
 candidate asks for a separate run.
+
+Before any code but vouch's own runs, the harness tells the pool so on a pipe only it holds
+(``judged_code_starts``), then closes it: what the run says afterwards about vouch's own
+failure (an import error naming one of vouch's modules) is the judged code's word, and the
+pool does not take it as vouch's (``RunResult.judged``, ``vouch.exec.vouch_failure``).
 """
 
 from __future__ import annotations
@@ -25,13 +30,20 @@ from vouch.exec import _frame, _values
 from vouch.exec._spec import Call, Script
 
 RESULT_FD = 1000
+REPORT_FD = RESULT_FD + 1
+"""The write end of the run's report pipe to the pool: a setup failure (``E`` and why) or, once
+the sandbox is set up, the mark that judged code may run from now on (``JUDGED``)."""
+JUDGED = b"J"
 _TRACEBACK_TAIL = 4000
+_OWN_PACKAGE = "vouch"
 
 # Bound before the code under test runs, so that rebinding ``os._exit`` or ``os.pwrite``
 # from that code does not reach the harness's last steps.
 _exit = os._exit
 _monotonic = time.monotonic
 _pwrite = os.pwrite
+_write = os.write
+_close = os.close
 _ftruncate = os.ftruncate
 _encode = _frame.encode
 _refusal = _frame.json_refusal
@@ -40,6 +52,36 @@ _MAX_FRAME_BYTES = _frame.MAX_FRAME_BYTES
 _to_data = _values.to_data
 _BUILTINS = dict(builtins.__dict__)
 """A copy of the builtins as the zygote had them, put back before the frame is written."""
+
+
+_marked = False
+
+
+def judged_code_starts() -> None:
+    """Tell the pool that code vouch does not vouch for may run in this run from now on.
+
+    The harness says it before anything but vouch's own code runs: before a script, before
+    importing a call's target that is not one of vouch's modules, and before calling the
+    function of one that is (vouch's in-run entries load the judged program). The pipe it
+    writes on is closed at once, so code that runs after cannot take the mark back, nor give
+    it: the pool reads it as a fact about the run (``RunResult.judged``), not as the run's word.
+    Calling it again is harmless.
+    """
+    global _marked  # once per process: the pipe is gone after the first call
+    if _marked:
+        return
+    _marked = True
+    try:
+        _write(REPORT_FD, JUDGED)
+        _close(REPORT_FD)
+    except OSError:
+        pass  # not a run the harness started (no pipe): nobody to tell
+
+
+def _is_own(target: str) -> bool:
+    """Whether a call's target is one of vouch's modules (not a file of the run's)."""
+    module = target.rpartition(":")[0]
+    return module == _OWN_PACKAGE or module.startswith(_OWN_PACKAGE + ".")
 
 
 def load_module_file(path: str, name: str | None = None) -> ModuleType:
@@ -104,12 +146,18 @@ def run_entry(entry: Script | Call, nonce: bytes) -> NoReturn:
             path = os.path.abspath(entry.path)
             sys.argv = [path, *entry.argv]
             sys.path[0:0] = [os.path.dirname(path)]
+            judged_code_starts()
             runpy.run_path(path, run_name="__main__")
             payload = {"outcome": "completed", "value": None, "exception": None}
         else:
             sys.argv = [entry.target]
             sys.path[0:0] = [os.getcwd()]
+            if not _is_own(entry.target):
+                judged_code_starts()
             fn = _load_callable(entry.target)
+            # vouch's own entry loaded: what it fails to import from here on may be the judged
+            # code's doing (it runs or loads the judged program), so the mark comes first.
+            judged_code_starts()
             value = fn(*entry.args, **dict(entry.kwargs))
             payload = {"outcome": "returned", "value": value, "exception": None}
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are outcomes here

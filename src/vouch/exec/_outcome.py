@@ -67,6 +67,7 @@ def build_result(observed: dict[str, Any]) -> RunResult:
         exception=exception,
         workdir=observed.get("workdir"),
         phases=_phases(observed, frame),
+        judged=bool(observed.get("judged", False)),
     )
 
 

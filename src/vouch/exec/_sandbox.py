@@ -10,7 +10,7 @@ all it can before a run is assigned to it:
    /root) are covered by a tmpfs with just those insides bound back;
 2. the child becomes uid/gid 1000 with no supplementary groups;
 3. the whole mount tree turns read-only and private; fresh tmpfs mounts cover /tmp,
-   /var/tmp and /dev/shm; /proc is the new PID namespace's own.
+   /var/tmp and /dev/shm; /proc is the new PID namespace's own; the host name stays the host's.
 
 ``enter`` (once the zygote sends the run):
 4. hidden paths are covered (an empty read-only tmpfs over a directory, /dev/null over a
@@ -29,19 +29,19 @@ import ctypes
 import os
 import pwd
 import resource
-import socket
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from vouch.exec import _hidden, _linux
-from vouch.exec._harness import RESULT_FD
+from vouch.exec._harness import REPORT_FD, RESULT_FD
 from vouch.exec._service import SERVICE_FD
 from vouch.exec._spec import Limits
 
 RUN_UID = 1000
-READY_FD = RESULT_FD + 1
-"""Where the child reports a setup failure; closed before the code under test starts."""
+READY_FD = REPORT_FD
+"""Where the child reports a setup failure, and the harness that judged code starts
+(``_harness.judged_code_starts``, which closes it before any such code runs)."""
 assert SERVICE_FD == READY_FD + 1
 PRIVATE_IN_RUNS = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - these are the dirs we cover
 """Directories every run gets a private, empty copy of: the host's are invisible in a run."""
@@ -479,7 +479,8 @@ def prepare(setup: SpareSetup) -> Prepared:
         # namespace of its own, memory that no limit of the run counts.
         with open("/proc/sys/user/max_user_namespaces", "w") as f:
             f.write("0")
-        socket.sethostname("vouch-run")
+        # The UTS namespace keeps the host's own name, as a run outside vouch would see it: a
+        # name of vouch's own would tell judged code that it is being judged.
         return Prepared(setup=setup, runs_dir_fd=runs_dir_fd, covered=covered, under_tmp=tuple(under_tmp))
     except OSError as exc:
         raise SetupError(str(exc)) from None

@@ -200,6 +200,11 @@ class RunResult:
     ``handoff``, ``child``, ``finish``), the child's split of ``child`` (``enter``: its sandbox
     and the entry's hand-off, ``code``, ``exit``: the frame and the process's end; from the
     run's own clock readings), and the caller's ``round_trip``. For profiling only."""
+    judged: bool = False
+    """Judged code may have run in this run: the harness said so to the pool, on a pipe it
+    closed before any code but vouch's own ran (a script, a call's target, vouch's in-run entry
+    once loaded). False when the run ended before (its sandbox or vouch's entry could not be
+    loaded) or never started. What the run reports after that point is the judged code's word."""
 
     @property
     def ok(self) -> bool:

@@ -433,7 +433,7 @@ class Zygote:
         _, status, usage = os.wait4(child.pid, 0)
         exited = time.monotonic()
         duration = exited - run.started
-        setup_error = _close_child(child)
+        report = _close_child(child)
         if run.spec.service:
             child.service.close()
         tail = run.spec.limits.output_tail_bytes
@@ -453,8 +453,8 @@ class Zygote:
         self.free_slots[run.spec.nested].append(child.slot)
         run.phases["child_ms"] = _ms(duration)
         run.phases["finish_ms"] = _ms(time.monotonic() - exited)
-        if setup_error:
-            self._reply(("failed", run.run_id, f"sandbox setup failed: {setup_error}"))
+        if report.setup_error:
+            self._reply(("failed", run.run_id, f"sandbox setup failed: {report.setup_error}"))
             return
         self._reply(
             (
@@ -479,6 +479,7 @@ class Zygote:
                     "started": run.started,
                     "exited": exited,
                     "phases": run.phases,
+                    "judged": report.judged,
                 },
             )
         )
@@ -486,7 +487,7 @@ class Zygote:
     def spare_died(self, child: _Spare) -> None:
         """A spare exited before it was given a run: its setup failed, or it was killed."""
         os.wait4(child.pid, 0)
-        error = _close_child(child) or "the spare sandbox exited before its run"
+        error = _close_child(child).setup_error or "the spare sandbox exited before its run"
         os.close(child.job_w)
         child.service.close()
         for fd in (child.stdout_fd, child.stderr_fd, child.result_fd):
@@ -796,7 +797,8 @@ def _spare_main(setup: _sandbox.SpareSetup, sync_r: int, sync_w: int, job_r: int
         _sandbox.enter(prepared, job)
     except BaseException as exc:  # noqa: BLE001
         _fail_setup(_sandbox.READY_FD if _is_open(_sandbox.READY_FD) else setup.ready_fd, exc)
-    os.close(_sandbox.READY_FD)
+    # READY_FD stays open into the harness, which marks on it that judged code starts and
+    # closes it before any does (``_harness.judged_code_starts``).
     _harness.run_entry(entry, nonce)
 
 
@@ -818,12 +820,24 @@ def _read_job(fd: int) -> Any:
             return messages[0]
 
 
-def _close_child(child: _Spare) -> str:
-    """Close the pidfd and the report pipe; return the setup error the child reported, if any."""
+@dataclass(frozen=True)
+class _Report:
+    """What a child said on its report pipe, which it closes before judged code can run."""
+
+    setup_error: str
+    """Why its sandbox could not be set up ("" when it was)."""
+    judged: bool
+    """The harness marked that judged code may run (``_harness.judged_code_starts``)."""
+
+
+def _close_child(child: _Spare) -> _Report:
+    """Close the pidfd and the report pipe; return what the child reported on it."""
     os.close(child.pidfd)
     report = _read_all(child.ready_r, 4096)
     os.close(child.ready_r)
-    return report.decode(errors="replace").removeprefix("E")
+    if report.startswith(_harness.JUDGED):
+        return _Report(setup_error="", judged=True)
+    return _Report(setup_error=report.decode(errors="replace").removeprefix("E"), judged=False)
 
 
 def _is_open(fd: int) -> bool:

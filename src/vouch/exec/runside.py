@@ -5,7 +5,9 @@ sandbox, before and around the code under test. Whatever that harness needs of t
 from here, and nothing outside ``vouch.exec`` reaches into the engine's private modules for it:
 
 - loading the run's files: ``load_module_file``; describing an exception the way the engine
-  records a run's (``describe_exception``);
+  records a run's (``describe_exception``); ``judged_code_starts``, the mark that code vouch
+  does not vouch for may run from now on (the harness gives it before an entry's function
+  runs; calling it again is harmless);
 - values across a boundary: ``to_data`` and ``from_data`` (``decode`` refuses what is not
   encoded data, ``DataError``), the one encoding every run, answer and request uses;
 - the run's service channel to its caller: ``request`` (``ServiceError``; a message is at most
@@ -23,7 +25,7 @@ The caller's side of runs (``Executor``, ``RunSpec``, pools) is ``vouch.exec``'s
 from __future__ import annotations
 
 from vouch.exec._apart import NoAnswer, NotData, NotLoaded, Program, ProgramGone
-from vouch.exec._harness import describe_exception, load_module_file
+from vouch.exec._harness import describe_exception, judged_code_starts, load_module_file
 from vouch.exec._per_case import CaseEnd, CaseRelay, isolate_parent, outside_state
 from vouch.exec._pytest import POOL_ARGS, make_collector, run_pytest
 from vouch.exec._service import MAX_MESSAGE_BYTES, ServiceError, request
@@ -45,6 +47,7 @@ __all__ = [
     "describe_exception",
     "from_data",
     "isolate_parent",
+    "judged_code_starts",
     "load_module_file",
     "make_collector",
     "outside_state",
