@@ -151,7 +151,7 @@ libc.shmat.restype = ctypes.c_void_p
 libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
 libc.shmdt.argtypes = [ctypes.c_void_p]
 CHUNK, TRIES = 64 << 20, 4
-held = {"memfd": 0, "sysv": 0, "nested_tmpfs": 0}
+held = {"memfd": 0, "sysv": 0, "queues": 0, "nested_tmpfs": 0}
 fds = []
 for _ in range(TRIES):
     try:
@@ -169,6 +169,14 @@ for _ in range(TRIES):
     ctypes.memset(address, 1, CHUNK)
     libc.shmdt(address)  # detached, the segment lives on
     held["sysv"] += CHUNK
+message = ctypes.create_string_buffer(8 + 8192)
+ctypes.memset(ctypes.byref(message), 1, 8)  # mtype 1, then the text
+for _ in range(TRIES * CHUNK // 16384):
+    queue = libc.msgget(0, 0o1000 | 0o600)  # a queue holds 16 KiB of messages (msgmnb)
+    if queue < 0:
+        break
+    while libc.msgsnd(queue, message, 8192, 0o4000) == 0:  # IPC_NOWAIT: until the queue is full
+        held["queues"] += 8192
 libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: its own /proc files become writable to it
 if libc.unshare(0x10000000 | 0x20000) == 0:  # a user and a mount namespace of its own
     try:
@@ -188,7 +196,7 @@ print(json.dumps(held))
 
 
 def test_a_run_holds_no_memory_in_memfds_shared_segments_or_mounts_of_its_own(executor: LocalExecutor) -> None:
-    """memfds, System V segments and a tmpfs mounted in a user namespace of the run's own hold
+    """memfds, System V segments and message queues, and a tmpfs mounted in a user namespace of the run's own hold
     host memory that no per-process limit counts: a run cannot make any of them, so it holds
     at most its memory budget (here 128 MiB) however many it tries."""
     result = run_script(executor, _HOLD_SHARED_MEMORY, limits=Limits(timeout_s=60, memory_mb=128))

@@ -209,13 +209,15 @@ _SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
 _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_RET_K = 0x20, 0x15, 0x06
 _X32 = 0x40000000
 _UNBUDGETED_SYSCALLS = {
-    # AUDIT_ARCH_* -> (memfd_create, memfd_secret, shmget) and, on i386, the ipc() multiplexer
-    0xC000003E: (319, 447, 29, _X32 | 319, _X32 | 29),  # x86_64 and x32
-    0x40000003: (356, 447, 395, 117),  # i386, reachable from x86_64 through int 0x80
-    0xC00000B7: (279, 447, 194),  # aarch64
+    # AUDIT_ARCH_* -> (memfd_create, memfd_secret, shmget, msgget, msgsnd, msgrcv, msgctl) and,
+    # on i386, the ipc() multiplexer
+    0xC000003E: (319, 447, 29, 68, 69, 70, 71, *(_X32 | n for n in (319, 29, 68, 69, 70, 71))),  # x86_64, x32
+    0x40000003: (356, 447, 395, 399, 400, 401, 402, 117),  # i386, reachable from x86_64 through int 0x80
+    0xC00000B7: (279, 447, 194, 186, 189, 188, 187),  # aarch64
 }
 """System calls that make memory no per-process limit counts: memfds (RLIMIT_AS counts them only
-while mapped) and System V shared memory segments (which outlive every process attached)."""
+while mapped), System V shared memory segments (which outlive every process attached) and System V
+message queues (whose messages the kernel holds until read, however many queues there are)."""
 
 
 class _SockFilter(ctypes.Structure):
@@ -247,7 +249,8 @@ def _seccomp_program(denied: dict[int, tuple[int, ...]], errno: int) -> list[tup
 
 
 def deny_unbudgeted_memory() -> None:
-    """Make ``memfd_create``, ``memfd_secret`` and ``shmget`` fail with ENOSYS in this process and
+    """Make ``memfd_create``, ``memfd_secret``, ``shmget`` and the message queue calls (``msgget``,
+    ``msgsnd``, ``msgrcv``, ``msgctl``) fail with ENOSYS in this process and
     every process it starts (a seccomp filter; needs no_new_privs). Code that uses them then
     sees what it sees on a kernel without them and falls back to files, which a run writes into
     its disk budget.
