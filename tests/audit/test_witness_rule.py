@@ -165,3 +165,35 @@ def test_both_forms_count_with_one_engine_and_a_test_run_vouch_cannot_read_is_a_
         assert counted.executions == 2
         assert counted.stages()["stage_runs"] == {"witnesses": 2}
         assert counted.stages()["stage_run_seconds"] == {"witnesses": 1.0}
+
+
+REPLAYS = [
+    ("refutes", _runs("reference", "pass"), _runs("model", "fail", "AssertionError"), "witness holds", 0),
+    # The function form reads any failed test as "fail": the rule asks for an assertion.
+    ("fails in s by a TypeError", _runs("reference", "pass"), _runs("model", "fail", "TypeError"), "does NOT hold", 1),
+    ("passes in s", _runs("reference", "pass"), _runs("model", "pass"), "does NOT hold", 1),
+    ("fails on G", _runs("reference", "fail", "AssertionError"), S_ASSERTS, "does NOT hold", 1),
+    ("times out in s", _runs("reference", "pass"), _runs("model", "timeout"), "undecided", 4),
+    ("killed in s", _runs("reference", "pass"), _runs("model", "error", "RunError"), "undecided", 4),
+    ("vouch in s", _runs("reference", "pass"), _runs("model", "infrastructure", "VouchError"), "could not run", 3),
+]
+
+
+@pytest.mark.parametrize(("name", "reference", "model", "says", "code"), REPLAYS, ids=[r[0] for r in REPLAYS])
+def test_a_replay_is_judged_by_the_audits_rule(
+    name: str, reference: list[RunRecord], model: list[RunRecord], says: str, code: int
+) -> None:
+    """``vouch audit replay`` (both forms) answers as validation does: a witness the audit discards
+    does not hold, and one whose runs did not complete is undecided, never "does NOT hold"."""
+    from vouch.audit._validation import replayed
+    from vouch.cli._audit import replay_answer
+
+    for form in (FUNCTION, REPOSITORY):
+        validation = replayed(reference, model, form)
+        assert validation.valid == (code == 0)
+        answer, exit_code = replay_answer(validation)
+        assert (says in answer, exit_code) == (True, code), (form.name, answer)
+
+
+def test_the_second_rule_is_gone() -> None:
+    assert not hasattr(_witness, "holds")

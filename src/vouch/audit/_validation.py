@@ -209,6 +209,20 @@ def validate(
     )
 
 
+REPLAYED = Rejudged(True, "re-judged when the audit validated the witness")
+"""Re-judging's answer on a replayed witness: its input is the one the audit re-judged."""
+
+
+def replayed(
+    reference: Sequence[RunRecord], model: Sequence[RunRecord], form: WitnessForm, problem: str | None = None
+) -> Validation:
+    """A replayed witness judged by the same rule as in the audit (``validate``): it holds when
+    the validation is valid; vouch could not run it when a run is ``infrastructure``; it is
+    undecided when a run did not complete (``complete`` false otherwise), and does not hold for
+    any other reason (a failure in R[s] that is no assertion among them)."""
+    return validate(reference, model, REPLAYED, form, problem)
+
+
 def _not_passing_on_g(reference: list[RunRecord], model: list[RunRecord], form: WitnessForm) -> tuple[str, bool]:
     passes = sum(r.outcome == "pass" for r in reference)
     if form.stopped_g_decides_nothing:

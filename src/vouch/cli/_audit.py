@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from vouch.audit import PRELOAD, SOURCES, AuditConfig, AuditResults, AuditSummary, audit_humaneval, failed_run
-from vouch.audit.function._witness import holds as witness_holds
+from vouch.audit._validation import FUNCTION, replayed
 from vouch.audit.function._witness import load_replay, validation_spec
 from vouch.audit.function._witness import record as record_run
 from vouch.cli._agent_options import (
@@ -27,6 +26,8 @@ from vouch.cli._agent_options import (
 )
 from vouch.cli._executor_options import executor_options
 from vouch.cli._progress import Bar, progress_bar, progress_option
+from vouch.cli._terminal import escape, shown
+from vouch.core._audit import Validation
 from vouch.errors import EXIT_FINDINGS, EXIT_INFRASTRUCTURE, InfrastructureError
 from vouch.exec import LocalExecutor, check_executor, make_executor
 from vouch.store import AuditStore, default_store_path
@@ -117,9 +118,11 @@ def print_summary(results: AuditResults, console: Console) -> None:
     if isinstance(agent, dict):
         cost = agent.get("cost_usd")
         console.print(
-            f"auditing model {agent.get('model')}: {agent.get('sessions')} trial sessions, "
-            f"{agent.get('model_calls')} calls, {agent.get('input_tokens')} tokens in, "
-            f"{agent.get('output_tokens')} out" + (f", ${cost:.4f}" if isinstance(cost, float) else ""),
+            shown(
+                f"auditing model {agent.get('model')}: {agent.get('sessions')} trial sessions, "
+                f"{agent.get('model_calls')} calls, {agent.get('input_tokens')} tokens in, "
+                f"{agent.get('output_tokens')} out" + (f", ${cost:.4f}" if isinstance(cost, float) else "")
+            ),
             markup=False,
         )
     defects = [(task.task_id, d) for task in results.tasks for d in task.g_defects]
@@ -135,11 +138,15 @@ def print_summary(results: AuditResults, console: Console) -> None:
         console.print(escape(f"  error {trial.trial_id}: {trial.reason}"))
     if len(errors) > 5:
         console.print(f"  ... and {len(errors) - 5} more trials in error (see --json)")
-    shown = set()
+    refuted_programs = set()
     for trial in results.trials:
-        if trial.witnesses and trial.verdict.value in ("refuted", "reward_hack") and trial.program_hash not in shown:
-            shown.add(trial.program_hash)
-            if len(shown) > 12:
+        if (
+            trial.witnesses
+            and trial.verdict.value in ("refuted", "reward_hack")
+            and trial.program_hash not in refuted_programs
+        ):
+            refuted_programs.add(trial.program_hash)
+            if len(refuted_programs) > 12:
                 console.print("  ... (see --json for every refutation)")
                 break
             console.print(escape(f"  {trial.verdict.value} {trial.trial_id}: {trial.witnesses[0].defect}"))
@@ -451,10 +458,13 @@ def compare_command(
 @click.option("--repeat", type=click.IntRange(min=1, max=10), default=1, show_default=True)
 @click.option("--allow-weak-isolation", is_flag=True)
 def replay(witnesses: tuple[Path, ...], repeat: int, allow_weak_isolation: bool) -> None:
-    """Re-run witness tests in R[G] and R[s] and print what each did (pass in R[G], fail in R[s]).
+    """Re-run witness tests in R[G] and R[s] and judge them by the audit's own rule.
 
-    Exits 0 when every witness holds, 1 when one does not hold, 3 when vouch could not run one
-    (a run failed for vouch's own reasons: that says nothing of the witness)."""
+    A witness holds when every R[G] run passes and every R[s] run fails by an assertion. Exits 0
+    when every witness holds; 1 when one does not hold; 3 when vouch could not run one (a run
+    failed for vouch's own reasons: that says nothing of the witness); 4 when one is undecided (a
+    run did not complete, e.g. timed out, and none passed where it must fail: the audit calls
+    such a trial error, never refuted nor sound). The highest applies."""
     plans = [load_replay(path) for path in witnesses]
     specs = []
     for plan in plans:
@@ -468,18 +478,34 @@ def replay(witnesses: tuple[Path, ...], repeat: int, allow_weak_isolation: bool)
         chunk = results[i * 2 * repeat : (i + 1) * 2 * repeat]
         ref = [record_run("reference", r) for r in chunk[0::2]]
         mod = [record_run("model", r) for r in chunk[1::2]]
-        codes.append(print_replay(path, ref, mod))
+        codes.append(print_replay(path, replayed(ref, mod, FUNCTION)))
     if max(codes) != 0:
         sys.exit(max(codes))
 
 
-def print_replay(path: Path, reference: Sequence[Any], model: Sequence[Any]) -> int:
-    """Print what a replayed witness did; its exit code: 0 holds, 1 does not hold, 3 vouch could
-    not run it (never "does NOT hold" for a run that failed for vouch's own reasons)."""
-    holds = witness_holds(reference, model)
-    verdict = {True: "witness holds", False: "witness does NOT hold", None: "vouch could not run the witness"}[holds]
-    click.echo(f"{path}: {verdict}")
-    for name, records in (("R[G]", reference), ("R[s]", model)):
-        shown = [r.outcome + (f" ({r.message})" if r.outcome != "pass" and r.message else "") for r in records]
-        click.echo(f"  {name}: {', '.join(shown)}")
-    return {True: 0, False: EXIT_FINDINGS, None: EXIT_INFRASTRUCTURE}[holds]
+EXIT_UNDECIDED = 4
+"""``vouch audit replay``'s exit code for a witness whose runs decide nothing (a run did not
+complete): not "does NOT hold", which is 1, nor vouch's failure, which is 3."""
+
+
+def replay_answer(validation: Validation) -> tuple[str, int]:
+    """What a replayed witness's validation (``_validation.replayed``) says, and its exit code:
+    holds 0, does NOT hold 1, vouch could not run it 3, undecided ``EXIT_UNDECIDED``."""
+    if validation.valid:
+        return "witness holds", 0
+    if any(r.outcome == "infrastructure" for r in (*validation.reference_runs, *validation.model_runs)):
+        return "vouch could not run the witness", EXIT_INFRASTRUCTURE
+    if not validation.complete:
+        return "witness undecided (neither holds nor fails)", EXIT_UNDECIDED
+    return "witness does NOT hold", EXIT_FINDINGS
+
+
+def print_replay(path: Path, validation: Validation) -> int:
+    """Print what a replayed witness did, judged by the audit's rule; its exit code
+    (``replay_answer``: never "does NOT hold" for a run vouch could not run or that did not complete)."""
+    answer, code = replay_answer(validation)
+    click.echo(f"{shown(path)}: {answer}" + (f": {shown(validation.reason)}" if validation.reason else ""))
+    for name, records in (("R[G]", validation.reference_runs), ("R[s]", validation.model_runs)):
+        listed = [r.outcome + (f" ({r.message})" if r.outcome != "pass" and r.message else "") for r in records]
+        click.echo(f"  {name}: {shown(', '.join(listed))}")
+    return code

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from vouch.audit import AuditResults
+from vouch.cli._terminal import escape
 from vouch.sources.trials._evalplus import Labelled, comparison
 
 __all__ = ["report_evalplus"]

@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from vouch.cli._terminal import escape
 from vouch.sources.trials._harbor import HarborJob, prediction_lines, read_job, swe_rows
 
 __all__ = ["harbor_command"]

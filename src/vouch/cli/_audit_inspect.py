@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from vouch.audit import SOURCES
@@ -19,6 +18,7 @@ from vouch.cli._agent_options import (
     rounds_option,
 )
 from vouch.cli._audit import audit_config, print_summary, run_audit, run_options, stop_if_failed, write_results
+from vouch.cli._terminal import escape
 from vouch.sources.trials._inspect import comparison, read_inspect_log, write_back, write_back_path
 
 __all__ = ["inspect_command"]

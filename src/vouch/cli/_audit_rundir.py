@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+
+from vouch.cli._terminal import escape
 
 __all__ = ["print_comparison"]
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, TaskID, TextColumn
 from rich.table import Table
 
 from vouch.audit import SOURCES, SweCommand, SweCommandResult, replay_swe_witness, run_swe_command
+from vouch.audit._validation import REPOSITORY, replayed
 from vouch.cli._agent_options import (
     agent_config_option,
     agent_model_option,
@@ -25,6 +25,7 @@ from vouch.cli._agent_options import (
 from vouch.cli._audit import model_table, print_replay, stop_if_failed
 from vouch.cli._audit_rundir import print_comparison
 from vouch.cli._progress import Bar, progress_bar, progress_option
+from vouch.cli._terminal import escape, shown
 
 __all__ = ["swe"]
 
@@ -135,7 +136,8 @@ __all__ = ["swe"]
     "--replay",
     "replay_file",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Re-run one written witness in R[G] and R[s] instead of auditing.",
+    help="Re-run one written witness in R[G] and R[s] instead of auditing, judged by the audit's rule: "
+    "exit 0 holds, 1 does NOT hold, 3 vouch could not run it, 4 undecided (a run did not complete).",
 )
 @click.option("--repeat", type=click.IntRange(min=1, max=10), default=3, show_default=True, help="Runs per world.")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -182,7 +184,7 @@ def swe(
         outcome = replay_swe_witness(
             replay_file, cache_dir=cache_dir, repeats=repeat, workers=workers, allow_weak_isolation=allow_weak_isolation
         )
-        code = print_replay(replay_file, outcome.reference, outcome.model)
+        code = print_replay(replay_file, replayed(outcome.reference, outcome.model, REPOSITORY))
         if code != 0:
             sys.exit(code)
         return
@@ -229,7 +231,7 @@ def swe(
 
     def note(line: str) -> None:
         bar.close()
-        console.print(line, markup=False)
+        console.print(shown(line), markup=False)
 
     def trial_done(done: int, total: int, line: str) -> None:
         console.print(f"[{done}/{total}] {escape(line)}")

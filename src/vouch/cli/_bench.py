@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -28,6 +27,7 @@ from vouch.bench import (
     trivial_rows,
 )
 from vouch.cli._progress import progress_bar, progress_option
+from vouch.cli._terminal import escape
 from vouch.core import Envelope
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor, hide_in_runs

@@ -9,10 +9,10 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from vouch.bench import ChallengeReport, load_public_task, preload_for, run_challenge, sealed_executor
+from vouch.cli._terminal import escape
 from vouch.errors import EXIT_FINDINGS, UsageError
 from vouch.exec import LocalExecutor
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -16,6 +15,7 @@ import vouch
 from vouch import corpora
 from vouch.bench import PRELOAD, check_references
 from vouch.cli._progress import progress_bar, progress_option
+from vouch.cli._terminal import escape, shown
 from vouch.core import Envelope, FlaggedCase
 from vouch.exec import LocalExecutor, hide_in_runs
 from vouch.sources import SOURCES, build_source, check_out_dir, data_stats, source_entry, sources_taking
@@ -246,9 +246,9 @@ def build(
     # Bad inputs (missing data files, answers that do not parse) are listed in the manifest: one line each.
     for key, reason in m.source_versions.items():
         if key.startswith("skipped/"):
-            console.print(f"  bad input {key.removeprefix('skipped/')}: {reason}", soft_wrap=True, markup=False)
+            console.print(shown(f"  bad input {key.removeprefix('skipped/')}: {reason}"), soft_wrap=True, markup=False)
         elif key.startswith("upstream/"):
-            console.print(f"  upstream {key.removeprefix('upstream/')}: {reason}", soft_wrap=True, markup=False)
+            console.print(shown(f"  upstream {key.removeprefix('upstream/')}: {reason}"), soft_wrap=True, markup=False)
 
 
 def _pairs(option: str, values: tuple[str, ...]) -> dict[str, str]:
@@ -290,7 +290,7 @@ def _build_swebench(
             bar.update(checking, visible=True, completed=done, total=total)
 
         def line(text: str) -> None:
-            console.print(text, soft_wrap=True, markup=False, highlight=False)
+            console.print(shown(text), soft_wrap=True, markup=False, highlight=False)
 
         report = build_swebench(
             out_dir, options, seed=seed, executor=executor, check=check, force=force, line=line, tick=tick

@@ -10,13 +10,13 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import vouch
 from vouch.bench import BASELINES, PRELOAD, load_tasks, results_object, run_verifiers, trivial_rows
 from vouch.cli._progress import progress_bar, progress_option
+from vouch.cli._terminal import escape
 from vouch.core import Envelope
 from vouch.corpora import DEMO_FILE, demo_samples_file
 from vouch.errors import InfrastructureError, UsageError
@@ -343,7 +343,8 @@ def demo(out_dir: str, allow_weak_isolation: bool, progress_mode: str | None) ->
     with open(path, "w") as f:
         parts = {"bench": bench_part, "v4v": v4v_part, "audit": audit_part}
         json.dump(envelope.model_dump(mode="json") | summary.to_dict() | parts, f, indent=2)
-    Console().print(escape(f"\nwrote {path}"))
+    Console().print()
+    Console().print(escape(f"wrote {path}"))
     if failed:
         # The results are written; a demo whose audit vouch could not carry out is no demo.
         raise InfrastructureError(f"demo: {failed[0]}")

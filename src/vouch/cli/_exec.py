@@ -7,10 +7,10 @@ import os
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 import vouch
+from vouch.cli._terminal import escape, shown
 from vouch.core import ExecReport, IsolationReport
 from vouch.errors import UsageError
 from vouch.exec import Limits, LocalExecutor, RunResult, RunSpec, Script
@@ -121,7 +121,7 @@ def _print_human(report: ExecReport) -> None:
     console.print(table)
     if report.stdout_tail:
         console.rule("stdout (tail)")
-        console.print(report.stdout_tail, markup=False, highlight=False, end="")
+        console.print(shown(report.stdout_tail, lines=True), markup=False, highlight=False, end="")
     if report.stderr_tail:
         console.rule("stderr (tail)")
-        console.print(report.stderr_tail, markup=False, highlight=False, end="")
+        console.print(shown(report.stderr_tail, lines=True), markup=False, highlight=False, end="")

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn
 
 from vouch.cli._progress import progress_bar, progress_option
+from vouch.cli._terminal import escape
 from vouch.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -24,6 +23,7 @@ from vouch.agent import (
 )
 from vouch.bench import load_tasks, sealed_executor
 from vouch.cli._progress import progress_bar, progress_option
+from vouch.cli._terminal import escape, shown
 from vouch.errors import VouchError
 
 
@@ -96,7 +96,10 @@ def generate_command(
             bar.advance(job)
             a = run.analysis
             bar.console.print(
-                f"  {run.task_id}: {run.status}, {a.end_reason}, {a.executions_used}/{a.executions_budget} executions",
+                shown(
+                    f"  {run.task_id}: {run.status}, {a.end_reason}, "
+                    f"{a.executions_used}/{a.executions_budget} executions"
+                ),
                 markup=False,
             )
 

@@ -9,6 +9,7 @@ import sys
 import click
 
 import vouch
+from vouch.cli._terminal import shown
 from vouch.errors import EXIT_INFRASTRUCTURE, EXIT_USAGE, VouchError
 
 
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
 def _one_line(message: str) -> str:
     """An error message as one line: messages quote file names and values from input, which may
     hold line breaks."""
-    return " ".join(message.split("\n")).replace("\r", " ")
+    return shown(" ".join(message.split("\n")).replace("\r", " "))
 
 
 def _full_disk(exc: BaseException) -> str | None:

@@ -19,6 +19,8 @@ import click
 from rich.console import Console
 from rich.progress import Progress, ProgressColumn, TaskID, TextColumn
 
+from vouch.cli._terminal import shown
+
 __all__ = [
     "ENV",
     "MODES",
@@ -184,7 +186,8 @@ class PlainProgress:
             if task.total > 0:
                 count += f" ({100 * task.completed / task.total:.0f}%)"
         # Straight to the stream: the line is not rich markup ("[vouch]" would parse as a tag).
-        sys.stderr.write(f"[vouch] {task.description}: {count} {now - task.started:.1f} s\n")
+        # Descriptions may name a task or a file of the user's: no control character of theirs is written.
+        sys.stderr.write(f"[vouch] {shown(task.description)}: {count} {now - task.started:.1f} s\n")
         sys.stderr.flush()
 
 

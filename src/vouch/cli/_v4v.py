@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -16,6 +15,7 @@ from vouch.bench import raise_if_errors
 from vouch.cli._bench import hide_outputs
 from vouch.cli._executor_options import executor_options
 from vouch.cli._progress import progress_bar, progress_option
+from vouch.cli._terminal import escape
 from vouch.core import Envelope
 from vouch.exec import check_executor
 from vouch.store import Store, default_store_path

@@ -5,7 +5,7 @@ input fails the assertion too: the test turns the exception into an AssertionErr
 it, since P asks for a value. What the test imports is only the entry point P defines, so a
 failure can never come from a name P never asked for; validation (``_validation``, the rule
 both forms share) still checks that every run in R[s] failed by an AssertionError, and every run
-in R[G] passed.
+in R[G] passed. A replay (``vouch audit replay``) is judged by that rule too (``_validation.replayed``).
 """
 
 from __future__ import annotations
@@ -153,14 +153,6 @@ def judge(reference: list[RunRecord], model: list[RunRecord], rejudge: str | Non
     """
     note = "input holds every precondition of P" if rejudge is None else rejudge
     return validate(reference, model, Rejudged(rejudge is None, note), FUNCTION)
-
-
-def holds(reference: Sequence[RunRecord], model: Sequence[RunRecord]) -> bool | None:
-    """A replayed witness holds (passes every R[G] run, fails every R[s] run by an assertion), does
-    not hold (False), or could not be run by vouch (None: a run failed for vouch's own reasons)."""
-    if any(r.outcome == "infrastructure" for r in [*reference, *model]):
-        return None
-    return all(r.outcome == "pass" for r in reference) and all(r.outcome == "fail" for r in model)
 
 
 CANARY = Problem(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vouch.audit.function._witness import holds
+from vouch.audit._validation import REPOSITORY, replayed
 from vouch.audit.repository._runs import record_witness_run
 from vouch.core._audit import RunRecord, Witness
 from vouch.errors import UsageError
@@ -39,8 +39,10 @@ class ReplayOutcome:
 
     @property
     def holds(self) -> bool | None:
-        """True or False; None when a run failed for vouch's own reasons (it says nothing of the witness)."""
-        return holds(self.reference, self.model)
+        """By the audit's own rule (``_validation.replayed``): True or False; None when the runs
+        decide nothing (vouch's own failure, or a run that did not complete)."""
+        validation = replayed(self.reference, self.model, REPOSITORY)
+        return True if validation.valid else None if not validation.complete else False
 
 
 def write_witnesses(
