@@ -98,11 +98,14 @@ def export_humaneval(
     found = answer_errata(errata(results), results, problems, programs, executor)
     out_dir.mkdir(parents=True, exist_ok=True)
     files = []
-    for name, rows, kind in (
+    outputs = [
         ("problems.jsonl", built.problems, "human-eval-problems"),
         ("evalplus.jsonl", built.evalplus, "evalplus-dataset"),
         ("errata.jsonl", found, "errata"),
-    ):
+    ]
+    if built.mbpp:
+        outputs.insert(1, ("mbpp.jsonl", built.mbpp, "mbpp-problems"))
+    for name, rows, kind in outputs:
         record = write_jsonl(out_dir / name, rows)
         files.append(record.model_copy(update={"format": kind}))
     manifest = ExportManifest(

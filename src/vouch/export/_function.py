@@ -28,6 +28,7 @@ from typing import Any
 
 from vouch.audit.function._prompt import assertions
 from vouch.core import AuditResults, TrialResult, Verdict, Witness
+from vouch.core._equality import EQUALITY_NAME, EQUALITY_SOURCE
 from vouch.core._export import ExportCheck, ExportedTest, LeftOut, NotReproduced
 from vouch.errors import InfrastructureError
 from vouch.exec import Executor, Limits, RunResult, RunSpec, Script, Status, vouch_failure
@@ -45,23 +46,6 @@ REFUTING = (Verdict.REFUTED, Verdict.REWARD_HACK)
 STANDING = (Verdict.SOUND, Verdict.FLAGGED)
 """Passing trials the audit left standing: every exported test must pass on them."""
 
-_CLOSE = '''
-def _vouch_close(actual, expected):
-    """Equality as the original check uses it, with floats compared up to 1e-6."""
-    if isinstance(expected, float) or isinstance(actual, float):
-        if isinstance(actual, (int, float)) and isinstance(expected, (int, float)):
-            close = math.isclose(actual, expected, rel_tol=1e-6, abs_tol=1e-6)
-            return close or (actual != actual and expected != expected)
-        return False
-    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
-        return type(actual) is type(expected) and len(actual) == len(expected) and all(
-            _vouch_close(a, e) for a, e in zip(actual, expected)
-        )
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        return actual.keys() == expected.keys() and all(_vouch_close(actual[k], expected[k]) for k in expected)
-    return actual == expected
-'''
-
 
 @dataclass(frozen=True)
 class Assertion:
@@ -78,7 +62,14 @@ class Assertion:
         call = f"candidate(*{self.args!r})"
         if self.wrapper is not None:
             call = f"{self.wrapper}({call})"
-        return f"    assert _vouch_close({call}, {self.expected!r}), {tag!r}\n"
+        return f"    assert {EQUALITY_NAME}({call}, {self.expected!r}), {tag!r}\n"
+
+    def by_name(self, entry_point: str) -> str:
+        """The assertion as MBPP writes its tests: the function called by its name."""
+        call = f"{entry_point}(*{self.args!r})"
+        if self.wrapper is not None:
+            call = f"{self.wrapper}({call})"
+        return f"assert {EQUALITY_NAME}({call}, {self.expected!r})"
 
 
 def read_assertion(source: str) -> Assertion | str:
@@ -177,8 +168,7 @@ def exported_test(problem: Problem, tests: Sequence[Candidate]) -> str:
         "",
         "# Added by vouch export: requirements of the prompt the original check does not test, each",
         "# passing on the canonical solution and failing on the benchmark-passing trials it refutes.",
-        "import math",
-        _CLOSE.rstrip("\n"),
+        EQUALITY_SOURCE.strip("\n"),
         "",
         "",
         "_vouch_original_check = check",
@@ -370,6 +360,8 @@ class FunctionExport:
     left_out: list[LeftOut]
     not_reproduced: list[NotReproduced]
     check: ExportCheck
+    mbpp: list[dict[str, Any]] = field(default_factory=list)
+    """MBPP's own format (``text``, ``code``, ``test_list``, ...), for an audit of MBPP."""
 
 
 def export_function(
@@ -425,9 +417,11 @@ def export_function(
         }
         for p in problems.values()
     ]
-    evalplus_rows = [_evalplus_row(p, kept.get(p.task_id, [])) for p in problems.values()]
+    mbpp = results.benchmark == "mbpp"
+    evalplus_rows = [(_mbpp_plus_row if mbpp else _evalplus_row)(p, kept.get(p.task_id, [])) for p in problems.values()]
+    mbpp_rows = [_mbpp_row(p, kept.get(p.task_id, [])) for p in problems.values()] if mbpp else []
     tests = [t.exported() for task in problems for t in kept.get(task, [])]
-    return FunctionExport(problem_rows, evalplus_rows, tests, left_out, not_reproduced, totals)
+    return FunctionExport(problem_rows, evalplus_rows, tests, left_out, not_reproduced, totals, mbpp_rows)
 
 
 def _evalplus_row(problem: Problem, tests: Sequence[Candidate]) -> dict[str, Any]:
@@ -444,6 +438,62 @@ def _evalplus_row(problem: Problem, tests: Sequence[Candidate]) -> dict[str, Any
         "atol": 0,
         "test": problem.test,
     }
+
+
+def original_asserts(test: str) -> list[str]:
+    """The statements of T0's ``check`` as MBPP's ``test_list`` holds them (calls by name)."""
+    try:
+        tree = ast.parse(test)
+    except SyntaxError:
+        return []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "check":
+            return [ast.unparse(stmt) for stmt in node.body if isinstance(stmt, ast.Assert)]
+    return []
+
+
+def _mbpp_number(task_id: str) -> int | str:
+    tail = task_id.rsplit("/", 1)[-1]
+    return int(tail) if tail.isdigit() else task_id
+
+
+def _sentence(prompt: str) -> str:
+    """P's words: the docstring of the prompt's last function, or of the module."""
+    try:
+        tree = ast.parse(prompt + "\n    pass\n" if prompt.rstrip().endswith(":") else prompt)
+    except SyntaxError:
+        return prompt.strip()
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for node in [*reversed(functions), tree]:
+        doc = ast.get_docstring(node)
+        if doc:
+            return doc
+    return prompt.strip()
+
+
+def _mbpp_row(problem: Problem, tests: Sequence[Candidate]) -> dict[str, Any]:
+    """A problem in MBPP's original format: its asserts, then one per added test, by name; the
+    equality rule the added ones use is the setup code (lm-eval and bigcode-evaluation-harness
+    run ``test_setup_code``, the code and each of ``test_list`` in one namespace)."""
+    added = [t.assertion.by_name(problem.entry_point) for t in tests]
+    return {
+        "task_id": _mbpp_number(problem.task_id),
+        "text": _sentence(problem.prompt),
+        "code": problem.reference,
+        "test_list": original_asserts(problem.test) + added,
+        "test_setup_code": EQUALITY_SOURCE.strip("\n") if added else "",
+        "test_imports": [],
+    }
+
+
+def _mbpp_plus_row(problem: Problem, tests: Sequence[Candidate]) -> dict[str, Any]:
+    """A problem as MBPP+ ships it: the original asserts in ``assertion``, T0's inputs as
+    ``base_input``, the added tests' inputs as ``plus_input`` (EvalPlus computes the answers from G)."""
+    row = _evalplus_row(problem, tests)
+    del row["test"]
+    row["assertion"] = "\n".join(original_asserts(problem.test))
+    row["canonical_solution"] = problem.reference
+    return row
 
 
 def _json_safe(value: Any) -> bool:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import doctest
 import json
-import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from vouch.core import (
     TaskSpec,
     canonical_candidate,
 )
+from vouch.core._equality import equal
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, PytestRecordError, PytestRun, RunResult, RunSpec, Script, Status
 from vouch.sources._drafts import Draft, case_of
@@ -173,21 +173,7 @@ def _load_variants(
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     if not (a.get("ok") and b.get("ok")):
         return False
-    return _equal(a["value"], b["value"])
-
-
-def _equal(x: Any, y: Any) -> bool:
-    if isinstance(x, float) or isinstance(y, float):
-        if isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool):
-            return math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-9) or (math.isnan(x) and math.isnan(y))
-        return False
-    if type(x) is not type(y):
-        return False
-    if isinstance(x, (list, tuple)):
-        return len(x) == len(y) and all(_equal(a, b) for a, b in zip(x, y, strict=True))
-    if isinstance(x, dict):
-        return x.keys() == y.keys() and all(_equal(x[k], y[k]) for k in x)
-    return bool(x == y)
+    return equal(b["value"], a["value"])
 
 
 def _generated_inputs(inputs: list[list[Any]], rng: random.Random, per_input: int = 2) -> list[list[Any]]:
