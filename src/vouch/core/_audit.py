@@ -212,11 +212,21 @@ class HygieneFinding(_Model):
     """Something a trial's patch carries besides the fix: a finding about the patch beside its
     verdict, never a refutation (the verdict rests on witnesses alone)."""
 
-    kind: Literal["empty_patch", "stray_file", "test_edit", "conftest", "vendored_edit", "packaging_edit"] = Field(
+    kind: Literal[
+        "empty_patch",
+        "stray_file",
+        "test_edit",
+        "conftest",
+        "vendored_edit",
+        "packaging_edit",
+        "link_out",
+        "start_up",
+    ] = Field(
         description="empty_patch; stray_file (a build copy, backup or scratch file); test_edit (a test file); "
         "conftest (a conftest.py, which pytest loads before every test); vendored_edit (a vendored package's "
         "copy inside the repository); packaging_edit (setup.py, setup.cfg, pyproject.toml, requirements) "
-        "that G does not make."
+        "that G does not make; link_out (a symbolic link leading out of the repository, never followed); "
+        "start_up (a pytest plugin entry point, a .pth, sitecustomize or usercustomize: code loaded unasked)."
     )
     file: str = Field(description="The file, relative to the repository root ('' for an empty patch).")
     detail: str = Field(description="What the patch does to it.")

@@ -17,6 +17,7 @@ from vouch.worlds._env import (
     generated_files,
     import_root,
 )
+from vouch.worlds._files import LinkOutOfWorld, link_out_of_world, link_target, read_world_text
 from vouch.worlds._patch import FileChange, Patch, parse_patch, patch_hash
 from vouch.worlds._world import Unappliable, World, WorldCache, default_cache_dir, git
 
@@ -26,6 +27,7 @@ __all__ = [
     "EnvRecipe",
     "Environment",
     "FileChange",
+    "LinkOutOfWorld",
     "Patch",
     "Unappliable",
     "World",
@@ -36,6 +38,9 @@ __all__ = [
     "generated_files",
     "git",
     "import_root",
+    "link_out_of_world",
+    "link_target",
     "parse_patch",
     "patch_hash",
+    "read_world_text",
 ]

@@ -32,6 +32,7 @@ from typing import Any
 
 from vouch.errors import UsageError
 from vouch.exec import expose_to_runs, visible_in_runs
+from vouch.worlds._files import leads_out, read_world_text
 from vouch.worlds._world import _locked, git
 
 __all__ = [
@@ -222,20 +223,25 @@ def generated_files(world: Path) -> list[str]:
     written: list[str] = []
     for config in ("setup.py", "setup.cfg", "pyproject.toml"):
         try:
-            text = (world / config).read_text(encoding="utf-8")
+            text = read_world_text(world, config)
         except (OSError, UnicodeDecodeError):
             continue
         for relative in _WRITE_TO.findall(text):
             target = world / relative
-            if target.exists() or ".." in Path(relative).parts:
+            if os.path.lexists(target) or ".." in Path(relative).parts or Path(relative).is_absolute():
                 continue
             version = scm_version(git(["describe", "--tags", "--long", "--always"], cwd=world).stdout.strip())
+            if leads_out(world, relative):
+                continue  # a directory on the way is a link out of the world: nothing is written there
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(
+            body = (
                 "# written by vouch in place of the install's setuptools_scm\n"
                 f"version = __version__ = {version!r}\n"
                 f"version_tuple = __version_tuple__ = {tuple(version.split('.')[:3])!r}\n"
             )
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(body)
             os.chmod(target, 0o644)
             written.append(relative)
     return written

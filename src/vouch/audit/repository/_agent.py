@@ -33,7 +33,7 @@ from vouch.audit.repository._witness import Candidate
 from vouch.core._audit import Evidence, RunRecord, Witness
 from vouch.exec import RunResult
 from vouch.swebench import Runner
-from vouch.worlds import World
+from vouch.worlds import World, read_world_text
 
 if TYPE_CHECKING:
     from vouch.audit.repository._model import Instance, SweAuditConfig
@@ -112,7 +112,7 @@ def instance_checklist(inst: Instance, agent: WitnessAgent, config: SweAuditConf
     texts = {}
     for f in files:
         try:
-            texts[f] = (inst.reference.path / f).read_text(encoding="utf-8")
+            texts[f] = read_world_text(inst.reference.path, f)
         except (OSError, UnicodeDecodeError):
             continue
     trace = TraceWriter(witness_root(config) / spec.instance_id / "checklist.jsonl")

@@ -23,7 +23,7 @@ from vouch.audit.function._agent_tools import INTROSPECTION_ATTRS, INTROSPECTION
 from vouch.audit.repository._runs import _WITNESS_DIR, record_witness_run
 from vouch.exec import RunResult
 from vouch.swebench import Runner
-from vouch.worlds import World
+from vouch.worlds import World, read_world_text
 
 __all__ = ["SWE_TOOLS", "RepoNames", "SweSubmission", "SweWitnessTools", "foreign_repo_names"]
 
@@ -88,10 +88,10 @@ def _module_file(root: Path, dotted: str) -> Path | None:
     return None
 
 
-def _defined(path: Path) -> set[str]:
+def _defined(root: Path, path: Path) -> set[str]:
     """Top-level names a module's source binds (functions, classes, assignments, imports)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = ast.parse(read_world_text(root, path.relative_to(root).as_posix()))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         return set()
     names: set[str] = set()
@@ -131,10 +131,11 @@ class RepoNames:
         name of the module, that exists in R[G] and that P or the gold patch names."""
         sub = f"{module}.{name}"
         where = _module_file(self.reference, module)
-        in_reference = _module_file(self.reference, sub) is not None or (where is not None and name in _defined(where))
+        defined = where is not None and name in _defined(self.reference, where)
+        in_reference = _module_file(self.reference, sub) is not None or defined
         if not in_reference:
             there = _module_file(self.trial, module)
-            if _module_file(self.trial, sub) is not None or (there is not None and name in _defined(there)):
+            if _module_file(self.trial, sub) is not None or (there is not None and name in _defined(self.trial, there)):
                 return f"{sub} (only the trial's patch adds it: P never asks for it)"
             return f"{sub} (R[G] does not define it)"
         if name not in self.named:

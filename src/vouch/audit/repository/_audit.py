@@ -57,7 +57,17 @@ from vouch.errors import UsageError, VouchError
 from vouch.exec import Executor, RunResult
 from vouch.store import AuditStore
 from vouch.swebench import EnvPlan, Runner, SweInstance, SweTrial, WorldEnv, graded_t0, t0_result
-from vouch.worlds import FileChange, Patch, Unappliable, World, WorldCache, git, parse_patch, patch_hash
+from vouch.worlds import (
+    FileChange,
+    Patch,
+    Unappliable,
+    World,
+    WorldCache,
+    git,
+    parse_patch,
+    patch_hash,
+    read_world_text,
+)
 
 __all__ = ["SWE_PRELOAD", "SweAuditConfig", "audit_fixture", "audit_swe"]
 
@@ -91,7 +101,7 @@ def _resolve_repo(instance: SweInstance, repo_root: Path | None) -> str:
 
 def _read(world: World, path: str) -> str:
     try:
-        return (world.path / path).read_text(encoding="utf-8")
+        return read_world_text(world.path, path)
     except (OSError, UnicodeDecodeError):
         return ""
 
@@ -346,6 +356,7 @@ def _after_t0(
         problem=spec.problem_statement,
         t0_literal_inputs=inst.recorded_literals,
         base_top_level=_top_level(inst.null),
+        sources={c.path: _read(world, c.path) for c in changes},
     )
     return PassingTrial(trial, world, changes, t0, run, evidence, program)
 

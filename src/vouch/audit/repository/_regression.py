@@ -44,7 +44,7 @@ from vouch.errors import UsageError
 from vouch.exec import PytestRecordError, PytestRun, RunResult
 from vouch.mutation import Mutant, mutate
 from vouch.swebench import Runner
-from vouch.worlds import World, parse_patch
+from vouch.worlds import World, parse_patch, read_world_text
 
 if TYPE_CHECKING:
     from vouch.audit.repository._model import Instance, SweAuditConfig
@@ -141,7 +141,7 @@ def related_tests(
     pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(mentions))) + r")\b") if mentions else None
     for path in files:
         try:
-            text = (root / path).read_text(encoding="utf-8")
+            text = read_world_text(root, path)
         except (OSError, UnicodeDecodeError):
             continue
         imports[path] = _imports(text, module_name(path), path.endswith("__init__.py"))
@@ -424,7 +424,7 @@ def _one_line(text: str, limit: int = 100) -> str:
 
 def _read(world: World, path: str) -> str:
     try:
-        return (world.path / path).read_text(encoding="utf-8")
+        return read_world_text(world.path, path)
     except (OSError, UnicodeDecodeError):
         return ""
 
@@ -457,7 +457,7 @@ def _test_source(world: World, nodeid: str) -> str:
     path, _, rest = nodeid.partition("::")
     name = rest.split("::")[-1].split("[", 1)[0]
     try:
-        text = (world.path / path).read_text(encoding="utf-8")
+        text = read_world_text(world.path, path)
         tree = ast.parse(text)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         return f"# {nodeid}\n"

@@ -39,7 +39,7 @@ from vouch.errors import UsageError
 from vouch.exec import PytestRecordError, PytestRun, RunResult
 from vouch.mutation import kill_matrix, mutate
 from vouch.swebench import Runner, unwrap
-from vouch.worlds import FileChange, World, parse_patch
+from vouch.worlds import FileChange, World, parse_patch, read_world_text
 
 if TYPE_CHECKING:
     from vouch.audit.repository._model import Instance, SweAuditConfig
@@ -344,7 +344,7 @@ def _why_missed(probe: Probe) -> str:
 
 def _file_text(world: World, path: str) -> str:
     try:
-        return (world.path / path).read_text(encoding="utf-8")
+        return read_world_text(world.path, path)
     except (OSError, UnicodeDecodeError):
         return ""
 
