@@ -538,7 +538,15 @@ def _config_key(config: SweAuditConfig, instance: SweInstance, env: WorldEnv | N
     }
     if config.mode != "per-trial":  # a per-trial audit keys as it did before the modes
         parts |= {"mode": config.mode, "rounds": config.rounds}
+    # The instance whole: P, G, the test patch, T0 (FAIL_TO_PASS, PASS_TO_PASS), the base commit.
     text = repr(sorted(parts.items())) + vouch.__version__ + instance.model_dump_json(exclude_none=True)
+    # Files the options name are keyed by what they hold, not only by their path.
+    if config.witness_files is not None:
+        folder = Path(config.witness_files) / instance.instance_id
+        for path in sorted(folder.glob("test_*.py")) if folder.is_dir() else []:
+            text += f"witness:{path.name}:{hashlib.sha256(path.read_bytes()).hexdigest()}"
+    if config.agent_config is not None and Path(config.agent_config).is_file():
+        text += f"agent_config:{hashlib.sha256(Path(config.agent_config).read_bytes()).hexdigest()}"
     if env is not None:  # the judgement depends on the environment it ran in
         text += f"env:{env.env.key}"
         if env.services:  # and on the local services its runs had
