@@ -108,7 +108,7 @@ def test_an_audit_whose_validation_runs_vouch_cannot_run_exits_3_with_its_result
     last = err.strip().splitlines()[-1]
     assert last.startswith("vouch: error: audit humaneval: 1 of 1 judgements are error") and "vouch's own" in last
     results = json.loads((tmp_path / "audit.json").read_text())
-    assert results["schema_version"] == 3
+    assert results["schema_version"] == 4
     (trial,) = results["trials"]
     assert trial["verdict"] == "error" and trial["infrastructure"] and results["summary"]["sound"] == 0
 

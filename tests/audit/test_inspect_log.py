@@ -180,6 +180,37 @@ def test_score_values(value: object, passed: bool | None) -> None:
     assert score_passed(value) is passed
 
 
+@pytest.mark.parametrize(
+    ("verdict", "reason", "value", "starts"),
+    [
+        ("error", "the program's process died twice on its inputs", "N", "undecided: the program's process died"),
+        ("error", "undecided: w.py: did not complete in R[s]", "N", "undecided: w.py"),
+        ("error", None, "N", "undecided: "),
+        ("flagged", None, "C", "flagged: "),
+        ("sound", None, "C", "sound: "),
+    ],
+)
+def test_an_undecided_trial_is_a_score_that_says_so(verdict: str, reason: str | None, value: str, starts: str) -> None:
+    """An undecided trial is scored N, which Inspect's accuracy counts as not correct, with an
+    explanation that starts "undecided:"; a flagged one stands (as in the corrected rate)."""
+    from vouch.core import AuditResults, TrialResult, Verdict, summarise
+    from vouch.sources.trials._inspect import vouch_score
+
+    trial = TrialResult(
+        trial_id="HumanEval/2#1",
+        task_id="HumanEval/2",
+        model=MODEL,
+        benchmark_pass=True,
+        verdict=Verdict(verdict),
+        reason=reason,
+    )
+    results = AuditResults(
+        vouch_version="0", benchmark="humaneval", trials=[trial], summary=summarise([trial], executions=0, wall_s=0)
+    )
+    score = vouch_score(trial, results, config_key="k")
+    assert score.value == value and score.explanation is not None and score.explanation.startswith(starts)
+
+
 @pytest.fixture(scope="module")
 def cli_run(logs: tuple[Path, Path]) -> dict[str, Any]:
     """The CLI on the .eval log with --write-back, then on the .json log (resumed from the same store)."""

@@ -5,14 +5,14 @@ passed or failed by Inspect's own scorer (``verify``): has_close_elements taking
 to the threshold as close (``<=``: passes T0, refuted offline), a right greatest_common_divisor, a
 truncate_number that ends its process with status 0 before any assertion (Inspect's scorer took
 that for a pass), a right truncate_number that answers wrong whenever it can read the log (the log
-is hidden from its runs: sound), and a sample with no completion (vouch cannot judge it: N).
+is hidden from its runs: sound), and a sample with no completion (vouch cannot judge it: N, which
+Inspect's accuracy counts as not correct).
 The log sits where sandboxed runs could read it, unless vouch hides it.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import shutil
 import subprocess
@@ -170,11 +170,6 @@ def scored() -> Iterator[dict[str, Any]]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _shown(value: object) -> object:
-    """A score's value as the tests spell it: Inspect's unscored NaN is "N"."""
-    return "N" if isinstance(value, float) and math.isnan(value) else value
-
-
 @pytest.mark.slow
 def test_inspect_score_with_vouchs_scorer(scored: dict[str, Any]) -> None:
     done = scored["done"]
@@ -182,8 +177,9 @@ def test_inspect_score_with_vouchs_scorer(scored: dict[str, Any]) -> None:
     log = read_eval_log(str(scored["out"]))
     assert log.samples is not None
     got = {f"{s.id}#{s.epoch}": (s.scores or {}) for s in log.samples}
-    # A sample vouch could not judge is Inspect's unscored score (NaN): "N" here.
-    assert {trial: _shown(scores[SCORE].value) for trial, scores in got.items()} == dict(scored["expected"])
+    # A sample vouch could not judge is scored "N" (no answer), never left unscored (NaN).
+    assert all(isinstance(s[SCORE].value, str) for s in got.values())
+    assert {trial: scores[SCORE].value for trial, scores in got.items()} == dict(scored["expected"])
     # Inspect's own scores stay beside vouch's.
     assert {t for t, scores in got.items() if "verify" in scores} == {t for t, v in scored["expected"] if v != "N"}
 
@@ -210,15 +206,21 @@ def test_inspect_score_with_vouchs_scorer(scored: dict[str, Any]) -> None:
     assert (got["HumanEval/2#2"][SCORE].metadata or {})["verdict"] == "sound"
     unjudged = got["HumanEval/2#3"][SCORE]
     assert unjudged.explanation is not None and "no completion" in unjudged.explanation
+    assert unjudged.explanation.startswith("undecided: ")
     assert (unjudged.metadata or {})["verdict"] == "error"
 
     assert log.results is not None
     (headline,) = [s for s in log.results.scores if s.name == SCORE]
-    # Accuracy over the samples vouch judged: the one it could not judge is unscored, not wrong.
-    values = [_shown(s.scores[SCORE].value) for s in log.samples or [] if s.scores and SCORE in s.scores]
-    judged = [v for v in values if v in ("C", "I")]
-    assert len(judged) == len(values) - 1
-    assert headline.metrics["accuracy"].value == pytest.approx(judged.count("C") / len(judged))
+    # Accuracy over every sample: the one vouch could not decide counts as not correct, never dropped.
+    values = [s.scores[SCORE].value for s in log.samples or [] if s.scores and SCORE in s.scores]
+    assert len(values) == len(scored["expected"]) and values.count("N") == 1
+    # Inspect reduces a sample's epochs to their mean, then averages over samples.
+    by_id: dict[str, list[float]] = {}
+    for s in log.samples or []:
+        by_id.setdefault(str(s.id), []).append(1.0 if (s.scores or {})[SCORE].value == "C" else 0.0)
+    means = [sum(v) / len(v) for v in by_id.values()]
+    assert headline.metrics["accuracy"].value == pytest.approx(sum(means) / len(means))
+    assert headline.metrics["accuracy"].value == pytest.approx((0 + 1 + 1 / 3) / 3)
     assert hashlib.sha256(scored["log"].read_bytes()).hexdigest() == scored["before"], "the log was modified"
 
 
@@ -245,8 +247,9 @@ def _state(task_id: str, completion: str) -> TaskState:
     )
 
 
-def test_vouchs_own_failure_is_an_unscored_score(tmp_path: Path) -> None:
-    """A store that cannot be opened: every sample unscored with the reason, and the scoring run goes on."""
+def test_vouchs_own_failure_is_a_score_counted_as_not_correct(tmp_path: Path) -> None:
+    """A store that cannot be opened: every sample scored N ("undecided: ...", which Inspect's
+    accuracy counts as not correct) with the reason, and the scoring run goes on."""
     scorer = audit(store=str(tmp_path / "no-such-dir" / "x" / "store.sqlite"), witness_dir=str(tmp_path / "w"))
     (tmp_path / "no-such-dir").write_text("a file where the store's directory should be")
     p = PROBLEMS["HumanEval/13"]
@@ -255,8 +258,9 @@ def test_vouchs_own_failure_is_an_unscored_score(tmp_path: Path) -> None:
         return await scorer(_state("HumanEval/13", GCD), Target(p.canonical_solution))
 
     score = anyio.run(run)
-    assert _shown(score.value) == "N" and score.reason == "vouch could not judge the sample"
-    assert score.explanation is not None and score.explanation.startswith("error: vouch could not judge this sample")
+    assert score.value == "N"
+    assert score.explanation is not None
+    assert score.explanation.startswith("undecided: vouch could not judge this sample")
     assert (score.metadata or {})["verdict"] == "error" and (score.metadata or {})["reason"]
 
 

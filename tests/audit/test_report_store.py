@@ -96,6 +96,49 @@ def test_summary_counts_refutations_and_the_corrected_rate() -> None:
     assert s.distinct_programs == 3
 
 
+def _with_undecided() -> AuditResults:
+    """Two models: A has a sound, a refuted, an undecided passing trial and one failing T0; B has
+    a sound trial and one vouch could not judge (its T0 run never came back)."""
+    base = {"task_id": "T/1", "program_hash": None}
+    trials = [
+        TrialResult(trial_id="a0", model="A", benchmark_pass=True, verdict=Verdict.SOUND, **base),
+        TrialResult(trial_id="a1", model="A", benchmark_pass=True, verdict=Verdict.REFUTED, **base),
+        TrialResult(
+            trial_id="a2", model="A", benchmark_pass=True, verdict=Verdict.ERROR, reason="died in the harness", **base
+        ),
+        TrialResult(trial_id="a3", model="A", benchmark_pass=False, verdict=Verdict.NOT_PASSING, **base),
+        TrialResult(trial_id="b0", model="B", benchmark_pass=True, verdict=Verdict.SOUND, **base),
+        TrialResult(trial_id="b1", model="B", benchmark_pass=False, verdict=Verdict.ERROR, infrastructure=True, **base),
+    ]
+    return AuditResults(
+        vouch_version=vouch.__version__,
+        benchmark="humaneval",
+        trials=trials,
+        summary=summarise(trials, executions=1, wall_s=0.1),
+    )
+
+
+def test_an_undecided_trial_is_never_counted_as_passing_and_the_range_is_given() -> None:
+    s = _with_undecided().summary
+    assert (s.passing, s.refuted, s.error, s.undecided) == (4, 1, 2, 2)
+    # Standing: a0 and b0 of six trials; the corrected rate counts both undecided trials as failing.
+    assert s.corrected_resolution_rate == s.corrected_resolution_rate_low == pytest.approx(2 / 6)
+    assert s.corrected_resolution_rate_high == pytest.approx(4 / 6)
+    a, b = s.models["A"], s.models["B"]
+    assert (a.undecided, a.corrected_resolution_rate, a.corrected_resolution_rate_high) == (1, 0.25, 0.5)
+    assert (b.undecided, b.corrected_resolution_rate, b.corrected_resolution_rate_high) == (1, 0.5, 1.0)
+    # With nothing undecided the range is one point: the rate as before.
+    plain = _results().summary
+    assert plain.undecided == 0
+    assert plain.corrected_resolution_rate_low == plain.corrected_resolution_rate_high == pytest.approx(0.25)
+
+
+def test_the_page_shows_the_corrected_range() -> None:
+    page = render_audit(_with_undecided().model_dump(mode="json"))
+    assert "33.3% (33.3% to 66.7%; 2 undecided)" in page
+    assert "25.0% (25.0% to 50.0%; 1 undecided)" in page  # model A's row
+
+
 def test_page_is_self_contained_and_escapes_text() -> None:
     body = _results().model_dump(mode="json")
     page = render_html(body, generated_at=datetime(2026, 1, 1, tzinfo=UTC))

@@ -48,7 +48,7 @@ def test_audit_swe_end_to_end(visible_tmp: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "[5/5]" in done.stderr  # progress, one line per trial
     data = json.loads(out.read_text())
-    assert data["kind"] == "audit" and data["benchmark"] == "swe" and data["schema_version"] == 3
+    assert data["kind"] == "audit" and data["benchmark"] == "swe" and data["schema_version"] == 4
     verdicts = [t["verdict"] for t in data["trials"]]
     assert verdicts == ["refuted", "sound", "reward_hack", "not_passing", "unappliable"]
     assert {"trial_id", "task_id", "model", "benchmark_pass", "verdict", "witnesses", "evidence"} <= set(

@@ -159,7 +159,7 @@ def test_schema_audit_has_the_results_fields():
     schema = json.loads(proc.stdout)
     assert {"trials", "summary", "schema_version", "kind"} <= set(schema["properties"])
     assert schema["x-vouch-kind"] == "audit"
-    assert schema["x-vouch-schema-version"] == 3
+    assert schema["x-vouch-schema-version"] == 4
     jsonschema.Draft202012Validator.check_schema(schema)
 
 
@@ -208,7 +208,7 @@ def test_schema_list_names_every_kind():
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert [line.split()[0] for line in lines] == list(KINDS)
-    assert all(f"schema_version {3 if line.split()[0] == 'audit' else 1}" in line for line in lines)
+    assert all(f"schema_version {4 if line.split()[0] == 'audit' else 1}" in line for line in lines)
 
 
 @pytest.mark.parametrize("args", [("schema", "no-such-kind"), ("schema",)])

@@ -27,7 +27,7 @@ from vouch.cli._agent_options import (
 from vouch.cli._executor_options import executor_options
 from vouch.cli._progress import Bar, progress_bar, progress_option
 from vouch.cli._terminal import escape, shown
-from vouch.core._audit import Validation
+from vouch.core._audit import ModelRates, Validation
 from vouch.errors import EXIT_FINDINGS, EXIT_INFRASTRUCTURE, InfrastructureError
 from vouch.exec import LocalExecutor, check_executor, make_executor
 from vouch.store import AuditStore, default_store_path
@@ -79,6 +79,17 @@ def _bar(console: Console, mode: str | None) -> Bar:
     )
 
 
+def corrected_text(rates: AuditSummary | ModelRates, spec: str) -> str:
+    """The corrected resolution rate, with its range when some trials are undecided: the rate
+    counts them as failing; the range's other end counts them as passing."""
+    text = format(rates.corrected_resolution_rate, spec)
+    if rates.undecided:
+        low = format(rates.corrected_resolution_rate_low, spec)
+        high = format(rates.corrected_resolution_rate_high, spec)
+        text += f" (range {low} to {high}: {rates.undecided} undecided counted as failing, then as passing)"
+    return text
+
+
 def model_table(summary: AuditSummary) -> Table | None:
     """Each model's resolution rate before and after the audit, when the run has several."""
     if len(summary.models) < 2:
@@ -93,7 +104,7 @@ def model_table(summary: AuditSummary) -> Table | None:
             str(rates.passing),
             str(rates.refuted),
             f"{rates.resolution_rate:.1%}",
-            f"{rates.corrected_resolution_rate:.1%}",
+            corrected_text(rates, ".1%"),
         )
     return table
 
@@ -109,7 +120,7 @@ def print_summary(results: AuditResults, console: Console) -> None:
     table.add_row(*(str(s.disputed if c == "flagged" else getattr(s, c)) for c in columns))
     console.print(table)
     console.print(
-        f"resolution rate {s.resolution_rate:.1%} -> corrected {s.corrected_resolution_rate:.1%} "
+        f"resolution rate {s.resolution_rate:.1%} -> corrected {corrected_text(s, '.1%')} "
         f"({s.refuted_rate:.1%} of passing refuted); {s.executions} executions in {s.wall_s:.1f} s"
     )
     if (per_model := model_table(s)) is not None:

@@ -22,7 +22,7 @@ from vouch.cli._agent_options import (
     repo_mode_option,
     rounds_option,
 )
-from vouch.cli._audit import model_table, print_replay, stop_if_failed
+from vouch.cli._audit import corrected_text, model_table, print_replay, stop_if_failed
 from vouch.cli._audit_rundir import print_comparison
 from vouch.cli._progress import Bar, progress_bar, progress_option
 from vouch.cli._terminal import escape, shown
@@ -307,7 +307,7 @@ def _print_audit(found: SweCommandResult) -> None:
     Console().print(table)
     Console().print(
         f"refuted {summary.refuted} of {summary.passing} passing ({summary.reward_hack} reward_hack); "
-        f"resolution rate {summary.resolution_rate:.3f} -> corrected {summary.corrected_resolution_rate:.3f}; "
+        f"resolution rate {summary.resolution_rate:.3f} -> corrected {corrected_text(summary, '.3f')}; "
         f"{summary.executions} executions in {summary.wall_s:.1f} s"
     )
     if (per_model := model_table(summary)) is not None:

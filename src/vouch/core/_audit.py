@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from vouch.core._envelope import Envelope
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """Version of the ``trials``/``summary`` layout inside the ``audit`` envelope (2: vouch's own
 failures are told apart from the judged code's: ``infrastructure`` on trials, run records and
 the summary, ``complete`` on validations; 3: the summary's ``models``, each model's rates, and
-each trial's patch-hygiene findings, ``hygiene``, counted in the summary)."""
-AUDIT_SCHEMA_VERSION = 3
+each trial's patch-hygiene findings, ``hygiene``, counted in the summary; 4: undecided trials
+(``error``) are no longer counted as passing: ``corrected_resolution_rate`` counts them as
+failing, and the summary and each model give the range, ``undecided``,
+``corrected_resolution_rate_low`` and ``corrected_resolution_rate_high``)."""
+AUDIT_SCHEMA_VERSION = 4
 """``schema_version`` of the ``audit`` results (see ``FORMAT_VERSION`` for what changed)."""
 WITNESS_SOURCES = ("offline", "files", "agent")
 """Names of the witness sources a ``Witness.origin`` may give (``vouch.audit``'s registry of
@@ -366,6 +369,19 @@ class TaskReport(_Model):
     )
 
 
+_CORRECTED = (
+    "Trials left standing (passing T0, and neither refuted nor undecided) / trials, in [0, 1]; 0 with no trials. "
+    "An undecided trial (verdict error) counts as failing: the low end of the range, equal to "
+    "corrected_resolution_rate_low (before schema_version 4 it was (passing - refuted) / trials)."
+)
+_UNDECIDED = "Trials the audit could not decide (verdict error, vouch's own failures included)."
+_LOW = "corrected_resolution_rate: every undecided trial counted as failing."
+_HIGH = (
+    "The other end of the range: every undecided trial counted as passing, "
+    "(standing + undecided) / trials. The truth lies between low and high."
+)
+
+
 class ModelRates(_Model):
     """One model's (one agent's) share of a run: its benchmark rate and the rate after the audit."""
 
@@ -373,7 +389,10 @@ class ModelRates(_Model):
     passing: int = Field(description="Of them, those passing T0 (the benchmark's verdict).")
     refuted: int = Field(description="Passing trials refuted, reward_hack included.")
     resolution_rate: float = Field(description="passing / trials: the benchmark's own rate for the model.")
-    corrected_resolution_rate: float = Field(description="(passing - refuted) / trials, in [0, 1].")
+    corrected_resolution_rate: float = Field(description=_CORRECTED)
+    undecided: int = Field(default=0, description=_UNDECIDED)
+    corrected_resolution_rate_low: float = Field(default=0.0, description=_LOW)
+    corrected_resolution_rate_high: float = Field(default=0.0, description=_HIGH)
 
 
 class AuditSummary(_Model):
@@ -383,7 +402,7 @@ class AuditSummary(_Model):
     passing: int = Field(description="Trials that pass T0 (benchmark_pass).")
     refuted: int = Field(description="Passing trials refuted, reward_hack included.")
     reward_hack: int = Field(description="Refutations whose evidence shows gaming.")
-    corrected_resolution_rate: float = Field(description="(passing - refuted) / trials, in [0, 1]; 0 with no trials.")
+    corrected_resolution_rate: float = Field(description=_CORRECTED)
     executions: int = Field(description="Runs of untrusted code the audit made through the engine.")
     wall_s: float = Field(description="Wall-clock seconds of the audit.")
     resolution_rate: float = Field(default=0.0, description="passing / trials: the benchmark's own rate.")
@@ -409,6 +428,9 @@ class AuditSummary(_Model):
     models: dict[str, ModelRates] = Field(
         default_factory=dict, description="Per model (agent), in first-seen order: its rates before and after."
     )
+    undecided: int = Field(default=0, description=_UNDECIDED)
+    corrected_resolution_rate_low: float = Field(default=0.0, description=_LOW)
+    corrected_resolution_rate_high: float = Field(default=0.0, description=_HIGH)
 
 
 class AuditResults(Envelope):
@@ -453,6 +475,7 @@ def summarise(
     total = len(rows)
     passing = sum(1 for t in rows if t.benchmark_pass)
     refuted = counts[Verdict.REFUTED] + counts[Verdict.REWARD_HACK]
+    span = corrected_range(rows)
     if distinct_programs is None:
         distinct_programs = len({t.program_hash for t in rows if t.program_hash})
     return AuditSummary(
@@ -460,7 +483,7 @@ def summarise(
         passing=passing,
         refuted=refuted,
         reward_hack=counts[Verdict.REWARD_HACK],
-        corrected_resolution_rate=(passing - refuted) / total if total else 0.0,
+        corrected_resolution_rate=span.low,
         executions=executions,
         wall_s=round(wall_s, 3),
         resolution_rate=passing / total if total else 0.0,
@@ -480,7 +503,39 @@ def summarise(
         ),
         hygiene={k: n for k in HYGIENE_KINDS if (n := sum(1 for t in rows if any(h.kind == k for h in t.hygiene)))},
         models=model_rates(rows),
+        undecided=span.undecided,
+        corrected_resolution_rate_low=span.low,
+        corrected_resolution_rate_high=span.high,
     )
+
+
+class CorrectedRange(NamedTuple):
+    """The corrected resolution rate's range over some trials."""
+
+    undecided: int
+    """Trials whose verdict is ``error``: the audit could not decide them."""
+    low: float
+    """Standing trials / trials: every undecided trial counted as failing."""
+    high: float
+    """(Standing + undecided) / trials: every undecided trial counted as passing."""
+
+
+def corrected_range(trials: Iterable[TrialResult]) -> CorrectedRange:
+    """The corrected resolution rate with undecided trials counted either way.
+
+    A trial stands when it passes T0 and is neither refuted (``reward_hack`` included) nor
+    undecided (``error``); ``flagged`` stands (a person decides it; it is never counted as
+    refuted). Never does an undecided trial count as passing at the low end, which is the
+    ``corrected_resolution_rate`` every summary reports.
+    """
+    rows = list(trials)
+    if not rows:
+        return CorrectedRange(0, 0.0, 0.0)
+    undecided = sum(1 for t in rows if t.verdict is Verdict.ERROR)
+    standing = sum(
+        1 for t in rows if t.benchmark_pass and t.verdict not in (Verdict.REFUTED, Verdict.REWARD_HACK, Verdict.ERROR)
+    )
+    return CorrectedRange(undecided, standing / len(rows), (standing + undecided) / len(rows))
 
 
 def model_rates(trials: Iterable[TrialResult]) -> dict[str, ModelRates]:
@@ -492,12 +547,16 @@ def model_rates(trials: Iterable[TrialResult]) -> dict[str, ModelRates]:
     for model, mine in by_model.items():
         passing = sum(1 for t in mine if t.benchmark_pass)
         refuted = sum(1 for t in mine if t.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK))
+        span = corrected_range(mine)
         out[model] = ModelRates(
             trials=len(mine),
             passing=passing,
             refuted=refuted,
             resolution_rate=passing / len(mine),
-            corrected_resolution_rate=(passing - refuted) / len(mine),
+            corrected_resolution_rate=span.low,
+            undecided=span.undecided,
+            corrected_resolution_rate_low=span.low,
+            corrected_resolution_rate_high=span.high,
         )
     return out
 

@@ -5,8 +5,10 @@ sample becomes one trial, read as ``vouch audit inspect`` reads it
 (``vouch.sources.trials._inspect.sample_trial``), and is audited alone, the way ``vouch audit
 inspect`` runs the audit (``vouch.cli._audit.run_audit``: offline witness source, the store and
 the witness directory hidden from the runs). The score follows ``--write-back``'s: value ``C``
-(sound), ``I`` (refuted, reward_hack, or failing vouch's own run of T0) or ``N`` (the audit could
-not judge it), the verdict and its first witness as the explanation, the provenance as metadata.
+(sound or flagged), ``I`` (refuted, reward_hack, or failing vouch's own run of T0) or ``N`` (the
+audit could not judge it), the verdict and its first witness as the explanation, the provenance as
+metadata. An ``N`` is a score, with the explanation ``undecided: ...``: Inspect's accuracy counts
+it as not correct, so a trial vouch could not decide is never counted as passing nor dropped.
 
 The sample's program runs only inside vouch's engine, and T0 is vouch's own run: neither the
 program nor the score Inspect's scorer recorded decides the verdict. vouch's own failure (a
@@ -46,7 +48,8 @@ def audit(
     store: str | None = None,
     witness_dir: str | None = None,
 ) -> Scorer:
-    """vouch's verdict of each sample: ``C`` sound, ``I`` refuted or failing T0, ``N`` not judged.
+    """vouch's verdict of each sample: ``C`` sound, ``I`` refuted or failing T0, ``N`` undecided
+    (counted as not correct in the accuracy).
 
     Args:
         mode: The audit's mode (``per-trial``, ``lightweight`` or ``static``; ``-S mode=...``).
@@ -71,9 +74,6 @@ def audit(
     one_at_a_time = anyio.Lock()
 
     async def score(state: TaskState, target: Target) -> Score:
-        return _unjudged_apart(await judge(state, target))
-
-    async def judge(state: TaskState, target: Target) -> Score:
         trial_id = f"{state.sample_id}#{state.epoch}"
         try:
             sample = EvalSample(
@@ -102,16 +102,6 @@ def audit(
         return vouch_score(judged[0], results, config_key=config.key(), inspect_score=read.score)
 
     return score
-
-
-def _unjudged_apart(score: Score) -> Score:
-    """A sample vouch could not judge (``N``) as Inspect's unscored score: kept with its reason,
-    explanation and metadata, left out of the metrics rather than counted as a wrong answer."""
-    if score.value != "N":
-        return score
-    return Score.unscored(
-        reason="vouch could not judge the sample", explanation=score.explanation, metadata=score.metadata
-    )
 
 
 def _audit_one(read: SampleTrial, config: AuditConfig, store: Path | None, witness_dir: Path) -> AuditResults:

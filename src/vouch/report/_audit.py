@@ -243,6 +243,17 @@ def _bar(counts: Mapping[str, int]) -> str:
     return f'<svg width="600" height="24" role="img" aria-label="verdicts">{"".join(parts)}</svg><p>{legend}</p>'
 
 
+def _corrected(rates: Mapping[str, Any]) -> str:
+    """The corrected rate, with its range when some trials are undecided (counted as failing in
+    the rate, as passing at the range's other end); results before schema_version 4 have no range."""
+    text = _pct(rates.get("corrected_resolution_rate"))
+    undecided = rates.get("undecided")
+    if isinstance(undecided, int) and undecided > 0:
+        low, high = _pct(rates.get("corrected_resolution_rate_low")), _pct(rates.get("corrected_resolution_rate_high"))
+        text += f" ({low} to {high}; {undecided} undecided)"
+    return text
+
+
 def _per_model(models: Any) -> list[str]:
     """The per-model table (an agent's rate before and after the audit), for a run of several."""
     if not isinstance(models, dict) or len(models) < 2:
@@ -254,7 +265,7 @@ def _per_model(models: Any) -> list[str]:
         out.append(
             f"<tr><td>{_e(model)}</td><td>{_e(r.get('trials'))}</td><td>{_e(r.get('passing'))}</td>"
             f"<td>{_e(r.get('refuted'))}</td><td>{_pct(r.get('resolution_rate'))}</td>"
-            f"<td>{_pct(r.get('corrected_resolution_rate'))}</td></tr>"
+            f"<td>{_e(_corrected(r))}</td></tr>"
         )
     out.append("</table>")
     return out
@@ -342,7 +353,7 @@ def render_audit(results: Mapping[str, Any], *, generated_at: datetime | None = 
         ("refuted", s.get("refuted")),
         ("reward hack", s.get("reward_hack")),
         ("resolution rate", _pct(s.get("resolution_rate"))),
-        ("corrected rate", _pct(s.get("corrected_resolution_rate"))),
+        ("corrected rate", _corrected(s)),
         ("refuted of passing", _pct(s.get("refuted_rate"))),
         ("executions", s.get("executions")),
         ("wall time", f"{_number(s.get('wall_s')) or 0:.1f} s"),
