@@ -218,3 +218,20 @@ def test_schema_without_a_known_kind_is_one_line_exit_2(args):
     assert proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1
     assert all(kind in proc.stderr for kind in KINDS)
+
+
+@pytest.mark.parametrize("mode", ["plain", "rich"])
+def test_a_progress_description_from_input_reaches_the_terminal_escaped(
+    mode: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rich.progress import TextColumn
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=200)
+    name = "HumanEval/0\x1b[2J\r\n0 refuted"
+    with progress_bar(mode, TextColumn("{task.description}"), console=console) as bar:
+        job = bar.add_task(name, total=2)
+        bar.update(job, completed=2, description=f"{name} done")
+    written = out.getvalue() + capsys.readouterr().err
+    assert "\x1b[2J" not in written and "\r" not in written
+    assert "HumanEval/0\\x1b[2J\\r\\n0 refuted done" in written

@@ -218,7 +218,46 @@ def progress_bar(mode: str | None, *columns: str | ProgressColumn, console: Cons
         # Descriptions name tasks, instances and models from input files: text, never markup.
         if isinstance(column, TextColumn):
             column.markup = False
-    return Progress(*columns, console=console, disable=mode == "none")
+    return _ShownProgress(*columns, console=console, disable=mode == "none")
+
+
+class _ShownProgress(Progress):
+    """rich's ``Progress`` whose descriptions (which name tasks, instances and models from input
+    files) are shown with their control characters escaped (``_terminal.shown``)."""
+
+    def add_task(
+        self,
+        description: str,
+        start: bool = True,
+        total: float | None = 100.0,
+        completed: int = 0,
+        visible: bool = True,
+        **fields: Any,
+    ) -> TaskID:
+        return super().add_task(shown(description), start, total, completed, visible, **fields)
+
+    def update(
+        self,
+        task_id: TaskID,
+        *,
+        total: float | None = None,
+        completed: float | None = None,
+        advance: float | None = None,
+        description: str | None = None,
+        visible: bool | None = None,
+        refresh: bool = False,
+        **fields: Any,
+    ) -> None:
+        super().update(
+            task_id,
+            total=total,
+            completed=completed,
+            advance=advance,
+            description=None if description is None else shown(description),
+            visible=visible,
+            refresh=refresh,
+            **fields,
+        )
 
 
 def progress_option(f: F) -> F:
