@@ -31,8 +31,8 @@ def report_evalplus(labelled: Labelled, path: Path, results: AuditResults, conso
             mark = "" if r["base_agrees"] else " [red](differs)[/red]"
             table.add_row(
                 escape(r["trial_id"]),
-                r["base_status"],
-                r["plus_status"] or "-",
+                escape(r["base_status"]),
+                escape(r["plus_status"] or "-"),
                 ("pass" if r["vouch_t0_passed"] else "fail") + mark,
                 r["verdict"],
                 r["finding"] or "",
