@@ -151,15 +151,18 @@ EXIT_OFF_T0 = (
 ) + GCD
 
 
-def test_a_trial_that_kills_every_run_on_generated_inputs_is_an_error_never_sound(
+def test_a_trial_that_kills_every_run_on_generated_inputs_is_refuted_by_an_input_it_dies_on(
     executor: LocalExecutor, tmp_path: Path
 ) -> None:
+    # G answers every input the trial dies on: dying there, where its witness runs too, is failing it.
     samples = write_samples(tmp_path / "samples.jsonl", [("HumanEval/13", EXIT_OFF_T0), ("HumanEval/13", GCD)])
     results = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "witnesses")
     killer, right = results.trials
     assert killer.benchmark_pass
-    assert killer.verdict is Verdict.ERROR, (killer.verdict, killer.reason)
-    assert "failed twice" in (killer.reason or "")
+    assert killer.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK), (killer.verdict, killer.reason)
+    validation = killer.witnesses[0].validation
+    assert all(r.outcome == "fail" and r.exception == "AssertionError" for r in validation.model_runs), validation
+    assert "exited" in (validation.model_runs[0].message or ""), validation.model_runs[0].message
     assert right.verdict is Verdict.SOUND
 
 

@@ -149,6 +149,10 @@ class Program:
         answers_s: how long the judge waits for all the program's answers together (None: no
             bound), so that a program that answers just in time, again and again, cannot hold
             the judge past its run's limit either.
+        env: the program's environment (default: the run's as it is now, when the judge has not
+            started the test yet). The child starts with it, so a program sees what it sees in
+            any other run of its own (T0's), not what the judging test adds
+            (``PYTEST_CURRENT_TEST``, ``PYTEST_VERSION``).
     """
 
     def __init__(
@@ -159,8 +163,10 @@ class Program:
         *,
         answer_s: float | None = None,
         answers_s: float | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.path = os.path.abspath(path)
+        self.env = _program_environment(dict(os.environ) if env is None else env)
         self.module_name = module_name
         self.hide = tuple(os.path.abspath(p) for p in hide)
         self.answer_s = answer_s
@@ -176,6 +182,12 @@ class Program:
         self._removed: dict[str, bytes] = {}
 
     # --- the judging side ---------------------------------------------------------------
+
+    @property
+    def gone(self) -> str | None:
+        """Why the program answers no more (its process ended, or the judge ended it); None
+        while it may still answer."""
+        return self._gone
 
     def module(self) -> ModuleType:
         """A module whose attributes are the program's: its callables are called in its process,
@@ -337,7 +349,7 @@ class Program:
         if pid == 0:  # pragma: no cover - the child; its outcome is what it answers
             parent.close()
             ids = (uid, gid) if self._apart else None
-            _child_main(child, self.path, self.module_name, self.hide, ids, self._saved)
+            _child_main(child, self.path, self.module_name, self.hide, ids, self._saved, self.env)
         child.close()
         self._sock, self._pid = parent, pid
         return parent
@@ -372,6 +384,16 @@ class Program:
 _KEPT_SIGNALS = {signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGCONT, signal.SIGALRM, signal.SIGPIPE}
 """Signals the judge keeps as they are: those no process can ignore, those whose default is
 harmless, SIGALRM (a witness's own timer) and SIGPIPE (Python ignores it already)."""
+
+
+_JUDGE_ENV_PREFIXES = ("PYTEST_", "_PYTEST")
+"""What a test runner (pytest) adds to the environment of the process it runs a test in."""
+
+
+def _program_environment(env: dict[str, str]) -> dict[str, str]:
+    """The environment a program judged apart runs with: the run's own, without what a test
+    runner adds (a program that asks ``PYTEST_CURRENT_TEST`` must not learn it is judged)."""
+    return {k: v for k, v in env.items() if not k.startswith(_JUDGE_ENV_PREFIXES)}
 
 
 def _set_aside_signals() -> dict[int, Any]:
@@ -478,10 +500,14 @@ def _child_main(
     hide: Sequence[str],
     ids: tuple[int, int] | None,
     signals: dict[int, Any],
+    env: dict[str, str],
 ) -> None:
     """Set the child up, load the program and answer requests until the judge goes away. Never returns."""
     try:
         _restore_signals(signals)
+        # The run's environment as any other run of the program has it, not the judging test's.
+        os.environ.clear()
+        os.environ.update(env)
         setup_error = None
         if ids is not None:
             try:

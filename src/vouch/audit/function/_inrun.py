@@ -451,3 +451,63 @@ def run_witness(test_file: str, answer_s: float = ANSWER_S, answers_s: float = A
         sys.modules.pop("solution", None)
     record: dict[str, Any] = collector.record(code).to_json()
     return record
+
+
+APART_BUDGET_S = 30.0
+"""How long ``outputs_apart`` asks in all; the inputs left after it are ``skipped``."""
+MAX_RESTARTS = 16
+"""Programs ``outputs_apart`` starts again after one ended instead of answering."""
+
+
+def outputs_apart(
+    entry_point: str, inputs: list[Any], answer_s: float = ANSWER_S, budget_s: float = APART_BUDGET_S
+) -> dict[str, Any]:
+    """Ask ``solution.py``'s entry point each input as a witness run asks it: the program in a
+    process of its own (``vouch.exec._apart``), only data back. Rows as ``outputs`` gives them;
+    a program that ends its process instead of answering gives ``{"ok": False, "error": "died:
+    ..."}`` and a fresh process answers the next input.
+
+    What the program answers in its own run of the search (``outputs``) is its claim in a process
+    it shares with vouch's harness; these rows are what its witnesses would see. The audit counts
+    a search's difference, or a vote, only where the two agree.
+    """
+    from vouch.exec.runside import NoAnswer, NotData, NotLoaded, Program, ProgramGone, from_data
+
+    start = time.monotonic()
+    results: list[dict[str, Any]] = []
+    programs = [Program(SOLUTION, "solution", answer_s=answer_s)]
+
+    def ask(args: tuple[Any, ...]) -> dict[str, Any]:
+        try:
+            return _encode(programs[-1].call(entry_point, args, {}))
+        except NotData as exc:
+            return {"ok": True, "value": None, "opaque": str(exc)[:_MESSAGE_CHARS]}
+        except NoAnswer:
+            return {"ok": False, "error": "timeout"}
+        except ProgramGone as exc:
+            return {"ok": False, "error": f"died: {str(exc)[:_MESSAGE_CHARS]}"}
+        except NotLoaded as exc:
+            return {"ok": False, "error": f"NotLoaded: {str(exc)[:_MESSAGE_CHARS]}"}
+        except Exception as exc:  # noqa: BLE001 - the program's exception, rebuilt by its name
+            return {"ok": False, "error": _describe(exc)}
+
+    try:
+        for data in inputs:
+            if time.monotonic() - start > budget_s or len(programs) > MAX_RESTARTS:
+                results.append({"ok": False, "error": "skipped"})
+                continue
+            args = tuple(from_data(data))
+            row = ask(args)
+            if programs[-1].gone is not None:
+                # A witness asks once, of a fresh process: a program that ended here (after the
+                # calls before) is asked this input again by one that answered nothing yet.
+                programs[-1].close()
+                programs.append(Program(SOLUTION, "solution", answer_s=answer_s))
+                row = ask(args) if str(row.get("error")).startswith("died:") else row
+                if programs[-1].gone is not None:
+                    programs[-1].close()
+                    programs.append(Program(SOLUTION, "solution", answer_s=answer_s))
+            results.append(row)
+    finally:
+        programs[-1].close()
+    return {"loaded": True, "load_error": None, "results": results}

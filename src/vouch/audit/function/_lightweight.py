@@ -30,11 +30,20 @@ from vouch.audit.function import _inputs, _offline, _witness
 from vouch.audit.function._jobs import ProgramJob, TaskContext
 from vouch.audit.function._prompt import main_clause
 from vouch.audit.function._runs import t0_spec
-from vouch.audit.function._trial import Candidate, _contested, validate_candidates
+from vouch.audit.function._trial import (
+    DIED,
+    Candidate,
+    _contested,
+    _run_failed,
+    confirm_apart,
+    died_at,
+    validate_candidates,
+)
 from vouch.mutation import Mutant, mutate
 
 if TYPE_CHECKING:
     from vouch.audit.function._runs import AuditConfig, Engine
+    from vouch.exec import RunResult
 
 T1_SIZE = 48
 """Tests task analysis adds to T0 per task, besides P's own examples."""
@@ -249,6 +258,21 @@ def _from_audit(job: ProgramJob, contested: set[str]) -> list[Shared]:
     return out
 
 
+def _died_replaying(job: ProgramJob, suite: Sequence[Shared], result: RunResult) -> list[_offline.Difference]:
+    """A replay whose run did not complete passed none of its tests: the trial is undecided
+    (``search_failed``) unless a witness refutes it, and the test it died on (its run's stderr
+    names it) is a difference from G, which a witness of its own decides."""
+    reason = result.reason or result.status.value
+    job.search_failed = job.search_failed or (
+        f"undecided: the run of its {len(suite)} shared tests did not complete ({reason}); a test that did "
+        "not run to its end is not passed"
+    )
+    at = died_at(result, len(suite))
+    if at is None:
+        return []
+    return [_offline.Difference(1, list(suite[at].args), suite[at].expected, f"{DIED} {reason}")]
+
+
 def _describe(ctx: TaskContext, shared: Shared) -> str:
     call = f"{ctx.problem.entry_point}{tuple(shared.args)!r}"
     return f"{call[:160]} == {repr(shared.expected)[:80]}"
@@ -289,7 +313,7 @@ def _share(
     pairs: dict[str, int] = {}
     for t, _job, _spec in plans:
         pairs[t] = pairs.get(t, 0) + len(suites[t])
-    failing: dict[str, list[tuple[ProgramJob, list[_offline.Difference]]]] = {}
+    replays: list[tuple[str, ProgramJob, list[_offline.Difference]]] = []
     for (t, job, _spec), result in zip(plans, results, strict=True):
         ctx = contexts[t]
         assert ctx.pool is not None
@@ -297,14 +321,25 @@ def _share(
         pool = _offline.Pool(ctx.pool.rules, shape_outputs=ctx.pool.shape_outputs, wrapper=ctx.pool.wrapper)
         pool.inputs = [(1, s.args, s.expected) for s in suite]
         pool.slow = ctx.pool.slow
-        failing.setdefault(t, []).append((job, _offline.differences(pool, _offline.decoded(result, len(suite)))))
+        diffs = _offline.differences(pool, _offline.decoded(result, len(suite)))
+        if _run_failed(result) and job.infra is None:
+            diffs += _died_replaying(job, suite, result)
+        replays.append((t, job, diffs))
+    # Each difference is asked again as the trial's witness would ask it: one the trial shows
+    # only inside vouch's harness is dropped (and flagged), so it neither votes nor refutes.
+    kept = confirm_apart(engine, contexts, [(job, diffs) for _t, job, diffs in replays], "shared witnesses, apart")
+    failing: dict[str, list[tuple[ProgramJob, list[_offline.Difference]]]] = {}
+    for (t, job, _diffs), diffs in zip(replays, kept, strict=True):
+        failing.setdefault(t, []).append((job, diffs))
     candidates: list[Candidate] = []
     found_on = {t: {_inputs.key(s.args): s.found_on for s in suite} for t, suite in suites.items()}
     origin: dict[int, str] = {}
     for t, rows in failing.items():
         ctx = contexts[t]
         assert ctx.pool is not None
-        votes = [(j, {_inputs.key(d.args) for d in ds}) for j, ds in rows] + voted.get(t, [])
+        # A program that answered otherwise inside vouch's harness than apart has no vote.
+        votes = [(j, {_inputs.key(d.args) for d in ds}) for j, ds in rows if not j.harness_flags]
+        votes += voted.get(t, [])
         disputed = (
             _contested([j for j, _ in votes], [keys for _, keys in votes]) - ctx.pool.explicit if contest else set()
         )

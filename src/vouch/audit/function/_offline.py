@@ -426,3 +426,19 @@ def _resource_rank(actual: Any) -> int:
     if actual == "raised timeout":
         return 2
     return int(isinstance(actual, str) and actual.startswith(tuple(f"raised {e}" for e in RESOURCE_ERRORS)))
+
+
+APART_LIMITS = Limits(timeout_s=60.0, memory_mb=512)
+
+
+def apart_spec(program: str, entry_point: str, inputs: Sequence[Sequence[Any]], name: str) -> RunSpec:
+    """One run that asks ``program`` every input the way a witness run asks it: the program in a
+    process of its own, only data back (``_inrun.outputs_apart``); rows as ``decoded`` reads them."""
+    from vouch.exec import to_data
+
+    return RunSpec(
+        Call("vouch.audit.function._inrun:outputs_apart", (entry_point, [to_data(list(a)) for a in inputs])),
+        files={"solution.py": program},
+        limits=APART_LIMITS,
+        name=name,
+    )

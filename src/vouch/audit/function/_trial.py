@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vouch.audit import _sources
 from vouch.audit._ambiguity import rho_over_models
@@ -225,28 +225,39 @@ def _differential_stage(
             results[i] = result
     # Failed twice: the input it died on is the last one its stderr names; that input is no
     # evidence, the inputs before and after it are run again (up to MAX_CRASHES inputs a program).
-    rows_of: dict[int, list[dict[str, Any]]] = {}
-    crashed: dict[int, list[str]] = {}
+    # Each input it died on is G's to answer, so a difference like any other (``DIED``): its
+    # witness decides, and dying where the witness runs is failing it.
+    crashes: dict[int, Crashes] = {}
     for i, job in enumerate(chosen):
         if _run_failed(results[i]) and job.infra is None:
-            rows_of[i], crashed[i] = _around_crashes(engine, contexts[job.task_id], job, results[i], config)
+            crashes[i] = _around_crashes(engine, contexts[job.task_id], job, results[i], config)
     for i, (job, result) in enumerate(zip(chosen, results, strict=True)):
         pool = contexts[job.task_id].pool
         assert pool is not None
-        rows = rows_of.get(i) or _offline.decoded(result, len(pool.inputs))
-        if crashed.get(i):
+        crash = crashes.get(i)
+        rows = crash.rows if crash is not None else _offline.decoded(result, len(pool.inputs))
+        if crash is not None and crash.named:
             job.search_failed = (
                 f"the run on generated inputs failed twice ({result.reason or result.status.value}); "
-                f"{len(crashed[i])} input(s) killed it: {', '.join(crashed[i][:3])}"
+                f"{len(crash.named)} input(s) killed it: {', '.join(crash.named[:3])}"
             )
         job.diffs = _offline.differences(pool, rows)
+        if crash is not None:
+            job.diffs += [
+                _offline.Difference(pool.inputs[k][0], pool.inputs[k][1], pool.inputs[k][2], f"{DIED} {crash.reason}")
+                for k in crash.dead
+            ]
         if result.ok and isinstance(result.value, dict):
             job.valid_arcs = {(int(a), int(b)) for a, b in result.value.get("arcs") or []}
     _near_splits(engine, contexts, chosen, config)
     _ghost_search(engine, contexts, chosen, config)
+    searched = [j for j in chosen if j.t0 is not None and j.t0.passed and j.diffs]
+    for job, kept in zip(searched, confirm_apart(engine, contexts, [(j, j.diffs) for j in searched]), strict=True):
+        job.diffs = kept
     for task_id in {j.task_id for j in chosen}:
         mine = [j for j in chosen if j.task_id == task_id]
-        voters = [j for j in mine if j.t0 is not None and j.t0.passed]
+        # A program that answered otherwise inside vouch's harness than apart has no vote.
+        voters = [j for j in mine if j.t0 is not None and j.t0.passed and not j.harness_flags]
         ctx = contexts[task_id]
         explicit = ctx.pool.explicit if ctx.pool is not None else set()
         contested = _contested(voters, [{_inputs.key(d.args) for d in j.diffs} for j in voters]) - explicit
@@ -492,20 +503,32 @@ MAX_CRASHES = 16
 """Inputs that kill a program's run, at most, that the audit runs around (each costs two runs)."""
 
 
+class Crashes(NamedTuple):
+    """What running around the inputs that kill a program's run gave."""
+
+    rows: list[dict[str, Any]]
+    """A row per pool input (``run:`` rows for those that killed the run or never ran)."""
+    named: list[str]
+    """The inputs that killed it, shown (and how many were never run)."""
+    dead: list[int]
+    """Indices (in the pool) of the inputs it died on."""
+    reason: str
+    """How the last run that died ended."""
+
+
 def _around_crashes(
     engine: Engine, ctx: TaskContext, job: ProgramJob, failed: RunResult, config: AuditConfig
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> Crashes:
     """Rows of every pool input but those that kill the run (each a ``run:`` row, no evidence),
     and the inputs that did. The inputs run again smallest first (what kills a process is most
     often a large input), each run's stderr naming the input it died on; the inputs before it
     are kept, the run goes on after it, for at most ``MAX_CRASHES`` such inputs."""
-    from vouch.audit.function._inrun import PROGRESS_MARK
-
     assert ctx.pool is not None
     inputs = [a for _, a, _ in ctx.pool.inputs]
     order = sorted(range(len(inputs)), key=lambda k: _inputs.size(inputs[k]))
     rows: list[dict[str, Any]] = [{"ok": False, "error": "run: not run"}] * len(inputs)
     crashed: list[str] = []
+    dead_at: list[int] = []
     start, reason = 0, failed.reason or failed.status.value
     while start < len(order) and len(crashed) < MAX_CRASHES:
         chosen = order[start:]
@@ -522,12 +545,10 @@ def _around_crashes(
         if not _run_failed(result):
             for k, row in zip(chosen, _offline.decoded(result, len(chosen)), strict=True):
                 rows[k] = row
-            return rows, crashed
+            return Crashes(rows, crashed, dead_at, reason)
         reason = result.reason or result.status.value
-        lines = (result.stderr_tail or "").splitlines()
-        marks = [line[len(PROGRESS_MARK) :] for line in lines if line.startswith(PROGRESS_MARK)]
-        at = int(marks[-1]) if marks and marks[-1].isdigit() else -1
-        if not 0 <= at < len(chosen):
+        at = died_at(result, len(chosen))
+        if at is None:
             break
         if at:
             # The inputs before the one it died on ran: once more, without it, for their rows.
@@ -541,10 +562,116 @@ def _around_crashes(
         dead = chosen[at]
         rows[dead] = {"ok": False, "error": f"run: the process died on this input ({reason})"}
         crashed.append(f"{ctx.problem.entry_point}{tuple(inputs[dead])!r}"[:120])
+        dead_at.append(dead)
         start += at + 1
     if start < len(order):
         crashed.append(f"{len(order) - start} more inputs not run ({reason})")
-    return rows, crashed
+    return Crashes(rows, crashed, dead_at, reason)
+
+
+DIED = "died:"
+"""How a difference on an input the program's process died on begins (``Difference.actual``)."""
+CONFIRMED_LIMIT = 400
+"""Differences of a program asked again apart, at most, per stage (the rest stay unconfirmed)."""
+_UNCONFIRMED = ("raised timeout", "raised cut short")
+"""Differences not asked again: running out of time is the machine's load as much as the program's."""
+_LIMITS_OF_THE_RUN = ("raised RecursionError", *(f"raised {e}" for e in _offline.RESOURCE_ERRORS))
+"""Differences that rest on the run's own limits (stack depth, memory), which differ between the
+search's process and a witness's: one that does not show apart is dropped, no sign of anything."""
+
+
+def _shown(entry_point: str, args: Sequence[Any]) -> str:
+    return f"{entry_point}{tuple(args)!r}"[:120]
+
+
+def confirm_apart(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    work: Sequence[tuple[ProgramJob, Sequence[_offline.Difference]]],
+    stage: str = "differences asked again apart",
+) -> list[list[_offline.Difference]]:
+    """Ask each program its differences from G again as its witnesses ask them (the program in a
+    process of its own, ``_inrun.outputs_apart``); per item, the differences kept.
+
+    A difference seen inside vouch's harness (the search's process, which the program shares)
+    counts only where the program also differs from G apart: one where it gives G's answer
+    there is dropped, so that decoys (differences a program makes only under the search) cannot
+    use up the k iterations, and the program gets a detector flag: it answers otherwise inside
+    vouch's harness, or dies only there (then it is never sound: ``search_failed``). Kept
+    differences come first, in their order, then those not asked (past ``CONFIRMED_LIMIT``, or a
+    run that did not complete): these go on as before, a witness decides each.
+    """
+    plans = []
+    for index, (job, diffs) in enumerate(work):
+        asked = [d for d in diffs if d.actual not in _UNCONFIRMED][:CONFIRMED_LIMIT]
+        if asked and job.infra is None:
+            entry = contexts[job.task_id].problem.entry_point
+            spec = _offline.apart_spec(job.program, entry, [d.args for d in asked], f"{job.first_trial} {stage}")
+            plans.append((index, job, asked, spec))
+    results = engine.run([p[3] for p in plans], stage, owners=[p[1] for p in plans])
+    out = [list(diffs) for _, diffs in work]
+    for (index, job, asked, _spec), result in zip(plans, results, strict=True):
+        if _run_failed(result):
+            continue  # nothing was asked: every difference stays, a witness decides it
+        ctx = contexts[job.task_id]
+        pool = ctx.pool
+        reproduced: list[_offline.Difference] = []
+        settled: set[int] = set()
+        for diff, row in zip(asked, _offline.decoded(result, len(asked)), strict=True):
+            if row.get("error") == "skipped":
+                continue  # not asked in time: it stays, after the confirmed ones
+            settled.add(id(diff))
+            if row.get("ok") and "value" in row:
+                value = pool.normal(row["value"]) if pool is not None else row["value"]
+                if _offline.close(value, diff.expected):
+                    _diverged(job, ctx, diff)
+                    continue
+            if isinstance(diff.actual, str) and diff.actual.startswith(DIED):
+                # Where its witness runs, the program answers this input (not as G does): that
+                # answer is what its witness will show.
+                shown = row["opaque"] if "opaque" in row else row.get("value")
+                actual = shown if row.get("ok") else f"raised {row.get('error')}"
+                diff = _offline.Difference(diff.level, diff.args, diff.expected, actual)
+            reproduced.append(diff)
+        out[index] = reproduced + [d for d in out[index] if id(d) not in settled]
+    return out
+
+
+def _diverged(job: ProgramJob, ctx: TaskContext, diff: _offline.Difference) -> None:
+    """Record that ``job`` gave G's answer apart where, inside vouch's harness, it did not."""
+    call = _shown(ctx.problem.entry_point, diff.args)
+    if isinstance(diff.actual, str) and diff.actual.startswith(DIED):
+        detail = (
+            f"dies only inside vouch's harness: {call} ended its process there "
+            f"({diff.actual.removeprefix(DIED).strip()}), and gives G's answer where its witnesses run"
+        )
+        if not (job.search_failed or "").startswith("dies only"):
+            job.search_failed = detail
+        if len([f for f in job.harness_flags if f[0] == "tampering"]) < 3:
+            job.harness_flags.append(("tampering", detail))
+        return
+    if isinstance(diff.actual, str) and diff.actual.startswith(_LIMITS_OF_THE_RUN):
+        return
+    if len([f for f in job.harness_flags if f[0] == "env_sniffing"]) < 3:
+        shown = diff.actual if isinstance(diff.actual, str) else repr(diff.actual)
+        job.harness_flags.append(
+            (
+                "env_sniffing",
+                f"answers differently inside vouch's harness: {call} gives {shown[:80]} there, "
+                "and G's answer where its witnesses run",
+            )
+        )
+
+
+def died_at(result: RunResult, count: int) -> int | None:
+    """The index of the input a run of ``outputs`` on ``count`` inputs died on: the last its
+    stderr names (``_inrun.PROGRESS_MARK``), or None when it names none."""
+    from vouch.audit.function._inrun import PROGRESS_MARK
+
+    lines = (result.stderr_tail or "").splitlines()
+    marks = [line[len(PROGRESS_MARK) :] for line in lines if line.startswith(PROGRESS_MARK)]
+    at = int(marks[-1]) if marks and marks[-1].isdigit() else -1
+    return at if 0 <= at < count else None
 
 
 def _with_inputs(spec: RunSpec, inputs: list[Any]) -> Call:
@@ -580,39 +707,65 @@ def _contest_finals(
             finals.setdefault(job.task_id, {})[_inputs.key(diff.args)] = diff
     plans = []
     for task_id, by_key in finals.items():
-        mine = [v for v in voters if v.task_id == task_id]
+        # A program that answered otherwise inside vouch's harness than apart has no vote.
+        mine = [v for v in voters if v.task_id == task_id and not v.harness_flags]
         if sum(v.weight for v in mine) < MIN_VOTERS:
             continue
         diffs = list(by_key.values())
         entry = contexts[task_id].problem.entry_point
         for voter in mine:
             spec = _offline.outputs_spec(voter.program, entry, [d.args for d in diffs], "voter", config.per_call_s)
-            plans.append((task_id, voter, diffs, spec))
-    # A voter's run decides which inputs are contested for every trial of its task.
-    results = engine.run([p[3] for p in plans], "ambiguity check", owners=[contexts[p[0]] for p in plans])
+            apart = _offline.apart_spec(voter.program, entry, [d.args for d in diffs], "voter, apart")
+            plans.append((task_id, voter, diffs, spec, apart))
+    # A voter's runs are its own program's: what they end with is that voter's outcome (a run
+    # vouch could not run leaves that voter undecided), never the task's. Each is asked in its
+    # search's way and as its witnesses ask (apart): an answer counts only where both agree.
+    results = engine.run(
+        [p[3] for p in plans] + [p[4] for p in plans], "ambiguity check", owners=[p[1] for p in plans] * 2
+    )
     differing: dict[str, list[tuple[ProgramJob, set[str]]]] = {}
-    for (task_id, voter, diffs, _spec), result in zip(plans, results, strict=True):
-        rows = _offline.decoded(result, len(diffs))
-        keys = set()
+    for (task_id, voter, diffs, _spec, _apart), result, apart_result in zip(
+        plans, results[: len(plans)], results[len(plans) :], strict=True
+    ):
         ctx = contexts[task_id]
-        for diff, row in zip(diffs, rows, strict=True):
-            pool = ctx.pool
-            value = pool.normal(row.get("value")) if pool is not None else row.get("value")
-            ok = row.get("ok") and "value" in row and _offline.close(value, diff.expected)
-            key = _inputs.key(diff.args)
-            if not ok and row.get("error") != "skipped":
-                keys.add(key)
-            if row.get("error") != "skipped":
-                answer = jury_answer(value, row, diff.expected)
-                ctx.answers[(key, voter.hash)] = answer
-                ctx.g_answers[key] = (
-                    list(diff.args),
-                    jury_answer(diff.expected, {"ok": True, "value": diff.expected}, diff.expected),
+        rows = _offline.decoded(result, len(diffs))
+        answers = [_vote(ctx, diff, row) for diff, row in zip(diffs, rows, strict=True)]
+        apart_rows = _offline.decoded(apart_result, len(diffs))
+        apart_answers = [_vote(ctx, diff, row) for diff, row in zip(diffs, apart_rows, strict=True)]
+        split = [
+            (diff, own, other)
+            for diff, own, other in zip(diffs, answers, apart_answers, strict=True)
+            if own is not None and other is not None and _same_reading(own, other) is False
+        ]
+        if split:
+            diff, own, other = split[0]
+            voter.harness_flags.append(
+                (
+                    "env_sniffing",
+                    f"answers differently inside the vote: {_shown(ctx.problem.entry_point, diff.args)} gives "
+                    f"{own.removeprefix('= ')[:60]} there and {other.removeprefix('= ')[:60]} where its "
+                    "witnesses run",
                 )
-                per_model = ctx.jury.setdefault(key, {})
-                for model, n in (voter.models or {"": 1}).items():
-                    tally = per_model.setdefault(model, {})
-                    tally[answer] = tally.get(answer, 0) + n
+            )
+        if split or voter.infra is not None:
+            continue
+        keys = set()
+        for diff, row, answer in zip(diffs, rows, answers, strict=True):
+            if answer is None:
+                continue
+            value = ctx.pool.normal(row.get("value")) if ctx.pool is not None else row.get("value")
+            key = _inputs.key(diff.args)
+            if not (row.get("ok") and "value" in row and _offline.close(value, diff.expected)):
+                keys.add(key)
+            ctx.answers[(key, voter.hash)] = answer
+            ctx.g_answers[key] = (
+                list(diff.args),
+                jury_answer(diff.expected, {"ok": True, "value": diff.expected}, diff.expected),
+            )
+            per_model = ctx.jury.setdefault(key, {})
+            for model, n in (voter.models or {"": 1}).items():
+                tally = per_model.setdefault(model, {})
+                tally[answer] = tally.get(answer, 0) + n
         differing.setdefault(task_id, []).append((voter, keys))
     contested: set[str] = set()
     for task_id, pairs in differing.items():
@@ -620,6 +773,26 @@ def _contest_finals(
         explicit = pool.explicit if pool is not None else set()
         contested |= _contested([p[0] for p in pairs], [p[1] for p in pairs]) - explicit
     return contested
+
+
+_TIMED = ("raised timeout", "raised cut short")
+
+
+def _same_reading(own: str, apart: str) -> bool | None:
+    """Whether a voter's answer in its own run of the search and its answer apart are one answer
+    (None: one of them ran out of time, which says nothing either way). A process that died is
+    one answer in both places (``raised run`` in the search, ``raised died`` apart)."""
+    if own.startswith(_TIMED) or apart.startswith(_TIMED):
+        return None
+    return own == ("raised run" if apart == "raised died" else apart)
+
+
+def _vote(ctx: TaskContext, diff: _offline.Difference, row: dict[str, Any]) -> str | None:
+    """A voter's answer on a witness input (``jury_answer``), None when it was not asked."""
+    if row.get("error") == "skipped":
+        return None
+    value = ctx.pool.normal(row.get("value")) if ctx.pool is not None else row.get("value")
+    return jury_answer(value, row, diff.expected)
 
 
 def jury_answer(value: Any, row: dict[str, Any], expected: Any) -> str:
@@ -941,10 +1114,15 @@ def _shrink_round(
                 ctx.problem.reference, ctx.problem.entry_point, smaller, "G on shrunk inputs", config.per_call_s
             )
         )
+        # The trial answers the smaller inputs as its witnesses will ask them (apart), so that a
+        # smaller difference it shows only inside vouch's harness never replaces the one it has;
+        # an input it runs out of time on is shrunk in the search's run, under its CPU timer.
         specs.append(
             _offline.outputs_spec(
                 job.program, ctx.problem.entry_point, smaller, "R[s] on shrunk inputs", config.per_call_s
             )
+            if diff.actual == "raised timeout"
+            else _offline.apart_spec(job.program, ctx.problem.entry_point, smaller, "R[s] on shrunk inputs, apart")
         )
         owners += [job, job]
     results = engine.run(specs, "minimising", owners=owners)
@@ -1021,6 +1199,11 @@ def _make_witness(
             )
         elif isinstance(actual, str) and actual.startswith("raised "):
             defect = f"{ctx.problem.entry_point}{tuple(args)!r} {actual} where P requires {expected!r}"
+        elif isinstance(actual, str) and actual.startswith(DIED):
+            defect = (
+                f"{ctx.problem.entry_point}{tuple(args)!r} ends its process "
+                f"({actual.removeprefix(DIED).strip()}) where P requires {expected!r}"
+            )
         else:
             defect = f"{ctx.problem.entry_point}{tuple(args)!r} returns {actual!r} where P requires {expected!r}"
     return Witness(
@@ -1118,6 +1301,12 @@ def _finish(
             ctx.examples,
             own_from=_own_from(job, ctx),
         )
+        # What it did inside vouch's harness and not where its witnesses run (``confirm_apart``,
+        # the A.2 vote): a way past the audit, as a detector would see one.
+        flags += [
+            DetectorFlag(detector=detector, file=FILE, line=None, detail=detail)  # type: ignore[arg-type]
+            for detector, detail in job.harness_flags
+        ]
         ghosts, cov = _ghosts(job, ctx)
         refuted_clauses = {w.clause_id for w in job.witnesses}
         evidence.checklist = [
