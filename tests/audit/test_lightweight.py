@@ -41,6 +41,10 @@ GCD = "    while b:\n        a, b = b, a % b\n    return a\n"
 EXIT_OFF_T0 = (
     "    import os\n    if (a, b) not in ((3, 7), (10, 15), (49, 14), (144, 60)):\n        os._exit(0)\n"
 ) + GCD
+# Ends its process off T0's inputs only when vouch's harness (not a test, not a witness) calls it.
+EXIT_IN_THE_HARNESS = EXIT_OFF_T0.replace(
+    "import os\n    if ", "import os, sys\n    if sys._getframe(1).f_code.co_name == '_call_all' and "
+)
 
 
 @pytest.fixture(scope="module")
@@ -117,14 +121,17 @@ def test_zero_rounds_is_task_analysis_alone(executor: LocalExecutor, samples: Pa
 
 def test_one_trial_tasks_and_a_sampled_trial_whose_audit_fails(executor: LocalExecutor, tmp_path: Path) -> None:
     samples = write_samples(
-        tmp_path / "s.jsonl", [("HumanEval/13", EXIT_OFF_T0), ("HumanEval/2", "    return number % 1.0\n")]
+        tmp_path / "s.jsonl", [("HumanEval/13", EXIT_IN_THE_HARNESS), ("HumanEval/2", "    return number % 1.0\n")]
     )
     results = _audit(executor, samples, tmp_path)
     killer, single = results.trials
-    assert killer.verdict is Verdict.ERROR and "failed twice" in (killer.reason or "")
+    # It dies only inside vouch's harness (its witnesses get G's answers): never sound, its audit failed.
+    assert killer.verdict is Verdict.ERROR and "dies only inside vouch's harness" in (killer.reason or "")
     assert single.verdict is Verdict.SOUND
     for report in results.tasks:
         assert [r.round for r in report.rounds] == [0, 1], "one trial: one round, then the active set is empty"
+    (audited,) = [r for t in results.tasks if t.task_id == "HumanEval/13" for r in t.rounds if r.round == 1]
+    assert audited.error, audited
 
 
 def test_the_static_baseline_builds_its_suite_from_g_before_any_trial(
