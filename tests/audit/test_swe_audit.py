@@ -3,6 +3,7 @@ validated witness, sound trials left standing, tampering flagged, ill-formed ins
 
 from __future__ import annotations
 
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -94,7 +95,11 @@ def test_refutations_rest_on_validated_witnesses(results: AuditResults) -> None:
             assert [r.outcome for r in v.model_runs] == ["fail"] * 3
             assert {r.exception for r in v.model_runs} == {"AssertionError"}
             assert witness.clause_id in ids and witness.clause
-            assert witness.origin == "offline" and "def test_witness_" in witness.source
+            assert witness.origin == "offline" and "def test_" in witness.source
+            # Named as the repository names its tests: nothing in a witness's path or text says it is one.
+            assert re.fullmatch(r"test_\w+_[0-9a-f]{8}\.py", witness.file), witness.file
+            text = witness.source.replace(trial.task_id, "").lower()  # the fixtures' ids say vouch
+            assert "witness" not in text and "vouch" not in text
             assert 1 <= witness.iteration <= 3
 
 

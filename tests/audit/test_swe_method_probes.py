@@ -552,7 +552,8 @@ def test_witness_text_calls_the_member_as_t0_did(qualname: str, kind: str, args:
     if kind in ("method", "property"):
         assert "import ledger.book" in text
     [test] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
-    assert test.name == f"test_witness_{qualname.rsplit('.', 1)[1]}_3"
+    assert test.name == f"test_{qualname.rsplit('.', 1)[1]}_3"
+    assert "witness" not in text.lower() and "vouch" not in text.lower()
 
 
 def test_witness_text_runs_as_a_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -581,10 +582,10 @@ def test_witness_text_runs_as_a_test(tmp_path: Path, monkeypatch: pytest.MonkeyP
             monkeypatch.delitem(sys.modules, name)
         exec(compile(text, "witness.py", "exec"), namespace)
         if passes:
-            namespace["test_witness_rename_0"]()
+            namespace["test_rename_0"]()
         else:
             with pytest.raises(AssertionError, match="the receiver afterwards is"):
-                namespace["test_witness_rename_0"]()
+                namespace["test_rename_0"]()
 
 
 def test_recipes_rebuild_what_their_text_shows() -> None:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from vouch.audit.repository._witness import test_file_name
 from vouch.core import WITNESS_STAGES, AuditResults, Verdict, Witness
 from vouch.core._export import ExportCheck, ExportedTest, LeftOut, NotReproduced
 from vouch.errors import InfrastructureError, VouchError
@@ -131,8 +132,8 @@ def witness_tests(results: AuditResults, instances: Mapping[str, SweInstance]) -
             else:
                 key = hashlib.sha256(witness.source.encode()).hexdigest()
                 if key not in tests:
-                    written = sum(not t.existing for t in tests.values())
-                    path = posixpath.join(_test_dir(inst.test_patch), f"test_vouch_witness_{written + 1}.py")
+                    hint = touched_test_files(inst.test_patch)[:1] or [witness.file]
+                    path = posixpath.join(_test_dir(inst.test_patch), test_file_name(hint[0], witness.source))
                     names = witness_test_names(witness.source)
                     tests[key] = WitnessTest(
                         path, witness.source, [f"{path}::{n}" for n in names], witness.clause, witness.origin

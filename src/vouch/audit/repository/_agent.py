@@ -29,7 +29,7 @@ from vouch.audit.repository._agent_tools import RepoNames, SweSubmission, SweWit
 from vouch.audit.repository._evidence import best_clause, test_sources
 from vouch.audit.repository._model import Found, RepoSearchRun
 from vouch.audit.repository._runs import _WITNESS_DIR, IMPLICIT_CLAUSE, _validate, differences
-from vouch.audit.repository._witness import Candidate
+from vouch.audit.repository._witness import Candidate, test_file_name
 from vouch.core._audit import Evidence, RunRecord, Witness
 from vouch.exec import RunResult
 from vouch.swebench import Runner
@@ -321,12 +321,12 @@ def _validate_submission(s: _Session, submission: SweSubmission, iteration: int)
     clause = next((c for c in s.evidence.checklist if c.id == submission.clause_id), None)
     clause = clause or best_clause(s.evidence.checklist, [submission.source])
     clause_text = clause.text if clause else IMPLICIT_CLAUSE
-    name = f"test_witness_agent_{iteration}.py"
     header = (
-        f"# vouch audit swe, agent witness source: written by {s.agent.model} for {s.trial.trial_id}\n"
+        f"# Written by {s.agent.model} for {s.trial.trial_id}, round {iteration}\n"
         f"# Clause {clause.id if clause else '(none)'}: {clause_text.splitlines()[0][:150]}\n"
     )
     source = header + submission.source
+    name = test_file_name(next(iter(spec.t0), "module").split("::", 1)[0], source)
     ref_runs, model_runs = s.runner.witness_runs(
         [s.inst.reference, s.world], {f"{_WITNESS_DIR}/{name}": source}, config.repeats, noconftest=True
     )

@@ -21,6 +21,7 @@ from vouch.agent import ToolOutcome, ToolSpec
 from vouch.audit._validation import reported
 from vouch.audit.function._agent_tools import INTROSPECTION_ATTRS, INTROSPECTION_MODULES, WitnessToolbox, schema
 from vouch.audit.repository._runs import _WITNESS_DIR, record_witness_run
+from vouch.audit.repository._witness import test_file_name
 from vouch.exec import RunResult
 from vouch.swebench import Runner
 from vouch.worlds import World, read_world_text
@@ -313,7 +314,7 @@ class SweWitnessTools(WitnessToolbox):
         refused = self._cannot_run(source)
         if refused is not None:
             return refused
-        name = f"test_witness_try_{self.runs}.py"
+        name = test_file_name("try", f"{self.runs}\n{source}")
         worlds = [self.worlds["reference"], self.worlds["trial"]]
         [ref], [trial] = self.runner.witness_runs(worlds, {f"{_WITNESS_DIR}/{name}": str(source)}, 1, noconftest=True)
         lines = [self._budget_line()]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from vouch.audit._ambiguity import AMBIGUOUS, MIN_VOTERS, rho_over_models
 from vouch.audit.repository._runs import _WITNESS_DIR, record_witness_run
+from vouch.audit.repository._witness import test_file_name
 from vouch.core._audit import ChecklistItem, TrialResult, Verdict, Witness, decide_verdict
 from vouch.swebench import Runner
 from vouch.swebench._instances import SweInstance, SweTrial
@@ -41,7 +42,7 @@ def withhold_ambiguous(
                 candidates.setdefault(w.source, w)
     if not candidates:
         return 0
-    files = {f"{_WITNESS_DIR}/test_ambiguity_{n}.py": w.source for n, w in enumerate(candidates.values())}
+    files = {f"{_WITNESS_DIR}/{test_file_name(w.file, w.source)}": w.source for w in candidates.values()}
     keys = dict(zip(candidates, files, strict=True))
     programs: dict[str, dict[str, int]] = {}
     patches: dict[str, str] = {}

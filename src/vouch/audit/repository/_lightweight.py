@@ -53,7 +53,7 @@ from vouch.audit.repository._runs import (
     record_witness_run,
     trial_ids,
 )
-from vouch.audit.repository._witness import Candidate, Probe, iteration_batches
+from vouch.audit.repository._witness import Candidate, Probe, iteration_batches, test_file_name
 from vouch.core._audit import WITNESS_STAGES, RoundRecord, TrialResult, Validation, Verdict, Witness, decide_verdict
 from vouch.errors import UsageError
 from vouch.worlds import patch_hash
@@ -316,7 +316,7 @@ def task_analysis(inst: Instance, runner: Runner, config: SweAuditConfig) -> lis
         if p.recorded:
             recorded.setdefault((p.file, p.qualname), []).append(p)
     checklist = inst.report.checklist if inst.report else []
-    files, meta = probe_tests(inst, checklist, chosen, prefix="test_t1")
+    files, meta = probe_tests(inst, checklist, chosen)
     [reference] = runner.witness_runs(
         [inst.reference], files, config.repeats, noconftest=True, stage="task analysis: T1 in R[G]"
     )
@@ -465,7 +465,7 @@ def _replay(
         return {}
     assert inst.reference is not None
     # Names of their own: two sources may give two witnesses one file name.
-    names = [f"test_shared_{n}.py" for n in range(len(shared))]
+    names = [test_file_name(w.file, f"{n}\n{w.source}") for n, w in enumerate(shared)]
     files = {f"{_WITNESS_DIR}/{name}": w.source for name, w in zip(names, shared, strict=True)}
     reference, *worlds = runner.witness_runs(
         [inst.reference, *(t.world for t in targets)],

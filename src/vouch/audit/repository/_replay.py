@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vouch.audit._validation import REPOSITORY, replayed
-from vouch.audit.repository._runs import record_witness_run
+from vouch.audit.repository._runs import _WITNESS_DIR, record_witness_run
 from vouch.core._audit import RunRecord, Witness
 from vouch.errors import UsageError
 from vouch.exec import Executor
@@ -25,7 +25,6 @@ from vouch.worlds import Environment, Patch, Unappliable, World, WorldCache
 __all__ = ["ReplayOutcome", "replay_witness", "write_witnesses"]
 
 REPLAY_FILE = "replay.json"
-_WITNESS_DIR = "vouch_witness"
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from vouch.audit.repository._witness import (
     function_targets,
     iteration_batches,
     member_kinds,
+    test_file_name,
     witness_source,
 )
 from vouch.core._audit import (
@@ -53,7 +54,8 @@ __all__ = [
 ]
 
 _PASSING_FAILURES = ASSERTION_FAILURES
-_WITNESS_DIR = "vouch_witness"
+_WITNESS_DIR = "tests"
+"""Where witness files go in a run's working directory: a test directory as a repository's own."""
 IMPLICIT_CLAUSE = "behaviour of G that no sentence of P states (an implicit requirement)"
 """The clause of a witness that matches no clause of the checklist."""
 
@@ -208,7 +210,7 @@ def witnesses_for_trial(
     out: list[Witness] = []
     for round_no, batch in enumerate(iteration_batches(candidates, config.k), 1):
         evidence.witness_iterations = round_no
-        files, meta = probe_tests(inst, evidence.checklist, batch, prefix="test_witness", start=len(out))
+        files, meta = probe_tests(inst, evidence.checklist, batch, start=len(out))
         ref_runs, model_runs = runner.witness_runs([inst.reference, world], files, config.repeats, noconftest=True)
         for name, cand, clause in meta:
             validation = _validate(
@@ -234,24 +236,23 @@ def witnesses_for_trial(
 
 
 def probe_tests(
-    inst: Instance, checklist: Sequence[ChecklistItem], candidates: Sequence[Candidate], *, prefix: str, start: int = 0
+    inst: Instance, checklist: Sequence[ChecklistItem], candidates: Sequence[Candidate], *, start: int = 0
 ) -> tuple[dict[str, str], list[tuple[str, Candidate, ChecklistItem | None]]]:
-    """A witness file per candidate, asserting R[G]'s answer on its input (``<prefix>_<n>.py``
+    """A witness file per candidate, asserting R[G]'s answer on its input (``test_file_name``
     under the witness directory), and per file its name, candidate and the clause of P it checks."""
     files: dict[str, str] = {}
     meta: list[tuple[str, Candidate, ChecklistItem | None]] = []
     kinds: dict[str, dict[str, str]] = {}
     for n, cand in enumerate(candidates, start):
         clause = best_clause(checklist, [cand.probe.qualname, cand.probe.shown(), cand.expected])
-        name = f"{prefix}_{n}.py"
         text = clause.text if clause else IMPLICIT_CLAUSE
         file = cand.probe.file
         if file not in kinds:  # how a member is called, read from R[G]'s source
             kinds[file] = member_kinds(_file_text(inst.reference, file)) if inst.reference is not None else {}
         kind = kinds[file].get(cand.probe.qualname, "function")
-        files[f"{_WITNESS_DIR}/{name}"] = witness_source(
-            cand, instance_id=inst.spec.instance_id, clause=text, index=n, kind=kind
-        )
+        source = witness_source(cand, instance_id=inst.spec.instance_id, clause=text, index=n, kind=kind)
+        name = test_file_name(file, source)
+        files[f"{_WITNESS_DIR}/{name}"] = source
         meta.append((name, cand, clause))
     return files, meta
 

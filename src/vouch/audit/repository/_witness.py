@@ -15,12 +15,14 @@ Everything here is pure: the runs happen in ``repository._audit`` through the en
 from __future__ import annotations
 
 import ast
+import hashlib
 import inspect
 import random
 import re
 import textwrap
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from vouch.audit._docstring import in_docstring
@@ -559,6 +561,18 @@ _REBUILD_SOURCE = (
 )
 
 
+def test_file_name(hint: str, source: str) -> str:
+    """The name a witness file has where it runs: ``test_<module>_<8 hex>.py``, like a test file
+    of the repository's own, after the module ``hint`` names (a path or a name), and the hash of
+    its ``source``. Nothing in a witness's path says it is one: the trial's code sees the same
+    kind of path in a witness run as in T0's."""
+    path = PurePosixPath(hint)
+    stem = path.parent.name if path.stem == "__init__" else path.stem
+    stem = re.sub(r"\W+", "_", stem).strip("_")
+    stem = stem.removeprefix("test_").removesuffix("_test") or "module"
+    return f"test_{stem}_{hashlib.sha256(source.encode()).hexdigest()[:8]}.py"
+
+
 def witness_source(candidate: Candidate, *, instance_id: str, clause: str, index: int, kind: str = "function") -> str:
     """A pytest file asserting R[G]'s behaviour on the candidate's input.
 
@@ -606,8 +620,8 @@ def witness_source(candidate: Candidate, *, instance_id: str, clause: str, index
     public = ", public=True" if probe.public else ""
     shown_expected = candidate.expected_literal or candidate.expected
     doc = (
-        f'"""Witness for {in_docstring(instance_id)}: {in_docstring(clause[:200])}\n\n'
-        f"vouch offline witness: a call T0 made in R[G], {in_docstring(probe.origin)}; R[G]'s result is expected.\n"
+        f'"""{in_docstring(instance_id)}: {in_docstring(clause[:200])}\n\n'
+        f"A call the tests made with the fix applied, {in_docstring(probe.origin)}; the fix's result is expected.\n"
         f'"""\n'
     )
     header = ["from typing import Any", ""]
@@ -635,7 +649,7 @@ def witness_source(candidate: Candidate, *, instance_id: str, clause: str, index
             f"    assert _canon(receiver{public}) == {candidate.expected_state!r}, "
             f"'the receiver afterwards is ' + _canon(receiver{public}) + ', expected ' + {candidate.expected_state!r}"
         )
-    test = f"def test_witness_{name.strip('_') or 'call'}_{index}() -> None:"
+    test = f"def test_{name.strip('_') or 'call'}_{index}() -> None:"
     return "\n".join([doc, *header, "\n\n".join(h.rstrip("\n") + "\n" for h in helpers), "", test, *body, ""])
 
 
