@@ -243,3 +243,31 @@ def test_a_plugin_the_world_ships_is_not_loaded(executor: LocalExecutor, world: 
         )
         assert result.ok and isinstance(result.value, dict)
         assert result.value["outcomes"] == {"test_seen.py::test_plugins": "passed"}, result.value["failures"]
+
+
+def test_a_start_up_file_in_the_world_is_not_imported(executor: LocalExecutor, world: Path) -> None:
+    """A ``sitecustomize.py`` or ``usercustomize.py`` at the world's import root (what a patch can
+    add) is not imported when the environment's interpreter starts; the world still imports
+    first, from ``PYTHONPATH`` as the environment gives it."""
+    for name in ("sitecustomize.py", "usercustomize.py"):
+        (world / name).write_text("import os\nos.environ['VOUCH_TEST_START_UP'] = __file__\n")
+    (world / "test_start_up.py").write_text(
+        "import os\nimport lib\n\n\ndef test_nothing_ran_at_start_up():\n"
+        "    assert 'VOUCH_TEST_START_UP' not in os.environ\n"
+        f"    assert lib.__file__ == {str(world / 'lib.py')!r}\n"
+    )
+    kwargs = {"argv": ["test_start_up.py"], "root": str(world), "harness": ["-rA"]}
+    env = {"PYTHONPATH": str(world)}
+    result = executor.run(
+        RunSpec(
+            Call("vouch.worlds._foreign:run_inrun", args=(sys.executable, "run_tests", kwargs, env, 60.0)),
+            limits=LIMITS,
+        )
+    )
+    assert result.ok, (result.reason, result.stderr_tail)
+    assert isinstance(result.value, dict) and isinstance(result.value["result"], dict), result.value
+    outcomes = result.value["result"]["outcomes"]
+    # (pytest finds its rootdir above the world here, as a harness run does)
+    assert [(k.rsplit("/", 1)[-1], v) for k, v in outcomes.items()] == [
+        ("test_start_up.py::test_nothing_ran_at_start_up", "passed")
+    ], result.value["log"][-2000:]
