@@ -63,7 +63,11 @@ def test_human_eval_format_numbers_trials_per_task(tmp_path: Path) -> None:
 BAD_LINES = [
     ("not JSON", "{not json", "not JSON"),
     ("a list", "[1, 2]", "JSON object"),
-    ("unknown task", json.dumps({"task_id": "HumanEval/999", "completion": "x"}), "not a HumanEval task id"),
+    (
+        "unknown task",
+        json.dumps({"task_id": "HumanEval/999", "completion": "x"}),
+        "is not a task id of the problems audited",
+    ),
     ("completion not a string", json.dumps({"task_id": "HumanEval/1", "completion": 3}), "not a string"),
 ]
 

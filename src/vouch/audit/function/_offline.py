@@ -18,7 +18,8 @@ from typing import Any
 
 from vouch.audit.function import _generate, _inputs
 from vouch.audit.function._preconditions import Preconditions, infer, shape
-from vouch.audit.function._prompt import Example
+from vouch.audit.function._prompt import Example, apply_wrapper
+from vouch.core._equality import equal
 from vouch.exec import Call, Limits, RunResult, RunSpec, from_data
 
 OUTPUT_LIMITS = Limits(timeout_s=60.0, memory_mb=512)
@@ -121,10 +122,8 @@ class Pool:
         self.inputs = [row for i, row in enumerate(self.inputs) if i in keep]
 
     def normal(self, value: Any) -> Any:
-        """An output as T0 compares it (through T0's ``tuple(...)``/``list(...)``, when it uses one)."""
-        if self.wrapper is not None and isinstance(value, (list, tuple)):
-            return tuple(value) if self.wrapper == "tuple" else list(value)
-        return value
+        """An output as T0 compares it (through T0's ``tuple(...)``, ``set(...)``, ..., when it uses one)."""
+        return apply_wrapper(self.wrapper, value)
 
     def accepts(self, args: Sequence[Any], row: dict[str, Any]) -> bool:
         """Whether G's answer on ``args`` makes it a usable input: a value of G's usual type that a
@@ -224,29 +223,8 @@ def decoded(result: RunResult, count: int) -> list[dict[str, Any]]:
 
 
 def close(actual: Any, expected: Any) -> bool:
-    """Equality as T0 uses it: ``==``, with floats compared up to 1e-6 (relative and absolute)."""
-    if isinstance(expected, float) or isinstance(actual, float):
-        if isinstance(actual, (int, float)) and isinstance(expected, (int, float)):
-            both_nan = (
-                isinstance(actual, float)
-                and isinstance(expected, float)
-                and math.isnan(actual)
-                and math.isnan(expected)
-            )
-            return both_nan or math.isclose(actual, expected, rel_tol=1e-6, abs_tol=1e-6)
-        return False
-    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
-        return (
-            type(actual) is type(expected)
-            and len(actual) == len(expected)
-            and all(close(a, e) for a, e in zip(actual, expected, strict=True))
-        )
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        return actual.keys() == expected.keys() and all(close(actual[k], expected[k]) for k in expected)
-    try:
-        return bool(actual == expected)
-    except Exception:  # noqa: BLE001 - values that cannot compare are different
-        return False
+    """Equality as vouch's tests use it (``vouch.core._equality``: ``==``, floats up to 1e-6)."""
+    return bool(equal(actual, expected))
 
 
 def literal_round_trip(value: Any) -> bool:

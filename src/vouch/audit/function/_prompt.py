@@ -44,23 +44,51 @@ class Assertion:
     """``tuple`` or ``list`` when T0 compares ``tuple(candidate(x))`` rather than the output itself."""
 
 
+def _parsed(prompt: str) -> ast.Module | None:
+    """The prompt as a module: a signature and docstring with a body added (at the docstring's
+    indentation, four spaces or a tab), or the prompt as it is (MBPP's module docstring, a
+    whole program)."""
+    lines = [line for line in prompt.splitlines() if line.strip()]
+    indent = lines[-1][: len(lines[-1]) - len(lines[-1].lstrip())] if lines else ""
+    for text in (prompt + "    pass\n", prompt + (indent or "    ") + "pass\n", prompt):
+        try:
+            return ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+    return None
+
+
+def _function(prompt: str, entry_point: str) -> ast.FunctionDef | None:
+    tree = _parsed(prompt)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.FunctionDef) and node.name == entry_point:
+            return node
+    return None
+
+
 def parameters(prompt: str, entry_point: str) -> list[str]:
     """The entry point's parameter names, from the prompt's signature."""
-    try:
-        tree = ast.parse(prompt + "    pass\n")
-    except SyntaxError:
-        return []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == entry_point:
-            return [a.arg for a in node.args.args]
-    return []
+    node = _function(prompt, entry_point)
+    return [a.arg for a in node.args.args] if node is not None else []
 
 
 def docstring(prompt: str, entry_point: str) -> str:
-    try:
-        tree = ast.parse(prompt + "    pass\n")
-    except SyntaxError:
+    """The entry point's docstring; where the prompt gives it none (MBPP states the task once,
+    in the module's docstring or a helper's), the prompt's one docstring."""
+    node = _function(prompt, entry_point)
+    own = ast.get_docstring(node) if node is not None else None
+    if own:
+        return own
+    tree = _parsed(prompt)
+    if tree is None:
         return ""
+    found = [
+        doc
+        for n in [tree, *ast.walk(tree)]
+        if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        and (doc := ast.get_docstring(n))
+    ]
+    return found[0] if len(set(found)) == 1 else ""
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == entry_point:
             return ast.get_docstring(node) or ""
@@ -112,15 +140,19 @@ def _literal(text: str) -> tuple[Any, bool]:
         return None, False
 
 
-def _calls_candidate(node: ast.AST) -> ast.Call | None:
+def _calls_candidate(node: ast.AST, names: frozenset[str] = frozenset({"candidate"})) -> ast.Call | None:
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "candidate":
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in names:
             return sub
     return None
 
 
-def assertions(test: str) -> list[Assertion]:
-    """T0's assertions inside ``check``, with the literal input and expected value when there are."""
+def assertions(test: str, entry_point: str | None = None) -> list[Assertion]:
+    """T0's assertions inside ``check``, with the literal input and expected value when there are.
+
+    A call of the program is ``candidate(...)`` (HumanEval) or, given ``entry_point``, a call of
+    the function by its name (MBPP's asserts, which the benchmark runs in the program's namespace)."""
+    names = frozenset({"candidate", entry_point} if entry_point else {"candidate"})
     try:
         tree = ast.parse(test)
     except SyntaxError:
@@ -132,7 +164,7 @@ def assertions(test: str) -> list[Assertion]:
         for node in ast.walk(fn):
             if not isinstance(node, ast.Assert):
                 continue
-            call = _calls_candidate(node.test)
+            call = _calls_candidate(node.test, names)
             args: list[Any] | None = None
             if call is not None:
                 try:
@@ -165,13 +197,33 @@ def assertions(test: str) -> list[Assertion]:
     return out
 
 
+WRAPPERS = ("tuple", "list", "set", "frozenset", "sorted")
+"""What T0 may apply to an output before it compares it (``set(candidate(x)) == {1, 2}``)."""
+
+
+def apply_wrapper(wrapper: str | None, value: Any) -> Any:
+    """``value`` as T0 compares it through ``wrapper``; unchanged when the wrapper does not apply."""
+    if wrapper not in WRAPPERS or not isinstance(value, (list, tuple, set, frozenset)):
+        return value
+    try:
+        if wrapper == "tuple":
+            return tuple(value)
+        if wrapper == "list":
+            return list(value)
+        if wrapper == "set":
+            return set(value)
+        return frozenset(value) if wrapper == "frozenset" else sorted(value)
+    except TypeError:  # unhashable or unorderable elements: T0's own call would raise as well
+        return value
+
+
 def _wraps(node: ast.AST, call: ast.Call | None) -> bool:
-    """``tuple(candidate(x))`` or ``list(candidate(x))``."""
+    """``tuple(candidate(x))``, ``set(candidate(x))``, ... (``WRAPPERS``)."""
     return (
         call is not None
         and isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
-        and node.func.id in ("tuple", "list")
+        and node.func.id in WRAPPERS
         and len(node.args) == 1
         and node.args[0] is call
     )

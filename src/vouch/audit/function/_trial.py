@@ -603,7 +603,10 @@ def confirm_apart(
     """
     plans = []
     for index, (job, diffs) in enumerate(work):
-        asked = [d for d in diffs if d.actual not in _UNCONFIRMED][:CONFIRMED_LIMIT]
+        confirmable = [d for d in diffs if d.actual not in _UNCONFIRMED]
+        asked = confirmable[:CONFIRMED_LIMIT]
+        for diff in confirmable[CONFIRMED_LIMIT:]:
+            job.unasked.setdefault(_inputs.key(diff.args), f"past the first {CONFIRMED_LIMIT} differences")
         if asked and job.infra is None:
             entry = contexts[job.task_id].problem.entry_point
             spec = _offline.apart_spec(job.program, entry, [d.args for d in asked], f"{job.first_trial} {stage}")
@@ -612,14 +615,21 @@ def confirm_apart(
     out = [list(diffs) for _, diffs in work]
     for (index, job, asked, _spec), result in zip(plans, results, strict=True):
         if _run_failed(result):
-            continue  # nothing was asked: every difference stays, a witness decides it
+            # Nothing was asked: every difference stays, a witness decides each, and one that
+            # none decides keeps the trial from sound (the run is the program's to end).
+            why = f"the run asking them ended {result.reason or result.status.value}"
+            for diff in asked:
+                job.unasked.setdefault(_inputs.key(diff.args), why)
+            continue
         ctx = contexts[job.task_id]
         pool = ctx.pool
         reproduced: list[_offline.Difference] = []
         settled: set[int] = set()
         for diff, row in zip(asked, _offline.decoded(result, len(asked)), strict=True):
             if row.get("error") == "skipped":
-                continue  # not asked in time: it stays, after the confirmed ones
+                # Not asked in time: it stays, after the confirmed ones, and undecided until tried.
+                job.unasked.setdefault(_inputs.key(diff.args), "not asked in the time the run had")
+                continue
             settled.add(id(diff))
             if row.get("ok") and "value" in row:
                 value = pool.normal(row["value"]) if pool is not None else row["value"]
@@ -926,6 +936,7 @@ def _iteration(
             if pending:
                 current[id(job)] = pending[0]
                 job.diffs.remove(pending[0])
+                job.unasked.pop(_inputs.key(pending[0].args), None)  # minimised apart, then a witness decides
         for _ in range(config.shrink_rounds):
             _shrink_round(engine, contexts, jobs, current, config)
         contested = _contest_finals(engine, contexts, jobs, voters, current, config)
@@ -1284,6 +1295,21 @@ def _surviving(job: ProgramJob) -> list[SurvivingMutant]:
     ]
 
 
+def _untried(job: ProgramJob, ctx: TaskContext) -> str | None:
+    """Why a trial with no valid witness is still undecided: differences from G it showed inside
+    vouch's harness that were never asked again apart (``confirm_apart``) nor taken by an
+    iteration (decoys must not hide a real difference behind the time or the run they cost);
+    None if none. An ambiguous input (A.2) is no evidence either way."""
+    left = {k: why for k, why in job.unasked.items() if k not in ctx.contested}
+    if not left:
+        return None
+    first = next(iter(left.values()))
+    return (
+        f"undecided: {len(left)} difference(s) from G seen inside vouch's harness were neither asked again where "
+        f"its witnesses run ({first}) nor tried as a witness"
+    )
+
+
 def _finish(
     job: ProgramJob, ctx: TaskContext, verdict: Verdict | None, reason: str | None, on_judged: OnJudged | None
 ) -> None:
@@ -1334,6 +1360,8 @@ def _finish(
             reason = job.witnesses[0].defect
         elif job.search_failed and verdict is Verdict.SOUND:
             verdict, reason = Verdict.ERROR, job.search_failed
+        elif verdict is Verdict.SOUND and (left := _untried(job, ctx)):
+            verdict, reason = Verdict.ERROR, left
         elif ctx.pool_note:
             reason = f"no offline witness: {ctx.pool_note}"
         elif not job.t0.passed:

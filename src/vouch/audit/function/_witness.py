@@ -21,8 +21,10 @@ from typing import Any, NamedTuple
 from vouch.audit._docstring import in_docstring
 from vouch.audit._settings import CanaryFailed
 from vouch.audit._validation import FUNCTION, Rejudged, validate, witness_run
+from vouch.audit.function._prompt import WRAPPERS
 from vouch.audit.function._runs import t0_result, t0_spec
 from vouch.core._audit import RunRecord, Validation
+from vouch.core._equality import EQUALITY_SOURCE
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, hide_in_runs
 from vouch.sources.trials._samples import Problem
@@ -32,21 +34,11 @@ MODEL_FILE = "model_solution.py"
 REFERENCE_FILE = "reference_solution.py"
 LIMITS = Limits(timeout_s=20.0, memory_mb=512)
 
-_HELPERS = '''
-def _close(actual, expected):
-    """Equality as T0 uses it, with floats compared up to a relative and absolute 1e-6."""
-    if isinstance(expected, float) or isinstance(actual, float):
-        if isinstance(actual, (int, float)) and isinstance(expected, (int, float)):
-            close = math.isclose(actual, expected, rel_tol=1e-6, abs_tol=1e-6)
-            return close or (actual != actual and expected != expected)
-        return False
-    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
-        return type(actual) is type(expected) and len(actual) == len(expected) and all(
-            _close(a, e) for a, e in zip(actual, expected)
-        )
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        return actual.keys() == expected.keys() and all(_close(actual[k], expected[k]) for k in expected)
-    return actual == expected
+_HELPERS = (
+    EQUALITY_SOURCE
+    + """
+
+_close = _vouch_equal
 
 
 def _out_of_time(seconds):
@@ -54,7 +46,8 @@ def _out_of_time(seconds):
         raise AssertionError(f"no answer within {seconds} s, where the reference answers in a small part of that")
 
     return handler
-'''
+"""
+)
 
 
 def safe_name(text: str) -> str:
@@ -89,7 +82,7 @@ def render(
     name = f"test_witness_{safe_name(trial_id)}_{index}.py"
     header = {"task_id": task_id, "trial_id": trial_id, "entry_point": entry_point}
     # T0 compares tuple(candidate(x)) on some tasks: the witness compares as T0 does.
-    call = f"{wrapper}({entry_point}(*args))" if wrapper in ("tuple", "list") else f"{entry_point}(*args)"
+    call = f"{wrapper}({entry_point}(*args))" if wrapper in WRAPPERS else f"{entry_point}(*args)"
     clause_line = in_docstring(clause.replace("\n", " "))
     check = (
         f'    assert _close(actual, expected), f"{entry_point}{{tuple(args)!r}} returned {{actual!r}}; '

@@ -123,7 +123,23 @@ def _human_eval(row: dict[str, Any], where: str, plus: bool) -> Problem:
     fields = {name: _text(row, name, where) for name in HUMAN_EVAL_FIELDS}
     task_id = mbpp_task_id(fields["task_id"]) or fields["task_id"]
     prompt, body = _aligned(fields["prompt"], fields["canonical_solution"])
-    return Problem(task_id, prompt, fields["entry_point"].strip(), body, fields["test"])
+    entry = _tested_function(fields["test"], prompt + body, fields["entry_point"].strip())
+    return Problem(task_id, prompt, entry, body, fields["test"])
+
+
+def _tested_function(test: str, reference: str, entry: str) -> str:
+    """The function T0 tests: ``entry`` unless T0's asserts call G's functions by name, never
+    through ``candidate`` and never ``entry`` itself (CodeT's MBPP names a helper of G as the
+    entry point of a few tasks whose asserts call another function): then the one they call."""
+    try:
+        tree = ast.parse(test)
+    except SyntaxError:
+        return entry
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    if "candidate" in names or entry in names:
+        return entry
+    asserts = [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Assert)]
+    return _called_name(asserts, set(_defined(reference)) - {"check"}) or entry
 
 
 def _parses(source: str) -> bool:

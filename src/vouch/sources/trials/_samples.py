@@ -111,6 +111,18 @@ def program_hash(program: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
+NOT_A_TASK = "is not a task id of the problems audited (--problems)"
+
+
+def _own_id(raw: Any, problems: Mapping[str, Problem], aliases: Mapping[str, str]) -> Any:
+    """The problems' own spelling of a task id (the raw value when it has none)."""
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        raw = str(raw)
+    if not isinstance(raw, str) or raw in problems:
+        return raw
+    return aliases.get(raw.strip(), raw)
+
+
 def default_model(path: Path) -> str:
     """A model name from a samples file name: ``humaneval_codegen16b_samples.jsonl`` -> ``codegen16b``."""
     stem = path.name.split(".")[0]
@@ -125,6 +137,7 @@ def load_samples(
     *,
     model: str | None = None,
     task_ids: Path | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> Samples:
     """Read a samples file of either format into trials; bad lines are kept with their reason.
 
@@ -134,6 +147,8 @@ def load_samples(
         model: The model of every trial; defaults to one derived from the file name.
         task_ids: For the CodeT format, the JSON list of task ids by row; defaults to the file
             beside ``path`` whose name ends in ``_task_ids.json``.
+        aliases: Other spellings of the problems' task ids (``MbppEval/2`` or ``2`` for
+            ``Mbpp/2``, ``ProblemSet.aliases``): a trial's task id is the problems' own spelling.
 
     Returns:
         Trials in file order and the lines that could not be used.
@@ -142,7 +157,7 @@ def load_samples(
         UsageError: The file is missing or empty, or a CodeT file has no task-id map.
     """
     if path.is_dir():
-        return _directory(path, problems, model or default_model(path))
+        return _directory(path, problems, model or default_model(path), aliases or {})
     if not path.is_file():
         raise UsageError(
             f"--samples {path}: no such file; give a JSON-lines samples file or an EvalPlus samples directory"
@@ -162,7 +177,7 @@ def load_samples(
         raise UsageError(f"--samples {path}: the file is empty")
     codet = any(isinstance(row, dict) and "samples" in row for _, row in rows)
     if codet:
-        return _codet(path, rows, bad, problems, name, task_ids)
+        return _codet(path, rows, bad, problems, name, task_ids, aliases or {})
     counters: dict[str, int] = {}
     trials: list[Trial] = []
     solutions = 0
@@ -170,12 +185,12 @@ def load_samples(
         if not isinstance(row, dict):
             bad.append(BadLine(number, f"a line must be a JSON object, not {type(row).__name__}"))
             continue
-        tid = row.get("task_id")
+        tid = _own_id(row.get("task_id"), problems, aliases or {})
         whole = "solution" in row and "completion" not in row
         field = "solution" if whole else "completion"
         source = row.get(field)
         if not isinstance(tid, str) or tid not in problems:
-            bad.append(BadLine(number, f"task_id={tid!r} is not a HumanEval task id"))
+            bad.append(BadLine(number, f"task_id={row.get('task_id')!r} {NOT_A_TASK}"))
             continue
         if not isinstance(source, str):
             kind = type(source).__name__ if field in row else "missing"
@@ -196,6 +211,7 @@ def _codet(
     problems: Mapping[str, Problem],
     model: str,
     task_ids: Path | None,
+    aliases: Mapping[str, str],
 ) -> Samples:
     if task_ids is None:
         candidates = sorted(path.parent.glob("*" + TASK_IDS_SUFFIX))
@@ -218,9 +234,9 @@ def _codet(
         if not isinstance(row, dict) or not isinstance(row.get("samples"), list):
             bad.append(BadLine(number, "a CodeT line must be an object with a list 'samples'"))
             continue
-        tid = ids[index] if index < len(ids) else None
+        tid = _own_id(ids[index], problems, aliases) if index < len(ids) else None
         if not isinstance(tid, str) or tid not in problems:
-            bad.append(BadLine(number, f"row {index} maps to task_id={tid!r}, not a HumanEval task id"))
+            bad.append(BadLine(number, f"row {index} maps to task_id={tid!r}, which {NOT_A_TASK}"))
             continue
         for n, completion in enumerate(row["samples"]):
             if isinstance(completion, str):
@@ -230,7 +246,7 @@ def _codet(
     return Samples(trials, sorted(bad, key=lambda b: b.line), "codet")
 
 
-def _directory(path: Path, problems: Mapping[str, Problem], model: str) -> Samples:
+def _directory(path: Path, problems: Mapping[str, Problem], model: str, aliases: Mapping[str, str]) -> Samples:
     """EvalPlus's samples directory: ``<task_id with / as _>/<n>.py``, each a whole program."""
     order = {tid: i for i, tid in enumerate(problems)}
     found: list[tuple[int, int, str, Path]] = []
@@ -239,12 +255,12 @@ def _directory(path: Path, problems: Mapping[str, Problem], model: str) -> Sampl
     for task_dir in path.iterdir():
         if not task_dir.is_dir():
             continue
-        tid = task_dir.name.replace("_", "/")
+        tid = _own_id(task_dir.name.replace("_", "/"), problems, aliases) or task_dir.name.replace("_", "/")
         for file in task_dir.iterdir():
             if file.suffix != ".py" or not file.is_file():
                 continue
             if tid not in problems:
-                strays.append(f"{task_dir.name}/{file.name}: {tid!r} is not a HumanEval task id")
+                strays.append(f"{task_dir.name}/{file.name}: {tid!r} {NOT_A_TASK}")
             elif not file.stem.isdigit():
                 strays.append(f"{task_dir.name}/{file.name}: the name is not <n>.py")
             else:
