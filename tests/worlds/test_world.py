@@ -158,3 +158,25 @@ def test_a_patch_git_refuses_applies_with_fuzz(unitconv: tuple[Path, str], visib
     assert isinstance(world, World), world
     assert "# added by the patch" in (world.path / target).read_text()
     assert not list(world.path.rglob("*.rej")) and not list(world.path.rglob("*.orig"))
+
+
+def test_a_reset_never_removes_a_file_through_a_link_out_of_the_world(
+    unitconv: tuple[Path, str], visible_tmp: Path
+) -> None:
+    """The trial's patch makes ``tests/new`` a link to a host directory; the test patch adds
+    ``tests/new/test_new.py``: resetting that path before the test patch removes nothing there."""
+    repo, commit = unitconv
+    host = visible_tmp / "host"
+    host.mkdir()
+    (host / "test_new.py").write_text("kept\n")
+    link = (
+        f"diff --git a/tests/new b/tests/new\nnew file mode 120000\n--- /dev/null\n+++ b/tests/new\n"
+        f"@@ -0,0 +1 @@\n+{host}\n\\ No newline at end of file\n"
+    )
+    added = (
+        "diff --git a/tests/new/test_new.py b/tests/new/test_new.py\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/tests/new/test_new.py\n@@ -0,0 +1 @@\n+def test_new(): pass\n"
+    )
+    cache = WorldCache(visible_tmp / "cache")
+    cache.materialise(str(repo), commit, [Patch("model_patch", link), Patch("tests", added, True)])
+    assert (host / "test_new.py").read_text() == "kept\n"

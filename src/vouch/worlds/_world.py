@@ -22,6 +22,7 @@ from pathlib import Path
 
 from vouch.errors import InfrastructureError, UsageError
 from vouch.exec import expose_to_runs, visible_in_runs
+from vouch.worlds._files import leads_out
 from vouch.worlds._patch import Patch, parse_patch, patch_hash
 
 __all__ = ["Unappliable", "World", "WorldCache", "default_cache_dir", "git"]
@@ -250,8 +251,11 @@ class WorldCache:
                 for path in {change.path, change.old_path} - {None}:
                     assert path is not None
                     restored = git(["checkout", commit, "--", path], cwd=dest)
-                    if restored.returncode != 0 and (dest / path).exists():
-                        (dest / path).unlink()  # not in the base commit: the patch creates it
+                    # Not in the base commit: the patch creates it (never removed through a link
+                    # out of the world that the trial's patch put on the way).
+                    inside = not leads_out(dest, os.path.dirname(path) or ".")
+                    if restored.returncode != 0 and os.path.lexists(dest / path) and inside:
+                        (dest / path).unlink()
         text = patch.text if patch.text.endswith("\n") else patch.text + "\n"
         applied = git(["apply", "--whitespace=nowarn", "-"], cwd=dest, stdin=text)
         if applied.returncode == 0:
