@@ -91,21 +91,50 @@ def _user_namespace(pid: str) -> str | None:
         return None
 
 
+def _pid_namespace(pid: str) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def _spare_pid_namespaces(zygotes: set[int], run_pid: int | None) -> set[str]:
+    """The PID namespaces of the zygotes' children other than ``run_pid``: their spares'."""
+    if not zygotes:
+        return set()
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == run_pid:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = int(f.read().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent in zygotes and (namespace := _pid_namespace(entry)) is not None:
+            found.add(namespace)
+    return found
+
+
 def processes_of_uid(
     uid: int, *, spares_of: set[int] = frozenset(), run_pid: int | None = None
 ) -> list[tuple[int, str]]:
     """(pid, name) of every host process whose real uid is ``uid``.
 
-    Children of the zygotes in ``spares_of``, other than ``run_pid``, are left out: those are
-    the pools' spare sandboxes, cloned ahead for the next runs, not something a run left
+    Children of the zygotes in ``spares_of``, other than ``run_pid``, are left out with the
+    processes of their PID namespaces: those are the pools' spare sandboxes (each the init of
+    its namespace, with the process made ahead for the next run), not something a run left
     behind. Without root, runs have this process's own uid: then only processes in a user
     namespace other than this one's (a run's, or a pool's) count.
     """
     own_ns = os.readlink("/proc/self/ns/user")
     shared = uid == os.geteuid()
+    spare_namespaces = _spare_pid_namespaces(spares_of, run_pid)
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
+            continue
+        if spare_namespaces and _pid_namespace(entry) in spare_namespaces:
             continue
         try:
             with open(f"/proc/{entry}/status") as f:

@@ -42,7 +42,7 @@ from conftest import (
     script_spec,
     zygote_children,
 )
-from vouch.exec import Limits, LocalExecutor, RunResult, Status, hide_in_runs
+from vouch.exec import Call, Limits, LocalExecutor, RunResult, RunSpec, Status, hide_in_runs
 from vouch.exec._hidden import package_data_dir
 
 RESULT_FD = 1000  # where the harness writes the real frame (vouch.exec._harness.RESULT_FD)
@@ -183,7 +183,7 @@ def case(id: str, source: str, *statuses: Status, **kwargs) -> pytest.ParameterS
     return pytest.param(Case(id, source, frozenset(statuses), **kwargs), id=id)
 
 
-OK, ERROR, TIMEOUT, MEMORY = Status.OK, Status.ERROR, Status.TIMEOUT, Status.MEMORY
+OK, ERROR, TIMEOUT, MEMORY, KILLED = Status.OK, Status.ERROR, Status.TIMEOUT, Status.MEMORY, Status.KILLED
 
 
 def stdout_has(text: str) -> Check:
@@ -426,15 +426,15 @@ _KILL_PARENT = """
 import os, signal, time
 time.sleep(0.3)  # let the pool finish what it does after starting this run
 ppid = os.getppid()
-try:
-    os.kill(ppid, signal.SIGKILL)
-except OSError as exc:
-    print("kill", ppid, type(exc).__name__)
-try:
-    os.killpg(os.getpgrp(), signal.SIGKILL)
-except OSError as exc:
-    print("killpg", type(exc).__name__)
-print("still here")
+for number in (signal.SIGINT, signal.SIGTERM, signal.SIGSTOP, signal.SIGKILL):
+    try:
+        os.kill(ppid, number)
+    except OSError as exc:
+        print("kill", ppid, type(exc).__name__)
+time.sleep(0.2)
+print("still here", flush=True)
+os.killpg(os.getpgrp(), signal.SIGKILL)  # its own group: the run itself, as outside vouch
+print("survived its own group's kill", flush=True)
 """
 
 _DIRTY = """
@@ -675,7 +675,13 @@ CASES = [
     case("joins-host-network-namespace-via-proc", _SETNS, ERROR, checks=(no_connection, stdout_has("joined []"))),
     # --- signals and processes ---
     case("kills-everything-it-can", _KILL_ALL, OK, with_sleeper=True, checks=(stdout_has("child killed by 9"),)),
-    case("kills-its-parent", _KILL_PARENT, OK, with_sleeper=True, checks=(stdout_has("still here"),)),
+    case(
+        "kills-its-parent-then-its-own-group",
+        _KILL_PARENT,
+        KILLED,
+        with_sleeper=True,
+        checks=(stdout_has("still here"), stdout_lacks("survived")),
+    ),
     case("leaves-detached-grandchild", _GRANDCHILD, OK, checks=(stdout_has("parent done"),)),
     # --- forged outcomes ---
     case(
@@ -860,6 +866,7 @@ time.sleep(0.3)
 attacker = attacker_pool.run(spec(ATTACK))
 victim = victim.result()
 print(json.dumps({"victim": victim.status.value, "victim_reason": victim.reason, "attacker": attacker.stdout_tail,
+                  "attacker_status": attacker.status.value,
                   "uids": [victim.isolation.host_uid, attacker.isolation.host_uid]}))
 """
 
@@ -879,7 +886,8 @@ def test_signals_do_not_reach_a_run_of_another_executor(signal_call: str) -> Non
         "    print(type(exc).__name__)\nprint('sent')\n"
     )
     outcome = run_in_subprocess(_TWO_POOLS.replace("ATTACK", repr(attack)))
-    assert outcome["attacker"].endswith("sent\n"), outcome
+    # kill(0) reaches the run's own process group, the run included, as it would outside vouch.
+    assert outcome["attacker"].endswith("sent\n") or outcome["attacker_status"] == "killed", outcome
     assert outcome["victim"] == "ok", f"the other pool's run was killed: {outcome}"
 
 
@@ -932,7 +940,7 @@ for _ in range(3):
         later.append(result.status.value)
     except Exception as exc:
         later.append(f"{type(exc).__name__}: {exc}")
-print(json.dumps({"attacker": attacker.stdout_tail, "later": later}))
+print(json.dumps({"attacker": attacker.status.value, "later": later}))
 """
 
 
@@ -942,7 +950,7 @@ def test_a_run_cannot_break_the_next_run() -> None:
     Runs in a subprocess, so that a spare sandbox killed there is not one of this session's.
     """
     outcome = run_in_subprocess(_BREAK_NEXT)
-    assert outcome["attacker"] == "sent\n", outcome
+    assert outcome["attacker"] == "killed", outcome  # its own group: itself, as outside vouch
     assert outcome["later"] == ["ok", "ok", "ok"], outcome
 
 
@@ -1182,3 +1190,45 @@ def test_hidden_data_of_an_install_under_tmp_stays_hidden() -> None:
     assert outcome["status"] == "ok", outcome
     assert outcome["stdout"].splitlines()[0] == "installed code", outcome  # the control: bound back
     assert "labelled answers" not in outcome["stdout"], outcome
+
+
+_JUDGE = """
+from vouch.exec.runside import Program
+
+def test_the_judge_outlives_the_program():
+    program = Program("solution.py", "solution", answer_s=5, answers_s=10)
+    try:
+        outcome = program.module().attack()
+    finally:
+        program.close()
+    assert outcome in ("denied", "sent"), outcome
+"""
+_ATTACKS_ITS_JUDGE = """
+import os, signal, time
+
+def attack():
+    parent, sent = os.getppid(), []
+    for target, number in ((parent, signal.SIGSTOP), (parent, signal.SIGKILL), (-parent, signal.SIGKILL),
+                           (-1, signal.SIGKILL), (parent, signal.SIGTERM)):
+        try:
+            os.kill(target, number)
+            sent.append(number)
+        except PermissionError:
+            pass
+    time.sleep(0.3)
+    return "sent" if sent else "denied"
+"""
+
+
+def test_a_program_judged_apart_cannot_stop_or_kill_its_judge(executor: LocalExecutor) -> None:
+    """The judge of a program called apart (``runside.Program``) is no namespace's init, which
+    would drop such signals: the program's signals to it, its group or every process fail, and
+    the judge reports the test."""
+    spec = RunSpec(
+        Call("vouch.exec._pytest:run_pytest", args=(["-q", "-p", "no:cacheprovider", "test_judge.py"],)),
+        files={"test_judge.py": _JUDGE, "solution.py": _ATTACKS_ITS_JUDGE},
+        limits=Limits(timeout_s=30, memory_mb=256),
+    )
+    result = executor.run(spec)
+    assert result.ok, (result.status, result.reason, result.stdout_tail, result.stderr_tail)
+    assert result.value["outcomes"] == {"test_judge.py::test_the_judge_outlives_the_program": "passed"}, result.value

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import json
 import os
 import shutil
 import socket
@@ -417,3 +418,25 @@ def test_a_run_sees_the_hosts_own_name(executor: LocalExecutor) -> None:
     assert result.ok, result
     assert result.stdout_tail.split() == [socket.gethostname()] * 2
     assert "vouch" not in result.stdout_tail
+
+
+def test_a_run_has_an_ordinary_pid_and_cannot_reach_its_init(executor: LocalExecutor) -> None:
+    """A run is not PID 1 among tiny pids: its pid is near the host's own counter, its own
+    process group and session, and the namespace's init (its parent) hides its descriptors."""
+    source = (
+        "import json, os\n"
+        "try:\n    os.listdir('/proc/1/fd')\n    reach = 'fds'\n"
+        "except OSError as exc:\n    reach = type(exc).__name__\n"
+        "print(json.dumps([os.getpid(), os.getppid(), os.getpgrp(), os.getsid(0), reach]))\n"
+    )
+    for result in executor.run_batch([script_spec(source) for _ in range(2)]):
+        assert result.ok, (result.status, result.reason, result.stderr_tail)
+        pid, ppid, pgrp, sid, reach = json.loads(result.stdout_tail)
+        assert pid > 64 and pgrp == sid == pid, (pid, pgrp, sid)
+        assert ppid == 1 and reach == "PermissionError", (ppid, reach)
+
+
+def test_no_name_in_a_runs_environment_speaks_of_vouch(executor: LocalExecutor) -> None:
+    result = run_script(executor, "import os\nprint(sorted(os.environ))\n")
+    assert result.ok, result
+    assert "VOUCH" not in result.stdout_tail.upper(), result.stdout_tail

@@ -12,6 +12,7 @@ import fcntl
 import os
 import socket
 import struct
+from typing import NamedTuple
 
 # PyDLL keeps the GIL held during the call: a raw clone must not run while another
 # thread could hold the GIL, and the child must come back with the GIL still its own.
@@ -259,6 +260,137 @@ def deny_unbudgeted_memory() -> None:
         OSError: The filter was refused.
     """
     program = _seccomp_program(_UNBUDGETED_SYSCALLS, errno.ENOSYS)
+    filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
+    fprog = _SockFprog(len(program), filters)
+    prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
+
+
+_EPERM = 1
+_SIGNAL_SYSCALLS = {
+    # AUDIT_ARCH_* -> {system call: (argument naming the target, argument holding the signal or
+    # None, targets: "any" for kill(), which also names process groups and -1; "pid" otherwise)}
+    0xC000003E: {
+        62: (0, 1, "any"),  # kill
+        200: (0, 1, "pid"),  # tkill
+        234: (0, 2, "pid"),  # tgkill
+        129: (0, None, "pid"),  # rt_sigqueueinfo
+        297: (0, None, "pid"),  # rt_tgsigqueueinfo
+        _X32 | 62: (0, 1, "any"),
+        _X32 | 200: (0, 1, "pid"),
+        _X32 | 234: (0, 2, "pid"),
+        _X32 | 524: (0, None, "pid"),
+        _X32 | 536: (0, None, "pid"),
+    },
+    0x40000003: {
+        37: (0, 1, "any"),
+        238: (0, 1, "pid"),
+        270: (0, 2, "pid"),
+        178: (0, None, "pid"),
+        335: (0, None, "pid"),
+    },
+    0xC00000B7: {
+        129: (0, 1, "any"),
+        130: (0, 1, "pid"),
+        131: (0, 2, "pid"),
+        138: (0, None, "pid"),
+        240: (0, None, "pid"),
+    },
+}
+"""The system calls that send a signal to a process named by its pid."""
+_PIDFD_SEND_SIGNAL = {0xC000003E: (424, _X32 | 424), 0x40000003: (424,), 0xC00000B7: (424,)}
+"""``pidfd_send_signal``, which names its target by a descriptor (a pidfd, or a ``/proc/PID``
+directory) that a filter cannot resolve: refused whatever its target."""
+
+
+class _Load(NamedTuple):
+    offset: int
+    """Where in ``seccomp_data`` the 32-bit word is."""
+
+
+class _JumpIfEqual(NamedTuple):
+    value: int
+    label: str
+
+
+class _Return(NamedTuple):
+    action: int
+
+
+class _Label(NamedTuple):
+    name: str
+
+
+_ARCH, _NR = _Load(4), _Load(0)
+
+
+def _argument(index: int) -> _Load:
+    """The low 32 bits of a system call's argument (``seccomp_data.args``, little-endian): what
+    the kernel reads of a ``pid_t`` or an ``int`` signal."""
+    return _Load(16 + 8 * index)
+
+
+def _assemble(ops: list[_Load | _JumpIfEqual | _Return | _Label]) -> list[tuple[int, int, int, int]]:
+    """Classic BPF from loads, forward jumps to labels and returns."""
+    labels: dict[str, int] = {}
+    position = 0
+    for op in ops:
+        if isinstance(op, _Label):
+            labels[op.name] = position
+        else:
+            position += 1
+    program: list[tuple[int, int, int, int]] = []
+    for op in ops:
+        if isinstance(op, _Load):
+            program.append((_BPF_LD_W_ABS, 0, 0, op.offset))
+        elif isinstance(op, _JumpIfEqual):
+            jump = labels[op.label] - len(program) - 1
+            if not 0 <= jump <= 255:
+                raise OSError(f"seccomp: a jump of {jump} does not fit")
+            program.append((_BPF_JEQ_K, jump, 0, op.value))
+        elif isinstance(op, _Return):
+            program.append((_BPF_RET_K, 0, 0, op.action))
+    return program
+
+
+def _guard_program(pid: int) -> list[tuple[int, int, int, int]]:
+    """Signals to ``pid``, its process group or every process fail with EPERM; the null signal (a
+    probe that the process exists) and every other call go through."""
+    allow, deny = _Return(_SECCOMP_RET_ALLOW), _Return(_SECCOMP_RET_ERRNO | _EPERM)
+    own, group, every = pid & 0xFFFFFFFF, -pid & 0xFFFFFFFF, 0xFFFFFFFF
+    ops: list[_Load | _JumpIfEqual | _Return | _Label] = [_ARCH]
+    ops += [_JumpIfEqual(arch, f"arch {arch}") for arch in _SIGNAL_SYSCALLS]
+    ops.append(allow)
+    for arch, calls in _SIGNAL_SYSCALLS.items():
+        ops += [_Label(f"arch {arch}"), _NR]
+        ops += [_JumpIfEqual(number, f"call {arch} {number}") for number in calls]
+        ops += [_JumpIfEqual(number, "deny") for number in _PIDFD_SEND_SIGNAL[arch]]
+        ops.append(allow)
+        for number, (target, signal_arg, kind) in calls.items():
+            matched = "deny" if signal_arg is None else f"signal {signal_arg}"
+            ops += [_Label(f"call {arch} {number}"), _argument(target)]
+            ops += [_JumpIfEqual(value, matched) for value in ((own, group, every) if kind == "any" else (own,))]
+            ops.append(allow)
+    for index in (1, 2):
+        ops += [_Label(f"signal {index}"), _argument(index), _JumpIfEqual(0, "allow"), deny]
+    ops += [_Label("allow"), allow, _Label("deny"), deny]
+    return _assemble(ops)
+
+
+def guard_parent() -> None:
+    """Make every signal this process, or any process it starts, sends to its parent (by pid,
+    by the parent's process group, or to every process) fail with EPERM. A seccomp filter; needs
+    no_new_privs. Nothing to guard when the parent is outside this process's PID namespace.
+
+    A judge that is not the init of its PID namespace can be killed or stopped by a child of the
+    same uid; the child is the judged program, which must not end or stall its judge.
+
+    Raises:
+        OSError: The filter was refused.
+    """
+    parent = os.getppid()
+    if parent <= 0:
+        return
+    program = _guard_program(parent)
     filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
     fprog = _SockFprog(len(program), filters)
     prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog))

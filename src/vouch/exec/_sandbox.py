@@ -12,7 +12,10 @@ all it can before a run is assigned to it:
 3. the whole mount tree turns read-only and private; fresh tmpfs mounts cover /tmp,
    /var/tmp and /dev/shm; /proc is the new PID namespace's own; the host name stays the host's.
 
-``enter`` (once the zygote sends the run):
+Then the spare stays PID 1 of its namespace, its init, and the run's process is its child, at
+an ordinary pid (``_init``).
+
+``enter`` (once the zygote sends the run, in the run's process):
 4. hidden paths are covered (an empty read-only tmpfs over a directory, /dev/null over a
    file), and the run's working directory is bound in read-write;
 5. stdio on the capture files and every other descriptor closed, rlimits, an empty
@@ -174,6 +177,12 @@ class SpareSetup:
     under_private_tmp: tuple[str, ...] = ()
     """Interpreter paths below /tmp, /var/tmp or /dev/shm, bound back over the private tmpfs."""
     switch_uid: bool = True
+    relay_fd: int = -1
+    """Full isolation: the write end of the pipe on which the spare, the namespace's init once it
+    has made the run's process (``_init``), relays the run's end; -1 when the spare runs the run
+    itself (weak isolation)."""
+    host_last_pid: int = 0
+    """The host's PID counter when the spare was cloned: the run's pid is made near it."""
     rootless: bool = False
     """The pool has no root: the run's uid is the caller's, its groups cannot be dropped, and a
     visible runs directory is covered so that a run sees only its own working directory."""
@@ -395,15 +404,17 @@ def _bind_budgeted_workdir(work_fd: int, job: JobSetup) -> None:
     os.close(work_fd)
 
 
-def _set_limits(job: JobSetup) -> None:
+def _set_limits(job: JobSetup, own_init: bool) -> None:
     limits = job.limits
     cpu = limits.effective_cpu_s
     file_size = limits.file_size_mb * 1024 * 1024
+    # The namespace's init (``_init``) has the run's uid too: it does not take one of the run's processes.
+    processes = limits.processes + (1 if own_init else 0)
     for which, value in (
         (resource.RLIMIT_CPU, (cpu, cpu + 1)),
         (resource.RLIMIT_AS, (job.address_space_bytes, job.address_space_bytes)),
         (resource.RLIMIT_FSIZE, (file_size, file_size)),
-        (resource.RLIMIT_NPROC, (limits.processes, limits.processes)),
+        (resource.RLIMIT_NPROC, (processes, processes)),
         (resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files)),
         (resource.RLIMIT_CORE, (0, 0)),
     ):
@@ -437,7 +448,6 @@ def _set_environment(job: JobSetup) -> None:
             "TMPDIR": "/tmp",  # noqa: S108 - a private tmpfs in full isolation
             "PYTHONHASHSEED": hash_seed,
             "PYTHONDONTWRITEBYTECODE": "1",
-            "VOUCH_SANDBOX": "1",
         }
     )
     os.environ.update(job.env)
@@ -509,7 +519,7 @@ def enter(prepared: Prepared, job: JobSetup) -> None:
                 _linux.mount(None, setup.runs_dir, None, _linux.MS_REMOUNT | _NO_DEV_SUID | _linux.MS_RDONLY)
         # Descriptors before limits: dup2 cannot reach RESULT_FD once RLIMIT_NOFILE is lower.
         _set_stdio(setup, job.service)
-        _set_limits(job)
+        _set_limits(job, own_init=setup.relay_fd >= 0)
         if setup.full:
             _linux.drop_all_capabilities()
         _linux.prctl(_linux.PR_SET_NO_NEW_PRIVS, 1)

@@ -186,7 +186,8 @@ class RunResult:
     duration_s: float
     peak_memory_mb: float
     pid: int
-    """The run's pid on the host."""
+    """The run's sandbox's pid on the host: under full isolation the init of the run's PID
+    namespace, whose child the run's process is; 0 when the pool lost the run before it started."""
     stdout_tail: str
     stderr_tail: str
     isolation: Isolation

@@ -5,10 +5,12 @@ scrubbed environment and one socket to the pool (its descriptor number is in the
 It pre-imports what runs need (pytest, the harness, caller-named modules), runs pytest
 once so that its lazy imports are done, and freezes the heap so that children share it.
 Then it serves requests. It keeps one spare child per slot, cloned ahead of time into new
-namespaces with its uid map written and the generic part of its sandbox built; a request
-gets a private working directory and is handed to a spare, whose exit is watched through a
-pidfd against the run's deadline. A run's status comes from ``wait4`` here, never from
-anything the run says. No untrusted code ever runs in this process.
+namespaces with its uid map written and the generic part of its sandbox built, which stays
+the init of its PID namespace with the run's process made as its child at an ordinary pid
+(``_init``); a request gets a private working directory and is handed to a spare, whose end is
+watched against the run's deadline. A run's status comes from the kernel's wait status (the
+init's relay of it, or ``wait4`` here), never from anything the run says. No untrusted code
+ever runs in this process.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import vouch
-from vouch.exec import _frame, _harness, _linux, _pytest, _sandbox, _service
+from vouch.exec import _frame, _harness, _init, _linux, _pytest, _sandbox, _service
 from vouch.exec._protocol import MessageReader, pack_message, send_message
 from vouch.exec._spec import RunSpec
 
@@ -65,6 +67,8 @@ class _Spare:
     result_fd: int
     ready_r: int
     service: socket.socket
+    relay_r: int = -1
+    """Full isolation: where the namespace's init relays the run's end (``_init``)."""
     netns: tuple[int, int] = (0, 0)
     """Which of ``Zygote.slot_netns`` the spare (and so its run) lives in."""
     vm: int = 0
@@ -134,6 +138,9 @@ class Zygote:
     """Paths the caller exposed to runs (``expose_to_runs``), bound back in covered homes."""
     kept: set[str] = field(default_factory=set)
     """Working directories kept for the caller: they outlive the zygote."""
+    dying: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """pidfd -> (pid, host uid) of each spare whose run has ended and which is exiting, the
+    namespace's init (``_init``): reaped when it has exited, or before a spare of its uid is made."""
 
     @property
     def full(self) -> bool:
@@ -289,19 +296,28 @@ class Zygote:
             self._new_slot_netns(key)
         return key
 
+    def _reap(self, pidfd: int, pid: int) -> None:
+        os.waitpid(pid, 0)
+        os.close(pidfd)
+        self.dying.pop(pidfd, None)
+
     def make_spare(self, slot: int) -> None:
         """Clone the child that will take the next run of ``slot``.
 
         A slot alternates between two host uids, so that its spare never shares a uid with
-        the run still going in the same slot.
+        the run still going in the same slot (nor with one still exiting).
         """
         generation = self.generations.get(slot, 0) + 1
         self.generations[slot] = generation
         uid = self._host_uid(2 * slot + generation % 2)
+        for pidfd, (pid, owner) in list(self.dying.items()):
+            if owner == uid:
+                self._reap(pidfd, pid)
         stdout_fd = os.memfd_create("stdout")
         stderr_fd = os.memfd_create("stderr")
         result_fd = os.memfd_create("result")
         ready_r, ready_w = os.pipe()
+        relay_r, relay_w = os.pipe() if self.full else (-1, -1)
         sync_r, sync_w = os.pipe()
         job_r, job_w = os.pipe()
         service, service_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -316,6 +332,8 @@ class Zygote:
             service_fd=service_child.fileno(),
             full=self.full,
             switch_uid=self.can_switch_uid,
+            relay_fd=relay_w,
+            host_last_pid=_init.host_last_pid() if self.full else 0,
             rootless=self.rootless,
             under_private_tmp=self.under_private_tmp,
         )
@@ -337,7 +355,7 @@ class Zygote:
             pid = os.fork()
         if pid == 0:
             _spare_main(setup, sync_r, sync_w, job_r, job_w)
-        for fd in (sync_r, ready_w, job_r):
+        for fd in (sync_r, ready_w, job_r, *((relay_w,) if relay_w >= 0 else ())):
             os.close(fd)
         service_child.close()
         try:
@@ -358,6 +376,7 @@ class Zygote:
             result_fd=result_fd,
             ready_r=ready_r,
             service=service,
+            relay_r=relay_r,
             netns=netns,
             vm=vm,
             clone_s=time.monotonic() - begun,
@@ -430,7 +449,23 @@ class Zygote:
 
     def finish(self, run: _Running) -> None:
         child = run.child
-        _, status, usage = os.wait4(child.pid, 0)
+        end = _init.read_end(child.relay_r) if child.relay_r >= 0 else None
+        if end is not None:
+            # The run's process has ended: its init exits (the kernel then kills what the run
+            # left in its namespace) and is reaped off the run's path, unless the working
+            # directory outlives the run, where nothing of the run may write any more.
+            _kill_tree(child.pid, self.full)
+            status, cpu_s, maxrss_kb = end.status, end.cpu_s, end.maxrss_kb
+            if run.spec.keep_workdir:
+                self._reap(child.pidfd, child.pid)
+            else:
+                self.dying[child.pidfd] = (child.pid, child.uid)
+        else:
+            # Weak isolation (the run was the spare), or the init ended without relaying (the
+            # pool killed it): the spare's own end is the run's.
+            _, status, usage = os.wait4(child.pid, 0)
+            cpu_s, maxrss_kb = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+            os.close(child.pidfd)
         exited = time.monotonic()
         duration = exited - run.started
         report = _close_child(child)
@@ -465,9 +500,9 @@ class Zygote:
                     "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
                     "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
                     "timed_out": run.timed_out,
-                    "cpu_s": usage.ru_utime + usage.ru_stime,
+                    "cpu_s": cpu_s,
                     "duration_s": duration,
-                    "maxrss_kb": usage.ru_maxrss,
+                    "maxrss_kb": maxrss_kb,
                     "stdout_tail": stdout_tail,
                     "stdout_bytes": stdout_bytes,
                     "stderr_tail": stderr_tail,
@@ -487,6 +522,7 @@ class Zygote:
     def spare_died(self, child: _Spare) -> None:
         """A spare exited before it was given a run: its setup failed, or it was killed."""
         os.wait4(child.pid, 0)
+        os.close(child.pidfd)
         error = _close_child(child).setup_error or "the spare sandbox exited before its run"
         os.close(child.job_w)
         child.service.close()
@@ -590,7 +626,10 @@ class Zygote:
             elif self.outbuf:
                 poller.register(self.sock, select.POLLOUT)
             runs = {run.child.pidfd: run for run in self.running.values()}
+            # A run's end comes from its init's relay (full isolation), before the init exits.
+            runs.update({run.child.relay_r: run for run in self.running.values() if run.child.relay_r >= 0})
             spares = {child.pidfd: child for child in self.spares.values()}
+            dying = dict(self.dying)
             # A run with a request pending is not read (nor watched for a hang-up, which poll
             # would report at once, over and over) until its answer is there to send.
             services = {
@@ -598,7 +637,7 @@ class Zygote:
                 for run in self.running.values()
                 if run.service_open and (run.service_out or not run.service_pending)
             }
-            for fd in (*runs, *spares):
+            for fd in (*runs, *spares, *dying):
                 poller.register(fd, select.POLLIN)
             for fd, run in services.items():
                 reading = 0 if run.service_pending else select.POLLIN
@@ -643,6 +682,8 @@ class Zygote:
                         self.finish(run)
                 elif fd in spares:
                     self.spare_died(spares[fd])
+                elif fd in dying and fd in self.dying:
+                    self._reap(fd, dying[fd][0])
             now = time.monotonic()
             for run in self.running.values():
                 if not run.timed_out and now >= run.deadline:
@@ -651,6 +692,8 @@ class Zygote:
         for child in list(self.spares.values()):
             _kill_tree(child.pid, self.full)
             os.waitpid(child.pid, 0)
+        for pidfd, (pid, _) in list(self.dying.items()):
+            self._reap(pidfd, pid)
         self._remove_runs_dir()
 
     def _remove_runs_dir(self) -> None:
@@ -762,8 +805,9 @@ def _own_user_namespace() -> None:
 
 
 def _kill_tree(pid: int, full: bool) -> None:
-    # In full isolation the run is PID 1 of its own namespace: killing it makes the kernel
-    # kill every process of the namespace. In weak isolation the run leads a session.
+    # In full isolation ``pid`` is the spare, PID 1 of the run's namespace (the run's process is
+    # its child): killing it makes the kernel kill every process of the namespace. In weak
+    # isolation the run is the spare and leads a session.
     try:
         if full:
             os.kill(pid, signal.SIGKILL)
@@ -787,6 +831,9 @@ def _spare_main(setup: _sandbox.SpareSetup, sync_r: int, sync_w: int, job_r: int
             raise _sandbox.SetupError("the zygote did not finish the user namespace")
         os.close(sync_r)
         prepared = _sandbox.prepare(setup)
+        if setup.relay_fd >= 0:
+            # The spare stays PID 1, the namespace's init; the run's process goes on from here.
+            _init.start_run(setup.host_last_pid, setup.relay_fd)
     except BaseException as exc:  # noqa: BLE001 - anything here is a setup failure
         _fail_setup(setup.ready_fd, exc)
     message = _read_job(job_r)
@@ -831,10 +878,11 @@ class _Report:
 
 
 def _close_child(child: _Spare) -> _Report:
-    """Close the pidfd and the report pipe; return what the child reported on it."""
-    os.close(child.pidfd)
+    """Close the report and relay pipes; return what the child reported."""
     report = _read_all(child.ready_r, 4096)
     os.close(child.ready_r)
+    if child.relay_r >= 0:
+        os.close(child.relay_r)
     if report.startswith(_harness.JUDGED):
         return _Report(setup_error="", judged=True)
     return _Report(setup_error=report.decode(errors="replace").removeprefix("E"), judged=False)
