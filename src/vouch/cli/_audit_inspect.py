@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,13 @@ _SHOWN = 20
     default=None,
     help="The score that is Inspect's verdict (default: each sample's first score other than vouch_audit).",
 )
+@click.option(
+    "--problems",
+    "problems_name",
+    default=None,
+    help="The problems of samples whose metadata lacks P, T0 or G: a problem set (humaneval, mbpp, ...) or a "
+    "problems file, matched by the sample's task id in any spelling (default: HumanEval).",
+)
 @mode_option
 @rounds_option("task")
 @click.option("--witness-source", type=click.Choice(list(SOURCES)), default="offline", show_default=True)
@@ -51,6 +59,7 @@ _SHOWN = 20
 @run_options
 def inspect_command(
     log: Path,
+    problems_name: str | None,
     json_out: Path | None,
     write_back_flag: bool,
     scorer: str | None,
@@ -69,9 +78,16 @@ def inspect_command(
     allow_weak_isolation: bool,
     progress_mode: str | None,
 ) -> None:
-    """Audit the HumanEval-style samples of an Inspect log (.eval or .json); needs pip install 'vouch[inspect]'."""
+    """Audit the function-level samples of an Inspect log (.eval or .json); needs pip install 'vouch[inspect]'."""
     console = Console(stderr=True)
-    run = read_inspect_log(log, scorer=scorer)
+    problem_set = None
+    known = None
+    if problems_name is not None:
+        from vouch.sources.problems import load_problem_set
+
+        problem_set = load_problem_set(problems_name)
+        known = problem_set.problems | {alias: problem_set.problems[own] for alias, own in problem_set.aliases.items()}
+    run = read_inspect_log(log, scorer=scorer, problems=known)
     config = audit_config(mode, rounds, seed, k, witness_source, witness_files, agent_model, agent_config)
     agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
     for bad in run.samples.bad_lines[:5]:
@@ -81,7 +97,7 @@ def inspect_command(
     # The log holds G (each sample's target) and every other trial: it stays out of the runs.
     results = run_audit(
         run.samples,
-        run.problems,
+        replace(problem_set, problems=run.problems) if problem_set is not None else run.problems,
         config,
         agent,
         console=console,

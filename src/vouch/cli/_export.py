@@ -18,6 +18,7 @@ from vouch.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:
     from vouch.core import ExportManifest
+    from vouch.sources.problems import ProblemSet
 
 
 @click.command("export")
@@ -148,6 +149,11 @@ def export_command(
         out.print(escape(f"  not reproduced {missed.trial_id}: {missed.reason}"))
     if manifest.benchmark == "swe":
         nxt = f"SWE-bench's harness with --dataset_name {out_dir / 'instances.jsonl'}"
+    elif manifest.benchmark == "mbpp":
+        nxt = (
+            f"{out_dir / 'mbpp.jsonl'} in MBPP's own format (lm-eval, bigcode-evaluation-harness); "
+            f"MBPP_OVERRIDE_PATH={out_dir / 'evalplus.jsonl'} evalplus.evaluate --dataset mbpp ..."
+        )
     else:
         nxt = (
             f"evaluate_functional_correctness SAMPLES --problem_file={out_dir / 'problems.jsonl'}; "
@@ -171,6 +177,24 @@ def _audited_samples(named: object, results_path: Path) -> list[Path]:
     return paths
 
 
+def audited_problems(named: object, results_path: Path) -> ProblemSet:
+    """The problem set an audit's results name (``config.problems``; HumanEval when they name
+    none), checked to be the same problems by its sha256."""
+    from vouch.sources.problems import load_problem_set
+
+    if not isinstance(named, dict) or "path" not in named:
+        return load_problem_set("humaneval")
+    name = named.get("name")
+    source = named["path"] if name == "file" or not isinstance(name, str) else name
+    problem_set = load_problem_set(str(source), plus=bool(named.get("plus")))
+    if named.get("sha256") and problem_set.sha256 != named["sha256"]:
+        raise UsageError(
+            f"{results_path}: the audit read problems with sha256 {str(named['sha256'])[:12]}..., "
+            f"{problem_set.path} has {problem_set.sha256[:12]}...; export with the problems the audit read"
+        )
+    return problem_set
+
+
 def _export_humaneval(
     results_path: Path,
     out_dir: Path,
@@ -184,12 +208,15 @@ def _export_humaneval(
     from vouch.audit import PRELOAD
     from vouch.exec import LocalExecutor
     from vouch.export import export_humaneval, load_results
-    from vouch.sources.trials._samples import load_problems, load_samples, merge, program_hash
+    from vouch.sources.trials._samples import load_samples, merge, program_hash
 
     results = load_results(results_path)
     paths = list(samples_paths) or _audited_samples(results.config.get("samples"), results_path)
-    problems = load_problems()
-    samples = merge([load_samples(p, problems, model=model, task_ids=task_ids) for p in paths])
+    problem_set = audited_problems(results.config.get("problems"), results_path)
+    problems = problem_set.problems
+    samples = merge(
+        [load_samples(p, problems, model=model, task_ids=task_ids, aliases=problem_set.aliases) for p in paths]
+    )
     programs = {t.trial_id: t.program(problems[t.task_id]) for t in samples.trials if t.task_id in problems}
     for trial in results.trials:
         program = programs.get(trial.trial_id)

@@ -33,7 +33,7 @@ from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from vouch.sources.trials._inspect import SampleTrial, error_score, first_line, sample_trial, vouch_score
-from vouch.sources.trials._samples import BadLine, Problem, Samples, load_problems
+from vouch.sources.trials._samples import BadLine, Problem, Samples
 
 if TYPE_CHECKING:
     from vouch.audit import AuditConfig, AuditResults
@@ -47,6 +47,7 @@ def audit(
     seed: int = 0,
     store: str | None = None,
     witness_dir: str | None = None,
+    problems: str = "humaneval",
 ) -> Scorer:
     """vouch's verdict of each sample: ``C`` sound, ``I`` refuted or failing T0, ``N`` undecided
     (counted as not correct in the accuracy).
@@ -58,6 +59,9 @@ def audit(
             re-score resumes every program already judged with the same settings.
         witness_dir: Where witness files go (default ``.vouch/witnesses``); the scores' replay
             commands name them by absolute path.
+        problems: The problems of samples whose metadata lacks P, T0 or G: a problem set
+            (``humaneval``, ``mbpp``, ...) or a problems file (``-S problems=mbpp``), matched by the
+            sample's task id in any spelling.
 
     Returns:
         The scorer, one audit of one trial at a time.
@@ -86,7 +90,7 @@ def audit(
                 scores=dict(state.scores) if state.scores else None,
                 metadata=state.metadata,
             )
-            read = sample_trial(sample, str(state.model), problems=_humaneval())
+            read = sample_trial(sample, str(state.model), problems=_known(problems))
         except Exception as exc:  # noqa: BLE001 - any failure to read the sample is vouch's, scored N
             return error_score(f"the sample cannot be read as a trial ({first_line(exc)})", trial_id=trial_id)
         if isinstance(read, BadLine):
@@ -128,9 +132,13 @@ def _audit_one(read: SampleTrial, config: AuditConfig, store: Path | None, witne
 
 
 @cache
-def _humaneval() -> dict[str, Problem]:
-    """HumanEval's problems, read once per process (for samples without P, T0 or G in their metadata)."""
-    return load_problems()
+def _known(name: str) -> dict[str, Problem]:
+    """A problem set's problems under every spelling of their ids, read once per process (for
+    samples without P, T0 or G in their metadata)."""
+    from vouch.sources.problems import load_problem_set
+
+    problem_set = load_problem_set(name)
+    return problem_set.problems | {alias: problem_set.problems[own] for alias, own in problem_set.aliases.items()}
 
 
 def _named_files() -> list[Path]:

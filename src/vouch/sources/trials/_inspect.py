@@ -324,7 +324,9 @@ def sample_trial(
     inspect_score = InspectScore(
         sample.id, sample.epoch, score_name, value, score_passed(value) if score else None, used
     )
-    trial = Trial(f"{sample.id}#{sample.epoch}", task_id, model, program, place)
+    # A task the problems name under another spelling (MBPP's 2 for Mbpp/2) takes their own.
+    own_id = task_id if from_metadata else problem.task_id
+    trial = Trial(f"{sample.id}#{sample.epoch}", own_id, model, program, place)
     return SampleTrial(trial, problem, inspect_score, "metadata" if from_metadata else "humaneval")
 
 
@@ -333,7 +335,11 @@ def _problem(
 ) -> tuple[Problem | None, str]:
     if not from_metadata:
         if official is None:
-            return None, f"no prompt, test and entry_point in its metadata, and {task_id!r} is no HumanEval task id"
+            return (
+                None,
+                f"no prompt, test and entry_point in its metadata, and {task_id!r} is not a task of the "
+                "problems (--problems; default HumanEval)",
+            )
         return official, ""
     prompt, test, entry = metadata["prompt"], metadata["test"], metadata["entry_point"]
     if isinstance(metadata.get("canonical_solution"), str):
