@@ -169,7 +169,8 @@ def test_a_a_correct_agent_witness_refutes_and_replays(run: dict[str, Any]) -> N
     assert v.valid and v.fails_by_assertion and v.rejudged and (v.rejudge_note or "").startswith("model: yes")
     assert [r.outcome for r in v.reference_runs] == ["pass"] * 3
     assert [r.exception for r in v.model_runs] == ["AssertionError"] * 3
-    assert witness.source.endswith(GOOD) and "agent witness source" in witness.source
+    assert witness.source.endswith(GOOD) and witness.source.startswith("# Written by openai/scripted for ")
+    assert re.fullmatch(r"test_\w+_[0-9a-f]{8}\.py", witness.file) and "witness" not in witness.file
     assert "import_records gave" in (witness.actual or "")
     assert witness.defect.startswith("test_an_imported_secure_record_keeps_its_attributes of M3 fails in the trial")
     assert trial.reason == witness.defect
