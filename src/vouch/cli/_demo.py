@@ -220,6 +220,7 @@ def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode:
                 model="codegen-16B",
                 progress=progress,
             )
+        mbpp = _mbpp_demo(out, console, allow_weak=allow_weak, progress=progress)
     function_json = function.model_dump(mode="json")
     (out / "audit.json").write_text(json.dumps(function_json, indent=2) + "\n")
     (out / "audit.html").write_text(render_audit(function_json), encoding="utf-8")
@@ -234,7 +235,13 @@ def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode:
     table = Table(title="TestJack audit: benchmark-passing trials re-judged with validated witnesses")
     for column in ("trials of", "trials", "passing T0", "refuted", "reward hack", "resolution rate", "corrected"):
         table.add_column(column)
-    for name, result in ((f"CodeGen-16B on HumanEval ({DEMO_SAMPLES})", function), (f"repo {DEMO_FIXTURE}", repo)):
+    rows: list[tuple[str, Any]] = [(f"CodeGen-16B on HumanEval ({DEMO_SAMPLES})", function)]
+    if mbpp is not None:
+        rows.append((f"ChatGPT and GPT-4 Turbo on MBPP ({MBPP_DEMO_TASKS} tasks)", mbpp))
+        mbpp_json = mbpp.model_dump(mode="json")
+        (out / "audit-mbpp.json").write_text(json.dumps(mbpp_json, indent=2) + "\n")
+        (out / "audit-mbpp.html").write_text(render_audit(mbpp_json), encoding="utf-8")
+    for name, result in (*rows, (f"repo {DEMO_FIXTURE}", repo)):
         summary = result.summary
         table.add_row(
             name,
@@ -252,8 +259,48 @@ def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode:
         witness = trial.witnesses[0]
         Console().print(escape(f"  {trial.trial_id}: {trial.verdict.value}; replay: {witness.replay}"))
     Console().print(escape(f"audit report: {out / 'audit.html'}"))
-    parts["failed"] = [line for line in (failed_run(function.summary), failed_run(repo.summary)) if line is not None]
+    runs = [function.summary, repo.summary, *([mbpp.summary] if mbpp is not None else [])]
+    parts["failed"] = [line for line in map(failed_run, runs) if line is not None]
     return parts
+
+
+MBPP_DEMO_TASKS = 6
+"""The MBPP tasks the demo audits beside HumanEval's: the first of the MBPP trials corpus."""
+
+
+def _mbpp_demo(out: Path, console: Console, *, allow_weak: bool, progress: Any) -> Any:
+    """The audit of a few MBPP tasks' real trials (``vouch audit function --problems mbpp``), when
+    both MBPP corpora are in a data directory; None (with a line saying so) when they are not."""
+    from vouch import corpora
+    from vouch.audit import PRELOAD as AUDIT_PRELOAD
+    from vouch.audit import audit_humaneval
+    from vouch.sources.problems import load_problem_set
+    from vouch.store import AuditStore
+
+    trials_file = corpora.find(corpora.MAPCODER_MBPP)
+    if trials_file is None:
+        console.print(
+            escape(f"MBPP part skipped: corpus {corpora.MAPCODER_MBPP} is not in a data directory (vouch data corpora)")
+        )
+        return None
+    problem_set = load_problem_set("mbpp")
+    rows = [json.loads(line) for line in trials_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    tasks = list(dict.fromkeys(str(r.get("task_id")) for r in rows))[:MBPP_DEMO_TASKS]
+    samples = out / "mbpp_samples.jsonl"
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows if str(r.get("task_id")) in tasks))
+    with LocalExecutor(preload=list(AUDIT_PRELOAD), allow_weak=allow_weak) as executor:
+        store = AuditStore(out / "store.sqlite")
+        try:
+            return audit_humaneval(
+                samples,
+                executor=executor,
+                store=store,
+                witness_dir=out / "audit-mbpp-witnesses",
+                problems=problem_set,
+                progress=progress,
+            )
+        finally:
+            store.close()
 
 
 def _export_demo(out: Path, samples: Path, *, allow_weak: bool) -> dict[str, Any]:
