@@ -194,6 +194,25 @@ def main() -> None:
                 f"{split:<8}{file:<36}{p.labelled:>8}{p.wrong:>7}{p.reachable:>7}{p.refuted:>8}"
                 f"{p.refuted - p.true_refuted:>7}{p.recall:>8.1%}{p.precision:>10.1%}"
             )
+    # Per model: leave one model out by choosing a setting on the other three models' rows and
+    # reading the fourth's (a user's data comes from a model the audit was never tuned on).
+    models = {t["trial_id"]: t["model"] for t in results["trials"]}
+    print(
+        f"{'split':<8}{'model':<36}{'passing':>8}{'wrong':>7}{'reach':>7}{'refuted':>8}{'false':>7}"
+        f"{'recall':>8}{'precision':>10}"
+    )
+    for split in (*SPLITS, "both"):
+        for model in sorted(set(models.values())):
+            part = {
+                t: row
+                for t, row in labels.items()
+                if (split == "both" or split_of(row["task_id"]) == split) and models.get(t) == model
+            }
+            p, _ = score(part, {**results, "trials": [t for t in results["trials"] if t["model"] == model]})
+            print(
+                f"{split:<8}{model:<36}{p.labelled:>8}{p.wrong:>7}{p.reachable:>7}{p.refuted:>8}"
+                f"{p.refuted - p.true_refuted:>7}{p.recall:>8.1%}{p.precision:>10.1%}"
+            )
     s, per_task = score(labels, results)
     print(f"labelled passing trials: {s.labelled}, wrong {s.wrong}, g_reachable {s.reachable}")
     print(f"refuted: {s.refuted} ({s.true_refuted} wrong, {s.refuted - s.true_refuted} false)")
