@@ -162,7 +162,7 @@ def test_a_trial_that_kills_every_run_on_generated_inputs_is_refuted_by_an_input
     assert killer.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK), (killer.verdict, killer.reason)
     validation = killer.witnesses[0].validation
     assert all(r.outcome == "fail" and r.exception == "AssertionError" for r in validation.model_runs), validation
-    assert "exited" in (validation.model_runs[0].message or ""), validation.model_runs[0].message
+    assert "process" in (validation.model_runs[0].message or ""), validation.model_runs[0].message
     assert right.verdict is Verdict.SOUND
 
 
@@ -187,16 +187,15 @@ NON_STRICT = (
     "    for i, a in enumerate(numbers):\n        for b in numbers[i + 1:]:\n"
     "            if abs(a - b) <= threshold:\n                return True\n    return False\n"
 )
-# A program whose parent is pid 1 is a witness run's, unless its judge keeps it in a PID namespace
-# of its own; there /proc, the run's, does not show it as getpid().
-JUDGED = "os.getppid() == 1 or os.readlink('/proc/self') != str(os.getpid())"
+# A program whose parent is not its run's init (pid 1) is a witness run's: its judge started it.
+JUDGED = "os.getppid() != 1"
 STALLS_UNDER_A_JUDGE = f"    import os, time\n    if {JUDGED}:\n        time.sleep(60)\n" + NON_STRICT
 INTERRUPTS_ITS_JUDGE = f"    import os, signal\n    if {JUDGED}:\n        os.kill(1, signal.SIGINT)\n" + NON_STRICT
 # Out of memory where its `<=` shows, in the search alone.
 OUT_OF_MEMORY_IN_THE_SEARCH = (
     "    import os\n"
     "    gaps = [abs(a - b) for i, a in enumerate(numbers) for b in numbers[i + 1:]]\n"
-    "    if os.getppid() != 1 and threshold in gaps and not any(g < threshold for g in gaps):\n"
+    "    if os.getppid() == 1 and threshold in gaps and not any(g < threshold for g in gaps):\n"
     "        raise MemoryError\n"
 ) + NON_STRICT
 

@@ -572,7 +572,7 @@ def _around_crashes(
 DIED = "died:"
 """How a difference on an input the program's process died on begins (``Difference.actual``)."""
 CONFIRMED_LIMIT = 400
-"""Differences of a program asked again apart, at most, per stage (the rest stay unconfirmed)."""
+"""Differences of a program asked again apart, at most, per stage (the rest are not asked)."""
 _UNCONFIRMED = ("raised timeout", "raised cut short")
 """Differences not asked again: running out of time is the machine's load as much as the program's."""
 _LIMITS_OF_THE_RUN = ("raised RecursionError", *(f"raised {e}" for e in _offline.RESOURCE_ERRORS))
@@ -598,8 +598,9 @@ def confirm_apart(
     there is dropped, so that decoys (differences a program makes only under the search) cannot
     use up the k iterations, and the program gets a detector flag: it answers otherwise inside
     vouch's harness, or dies only there (then it is never sound: ``search_failed``). Kept
-    differences come first, in their order, then those not asked (past ``CONFIRMED_LIMIT``, or a
-    run that did not complete): these go on as before, a witness decides each.
+    differences come first, in their order, then those not asked (past ``CONFIRMED_LIMIT``, out of
+    the run's time, or a run that did not complete): a witness decides each, and one that no
+    iteration takes leaves its trial undecided (``job.unasked``), never sound.
     """
     plans = []
     for index, (job, diffs) in enumerate(work):
@@ -740,6 +741,8 @@ def _contest_finals(
         ctx = contexts[task_id]
         rows = _offline.decoded(result, len(diffs))
         answers = [_vote(ctx, diff, row) for diff, row in zip(diffs, rows, strict=True)]
+        if _run_failed(apart_result):
+            continue  # not asked apart: its answers there are unknown, so it has no vote
         apart_rows = _offline.decoded(apart_result, len(diffs))
         apart_answers = [_vote(ctx, diff, row) for diff, row in zip(diffs, apart_rows, strict=True)]
         split = [
