@@ -91,15 +91,8 @@ def _user_namespace(pid: str) -> str | None:
         return None
 
 
-def _pid_namespace(pid: str) -> str | None:
-    try:
-        return os.readlink(f"/proc/{pid}/ns/pid")
-    except OSError:
-        return None
-
-
-def _spare_pid_namespaces(zygotes: set[int], run_pid: int | None) -> set[str]:
-    """The PID namespaces of the zygotes' children other than ``run_pid``: their spares'."""
+def _spares(zygotes: set[int], run_pid: int | None) -> set[int]:
+    """The zygotes' children other than ``run_pid``: their spares (and inits still exiting)."""
     if not zygotes:
         return set()
     found = set()
@@ -111,8 +104,8 @@ def _spare_pid_namespaces(zygotes: set[int], run_pid: int | None) -> set[str]:
                 parent = int(f.read().rpartition(")")[2].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if parent in zygotes and (namespace := _pid_namespace(entry)) is not None:
-            found.add(namespace)
+        if parent in zygotes:
+            found.add(int(entry))
     return found
 
 
@@ -121,20 +114,18 @@ def processes_of_uid(
 ) -> list[tuple[int, str]]:
     """(pid, name) of every host process whose real uid is ``uid``.
 
-    Children of the zygotes in ``spares_of``, other than ``run_pid``, are left out with the
-    processes of their PID namespaces: those are the pools' spare sandboxes (each the init of
-    its namespace, with the process made ahead for the next run), not something a run left
-    behind. Without root, runs have this process's own uid: then only processes in a user
-    namespace other than this one's (a run's, or a pool's) count.
+    Children of the zygotes in ``spares_of``, other than ``run_pid``, are left out with their
+    own children: those are the pools' spare sandboxes (each the init of its PID namespace, with
+    the process made ahead for the next run), not something a run left behind. Without root,
+    runs have this process's own uid: then only processes in a user namespace other than this
+    one's (a run's, or a pool's) count.
     """
     own_ns = os.readlink("/proc/self/ns/user")
     shared = uid == os.geteuid()
-    spare_namespaces = _spare_pid_namespaces(spares_of, run_pid)
+    spares = _spares(spares_of, run_pid)
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
-            continue
-        if spare_namespaces and _pid_namespace(entry) in spare_namespaces:
             continue
         try:
             with open(f"/proc/{entry}/status") as f:
@@ -145,6 +136,8 @@ def processes_of_uid(
         real_uid = int(fields.get("Uid", "-1 -1").split()[0])
         if int(fields.get("PPid", "0")) in spares_of and int(entry) != run_pid:
             continue
+        if int(fields.get("PPid", "0")) in spares:
+            continue  # a spare's process made ahead for its next run
         if real_uid != uid:
             continue
         if shared and _user_namespace(entry) in (own_ns, None):
