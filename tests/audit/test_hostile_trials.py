@@ -187,15 +187,16 @@ NON_STRICT = (
     "    for i, a in enumerate(numbers):\n        for b in numbers[i + 1:]:\n"
     "            if abs(a - b) <= threshold:\n                return True\n    return False\n"
 )
-# A program whose parent is not its run's init (pid 1) is a witness run's: its judge started it.
-JUDGED = "os.getppid() != 1"
+# A program whose working directory holds a test file is a witness run's.
+JUDGED = "any(name.startswith('test_') for name in os.listdir('.'))"
 STALLS_UNDER_A_JUDGE = f"    import os, time\n    if {JUDGED}:\n        time.sleep(60)\n" + NON_STRICT
 INTERRUPTS_ITS_JUDGE = f"    import os, signal\n    if {JUDGED}:\n        os.kill(1, signal.SIGINT)\n" + NON_STRICT
 # Out of memory where its `<=` shows, in the search alone.
 OUT_OF_MEMORY_IN_THE_SEARCH = (
     "    import os\n"
     "    gaps = [abs(a - b) for i, a in enumerate(numbers) for b in numbers[i + 1:]]\n"
-    "    if os.getppid() == 1 and threshold in gaps and not any(g < threshold for g in gaps):\n"
+    "    judged = any(name.startswith('test_') for name in os.listdir('.'))\n"
+    "    if not judged and threshold in gaps and not any(g < threshold for g in gaps):\n"
     "        raise MemoryError\n"
 ) + NON_STRICT
 

@@ -70,7 +70,7 @@ HOSTILE = [
         "    import os, time\n    os.closerange(3, 1024)\n    time.sleep(60)\n",
         "closed its channel",
     ),
-    ("exits at import", "import os\nos._exit(3)\n", "", "exited with code 3"),
+    ("exits at import", "import os\nos._exit(3)\n", "", "process ended"),
     ("forges a setup failure", "", FORGED_SETUP_FAILURE, ""),
 ]
 

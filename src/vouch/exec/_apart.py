@@ -38,7 +38,7 @@ import socket
 import struct
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -178,6 +178,8 @@ class Program:
         self._pid: int | None = None
         self._gone: str | None = None
         self._apart = False
+        self._orphan = False
+        """The program's parent is the run's init, not the judge (``_start_orphan``)."""
         self._saved: dict[int, Any] = {}
         self._removed: dict[str, bytes] = {}
 
@@ -303,6 +305,8 @@ class Program:
         if self._pid is None:
             return "the program's process ended"
         give_up = time.monotonic() + _EXIT_GRACE_S
+        if self._orphan:
+            return self._orphan_ended(give_up)
         while True:
             try:
                 pid, status = os.waitpid(self._pid, os.WNOHANG)
@@ -318,6 +322,16 @@ class Program:
         if os.WIFSIGNALED(status):
             return f"the program's process was killed by signal {os.WTERMSIG(status)} instead of answering"
         return f"the program's process exited with code {os.WEXITSTATUS(status)} instead of answering"
+
+    def _orphan_ended(self, give_up: float) -> str | None:
+        """``_ended`` for a program whose parent is the run's init (``_start_orphan``)."""
+        assert self._pid is not None
+        while not _ended_orphan(self._pid):
+            if time.monotonic() > give_up:
+                return None
+            time.sleep(0.01)
+        self._pid = None
+        return "the program's process ended instead of answering"
 
     def _end(self, why: str) -> None:
         self._gone = self._gone or why
@@ -341,15 +355,18 @@ class Program:
             pid = _linux.clone_process(_OWN_NAMESPACES)
             self._apart = True
         except OSError:
-            # The run may not nest namespaces: a plain fork, and the tests are empty while the
-            # program lives (the test module is compiled by now).
+            # The run may not nest namespaces: a fork, and the tests are empty while the program
+            # lives (the test module is compiled by now).
             self._removed = _remove(self.hide)
-            pid = os.fork()
             self._apart = False
+            pid = _start_orphan(
+                lambda: _child_main(child, self.path, self.module_name, self.hide, None, self._saved, self.env),
+                parent,
+            )
+            self._orphan = True
         if pid == 0:  # pragma: no cover - the child; its outcome is what it answers
             parent.close()
-            ids = (uid, gid) if self._apart else None
-            _child_main(child, self.path, self.module_name, self.hide, ids, self._saved, self.env)
+            _child_main(child, self.path, self.module_name, self.hide, (uid, gid), self._saved, self.env)
         child.close()
         self._sock, self._pid = parent, pid
         return parent
@@ -366,8 +383,9 @@ class Program:
                     os.killpg(self._pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(self._pid, 0)
+            if not self._orphan:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(self._pid, 0)
             self._pid = None
         _restore_signals(self._saved)
         self._saved = {}
@@ -384,6 +402,58 @@ class Program:
 _KEPT_SIGNALS = {signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGCONT, signal.SIGALRM, signal.SIGPIPE}
 """Signals the judge keeps as they are: those no process can ignore, those whose default is
 harmless, SIGALRM (a witness's own timer) and SIGPIPE (Python ignores it already)."""
+
+
+def _start_orphan(main: Callable[[], None], judge_end: socket.socket) -> int:
+    """Start ``main`` in a grandchild whose parent exits at once, so that the kernel makes the
+    run's init its parent: a run's own process (T0's, the search's) has that parent too, and the
+    program's parent must not tell a witness run from them. Returns the grandchild's pid.
+
+    The child guards the judge (``_linux.guard_parent``) while the judge is still its parent;
+    the grandchild inherits the filter, so the program cannot signal its judge either.
+
+    Raises:
+        ChildSetupError: The child could not guard the judge or start the grandchild.
+    """
+    read_end, write_end = os.pipe()
+    first = os.fork()
+    if first == 0:  # pragma: no cover - the child; it only starts the grandchild
+        try:
+            os.close(read_end)
+            judge_end.close()
+            _linux.guard_parent()
+            second = os.fork()
+            if second == 0:
+                os.close(write_end)
+                main()
+            os.write(write_end, str(second).encode())
+        except BaseException:  # noqa: BLE001, S110 - the judge reads that no pid came
+            pass
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(first, 0)
+    try:
+        data = os.read(read_end, 32)
+    finally:
+        os.close(read_end)
+    if not data.isdigit():
+        raise ChildSetupError("the program's process could not be set up: its starter gave no pid")
+    return int(data)
+
+
+def _ended_orphan(pid: int) -> bool:
+    """Whether a process that is not the judge's child has ended (a zombie, or gone), from
+    ``/proc``. How it ended is not readable: the kernel shows its exit code only to a process
+    that may trace it, and the judge made the program non-dumpable before it started."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode(errors="replace")
+    except OSError:
+        return True
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return bool(fields) and fields[0] in ("Z", "X")
 
 
 _JUDGE_ENV_PREFIXES = ("PYTEST_", "_PYTEST")
