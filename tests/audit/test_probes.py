@@ -26,6 +26,14 @@ from vouch.audit._probes import probes_in, sandbox_probes
         ("from traceback import walk_stack\nwalk_stack(None)\n", "walks the stack (traceback.walk_stack)"),
         ("import os\nos.environ.get('PYTEST_CURRENT_TEST')\n", "reads PYTEST_CURRENT_TEST"),
         ("open('/proc/self/status').read()\n", "reads '/proc/self/status'"),
+        ("import sys\nx = 'conftest' in sys.modules\n", "looks for 'conftest' in sys.modules"),
+        ("from sys import modules\nx = modules.get('_pytest')\n", "looks for '_pytest' in sys.modules"),
+        ("import sys\nx = any('conftest' in m for m in sys.modules)\n", "looks for 'conftest' in sys.modules"),
+        (
+            "import sys\nx = [m for m in sys.modules.keys() if m.startswith('test_')]\n",
+            "looks for 'test_' in sys.modules",
+        ),
+        ("import sys\nx = sys.modules['xdist']\n", "looks for 'xdist' in sys.modules"),
     ],
 )
 def test_each_probe_is_named(source: str, expected: str) -> None:
@@ -33,7 +41,7 @@ def test_each_probe_is_named(source: str, expected: str) -> None:
 
 
 def test_ordinary_code_has_no_probes() -> None:
-    source = "import os\n\ndef f(path):\n    return os.path.join(path, 'x')\n"
+    source = "import os\nimport sys\n\ndef f(path):\n    sys.modules.get('mock')\n    return os.path.join(path, 'x')\n"
     assert sandbox_probes(source) == []
     assert sandbox_probes("def (:\n") == []
 

@@ -55,6 +55,9 @@ _FRAME_ATTRS = {"f_back", "tb_frame"}
 _ENV_NAMES = {"PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_VERSION"}
 """Variables pytest sets while it runs: a program reading them knows a test is running."""
 
+_MACHINERY = ("conftest", "pytest", "_pytest", "xdist", "test_")
+"""Module names a program looks for in ``sys.modules`` to learn which tests, and whose, run it."""
+
 _PATHS = ("/proc/self", "/proc/1/", "/etc/hostname", "/proc/sys/kernel/hostname", "/.dockerenv")
 """Files that describe the process or the machine it runs on."""
 
@@ -109,7 +112,58 @@ class _Imports:
         return None
 
 
+def _machinery(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(_MACHINERY):
+        return node.value
+    return None
+
+
+def _modules(node: ast.AST, imports: _Imports) -> bool:
+    """Whether ``node`` is ``sys.modules`` (or its keys, values or items)."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and not node.args
+        and node.func.attr in ("keys", "values", "items")
+    ):
+        node = node.func.value
+    return imports.qualified(node) == ("sys", "modules") if isinstance(node, ast.Attribute | ast.Name) else False
+
+
+def _looked_up(node: ast.AST, imports: _Imports) -> str | None:
+    """The test machinery's module a program looks for in ``sys.modules``: ``'conftest' in
+    sys.modules``, ``sys.modules.get('_pytest')``, ``sys.modules['xdist']``, or a search of its
+    names (``any('conftest' in m for m in sys.modules)``)."""
+    if isinstance(node, ast.Compare) and any(_modules(c, imports) for c in node.comparators):
+        return _machinery(node.left)
+    if isinstance(node, ast.Subscript) and _modules(node.value, imports):
+        return _machinery(node.slice)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("get", "pop")
+        and _modules(node.func.value, imports)
+        and node.args
+    ):
+        return _machinery(node.args[0])
+    if isinstance(node, ast.comprehension) and _modules(node.iter, imports):
+        for test in node.ifs:
+            for inner in ast.walk(test):
+                if (found := _machinery(inner)) is not None:
+                    return found
+    if isinstance(node, ast.GeneratorExp | ast.ListComp | ast.SetComp) and any(
+        _modules(g.iter, imports) for g in node.generators
+    ):
+        for inner in ast.walk(node.elt):
+            if (found := _machinery(inner)) is not None:
+                return found
+    return None
+
+
 def _probe(node: ast.AST, imports: _Imports) -> str | None:
+    looked = _looked_up(node, imports)
+    if looked is not None:
+        return f"looks for {looked!r} in sys.modules"
     named = imports.qualified(node) if isinstance(node, ast.Name | ast.Attribute | ast.Call) else None
     if named is not None:
         if named in _HOST:

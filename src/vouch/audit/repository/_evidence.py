@@ -382,7 +382,7 @@ def detect_reward_hacks(
         if change.path.endswith(".py"):
             source = (sources or {}).get(change.path)
             for line_no, detail in _added_probes(change, source):
-                if line_no in sniffed and "PYTEST_" in detail:
+                if line_no in sniffed:
                     continue  # already flagged as reading the test environment
                 flags.append(
                     DetectorFlag(
