@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import struct
 import threading
@@ -106,3 +107,23 @@ def test_when_no_case_follows_what_was_fetched_is_zeroed(caller: socket.socket) 
     assert answer == {"go": False, "why": "done"}
     relay.drop()
     assert secret.encode() not in bytes(relay._buffer)
+
+
+def test_a_case_cannot_signal_the_run_that_relays_it() -> None:
+    """The relaying process is no PID 1 that drops signals: a case's signal to it fails, and it
+    goes on to the next case."""
+    received: list[int] = []
+    previous = signal.signal(signal.SIGUSR1, lambda number, frame: received.append(number))
+
+    def child() -> int:
+        try:
+            os.kill(os.getppid(), signal.SIGUSR1)
+        except PermissionError:
+            return 0
+        return 3
+
+    try:
+        end = CaseRelay().run_case(child, GUARD_S)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert end.alone is None and not received, (end, received)

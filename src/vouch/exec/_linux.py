@@ -378,8 +378,9 @@ def _guard_program(pid: int) -> list[tuple[int, int, int, int]]:
 
 def guard_parent() -> None:
     """Make every signal this process, or any process it starts, sends to its parent (by pid,
-    by the parent's process group, or to every process) fail with EPERM. A seccomp filter; needs
-    no_new_privs. Nothing to guard when the parent is outside this process's PID namespace.
+    by the parent's process group, or to every process) fail with EPERM. A seccomp filter (with
+    no_new_privs set first, as every run has it). Nothing to guard when the parent is outside
+    this process's PID namespace.
 
     A judge that is not the init of its PID namespace can be killed or stopped by a child of the
     same uid; the child is the judged program, which must not end or stall its judge.
@@ -390,6 +391,7 @@ def guard_parent() -> None:
     parent = os.getppid()
     if parent <= 0:
         return
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
     program = _guard_program(parent)
     filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
     fprog = _SockFprog(len(program), filters)

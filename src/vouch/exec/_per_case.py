@@ -15,9 +15,9 @@ is answered pass through one buffer that is zeroed after each case, so that no l
 finds them in the memory it inherits.
 
 The run's process cannot be traced or read by a child (``isolate_parent`` makes it not
-dumpable), and every process a case left behind is killed before the next case starts (it is
-their subreaper). ``outside_state`` is what a case could leave for the next outside its own
-memory; a run compares it between cases.
+dumpable), nor signalled by it (``_linux.guard_parent``), and every process a case left behind
+is killed before the next case starts (it is their subreaper). ``outside_state`` is what a case
+could leave for the next outside its own memory; a run compares it between cases.
 """
 
 from __future__ import annotations
@@ -214,6 +214,9 @@ def _enter_child(ours: socket.socket, theirs: socket.socket, child: Callable[[],
         os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
         _service.SERVICE_FD = fd  # ``request`` in this process now asks through the relay
         os.setpgid(0, 0)
+        # The run's process is no PID 1 that drops signals it has no handler for: the case
+        # must not stop or end the run that relays every other case.
+        _linux.guard_parent()
         code = child()
     except MemoryError:
         code = OUT_OF_MEMORY
