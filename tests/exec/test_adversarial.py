@@ -1207,14 +1207,15 @@ _ATTACKS_ITS_JUDGE = """
 import os, signal, time
 
 def attack():
-    parent, sent = os.getppid(), []
-    for target, number in ((parent, signal.SIGSTOP), (parent, signal.SIGKILL), (-parent, signal.SIGKILL),
-                           (-1, signal.SIGKILL), (parent, signal.SIGTERM)):
-        try:
-            os.kill(target, number)
-            sent.append(number)
-        except PermissionError:
-            pass
+    me, sent = os.getpid(), []
+    others = [int(name) for name in os.listdir("/proc") if name.isdigit() and int(name) not in (me, 1)]
+    for target in [*others, *(-pid for pid in others), -1]:
+        for number in (signal.SIGSTOP, signal.SIGKILL):
+            try:
+                os.kill(target, number)
+                sent.append(target)
+            except ProcessLookupError:
+                pass
     time.sleep(0.3)
     return "sent" if sent else "denied"
 """

@@ -587,10 +587,6 @@ def _child_main(
         # A session of its own: its old process group (the judge's) is out of reach of killpg.
         with contextlib.suppress(OSError):
             os.setsid()
-        try:  # nor can it signal its judge, which is no PID 1 that drops such signals
-            _linux.guard_parent()
-        except OSError as exc:
-            setup_error = setup_error or f"{type(exc).__name__}: {_describe(exc)}"
         # The harness's result descriptor and every other inherited one go before any of the
         # program's code runs.
         own = sock.fileno()

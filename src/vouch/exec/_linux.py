@@ -265,7 +265,7 @@ def deny_unbudgeted_memory() -> None:
     prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
 
 
-_EPERM = 1
+_ESRCH = 3
 _SIGNAL_SYSCALLS = {
     # AUDIT_ARCH_* -> {system call: (argument naming the target, argument holding the signal or
     # None, targets: "any" for kill(), which also names process groups and -1; "pid" otherwise)}
@@ -353,9 +353,9 @@ def _assemble(ops: list[_Load | _JumpIfEqual | _Return | _Label]) -> list[tuple[
 
 
 def _guard_program(pid: int) -> list[tuple[int, int, int, int]]:
-    """Signals to ``pid``, its process group or every process fail with EPERM; the null signal (a
+    """Signals to ``pid``, its process group or every process fail with ESRCH; the null signal (a
     probe that the process exists) and every other call go through."""
-    allow, deny = _Return(_SECCOMP_RET_ALLOW), _Return(_SECCOMP_RET_ERRNO | _EPERM)
+    allow, deny = _Return(_SECCOMP_RET_ALLOW), _Return(_SECCOMP_RET_ERRNO | _ESRCH)
     own, group, every = pid & 0xFFFFFFFF, -pid & 0xFFFFFFFF, 0xFFFFFFFF
     ops: list[_Load | _JumpIfEqual | _Return | _Label] = [_ARCH]
     ops += [_JumpIfEqual(arch, f"arch {arch}") for arch in _SIGNAL_SYSCALLS]
@@ -378,7 +378,8 @@ def _guard_program(pid: int) -> list[tuple[int, int, int, int]]:
 
 def guard_parent() -> None:
     """Make every signal this process, or any process it starts, sends to its parent (by pid,
-    by the parent's process group, or to every process) fail with EPERM. A seccomp filter (with
+    by the parent's process group, or to every process) fail with ESRCH, as if there were no
+    such process (as there is none in a run that has no judge). A seccomp filter (with
     no_new_privs set first, as every run has it). Nothing to guard when the parent is outside
     this process's PID namespace.
 
