@@ -12,7 +12,7 @@ import pytest
 
 from vouch.audit import PRELOAD, SWE_PRELOAD, AuditConfig, Verdict, audit_humaneval
 from vouch.audit._sources import SOURCES, WitnessSource, source
-from vouch.cli._audit import humaneval
+from vouch.cli._audit import function_command
 from vouch.core import WITNESS_SOURCES, Witness
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
@@ -95,7 +95,7 @@ def test_the_results_accept_as_origin_exactly_the_registry_s_sources() -> None:
 
 
 def test_names_users_see_come_from_the_registry() -> None:
-    option = next(p for p in humaneval.params if p.name == "witness_source")
+    option = next(p for p in function_command.params if p.name == "witness_source")
     assert list(option.type.choices) == list(SOURCES)  # type: ignore[attr-defined]
     with pytest.raises(UsageError, match="valid sources: offline, files, agent"):
         source("oracle")
