@@ -157,6 +157,10 @@ def _run_check(
             return fn(*args)
 
         candidate = recorder
+        # T0 may call the function by its name (MBPP's asserts run in the program's namespace):
+        # that name is the recorder too, in the test's namespace only.
+        for name in [name for name, value in namespace.items() if value is fn]:
+            namespace[name] = recorder
     namespace.update(__vouch_enter__=enter, __vouch_pass__=ok, __vouch_fail__=fail)
     error = None
     previous = signal.signal(signal.SIGALRM, _on_alarm)
