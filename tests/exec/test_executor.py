@@ -440,3 +440,12 @@ def test_no_name_in_a_runs_environment_speaks_of_vouch(executor: LocalExecutor) 
     result = run_script(executor, "import os\nprint(sorted(os.environ))\n")
     assert result.ok, result
     assert "VOUCH" not in result.stdout_tail.upper(), result.stdout_tail
+
+
+def test_a_pool_whose_preloaded_modules_hold_thread_pools_still_runs(make_executor: ExecutorFactory) -> None:
+    """numpy's BLAS starts threads when imported, and a fork handler that waits for them: the
+    spare's process for its run is made by a raw clone, which runs no such handler (threads the
+    spare never had would be waited for for ever)."""
+    pool = make_executor(workers=1, preload=["numpy"])
+    result = pool.run(script_spec("import numpy\nprint(int(numpy.arange(4).sum()))\n", limits=FAST))
+    assert result.ok and result.stdout_tail == "6\n", (result.status, result.reason, result.stderr_tail)

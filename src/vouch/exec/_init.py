@@ -2,7 +2,7 @@
 
 A process that is PID 1, with pids below 64 around it and no parent it can see, is a sandbox's
 (``getpid() < 64`` told the judged code so). So the spare, once its sandbox is prepared, makes
-the run's process with ``fork`` at an ordinary pid (the host's own next pids: the PID counter of
+the run's process (a fork) at an ordinary pid (the host's own next pids: the PID counter of
 the new namespace is set from the host's before the fork, ``/proc/sys/kernel/ns_last_pid``), and
 stays the namespace's init. That is done ahead of time, off the run's path.
 
@@ -85,7 +85,9 @@ def start_run(host_last: int, relay_w: int) -> int:
     # Non-dumpable before the fork: the run's process sets itself dumpable again, so there is no
     # moment when the init is dumpable while the run's process exists.
     _linux.prctl(_linux.PR_SET_DUMPABLE, 0)
-    pid = os.fork()
+    # A raw clone, not os.fork(): C libraries' fork handlers (a BLAS thread pool's, say) would
+    # wait for threads this process never had, since it was itself cloned from the pool's.
+    pid = _linux.clone_process(0)
     if pid == 0:
         os.close(relay_w)
         _linux.prctl(_linux.PR_SET_DUMPABLE, 1)
