@@ -51,3 +51,28 @@ def test_anything_else_is_no_refutation(reference: list[RunRecord], model: list[
 def test_an_input_outside_p_is_no_refutation_however_it_runs() -> None:
     validation = _witness.judge(_runs("reference", "pass"), _runs("model", "fail", "AssertionError"), "n < 0")
     assert not validation.valid and "re-judging" in (validation.reason or "")
+
+
+@pytest.mark.parametrize(("judged", "outcome"), [(True, "error"), (False, "infrastructure")])
+def test_an_unreadable_pytest_record_is_vouchs_failure_only_before_judged_code_started(
+    judged: bool, outcome: str
+) -> None:
+    from vouch.audit._validation import FUNCTION, witness_run
+    from vouch.exec import Isolation, RunResult, Status
+
+    isolation = Isolation("full", True, True, True, False, True, True, 1000, 100000, (), "0", 10, 512, 64, 64, 256)
+    result = RunResult(
+        status=Status.OK,
+        reason=None,
+        exit_code=0,
+        signal=None,
+        duration_s=0.1,
+        peak_memory_mb=10.0,
+        pid=100,
+        stdout_tail="",
+        stderr_tail="",
+        isolation=isolation,
+        value={"tests": "a record a trial wrote with the frame's nonce"},
+        judged=judged,
+    )
+    assert witness_run("model", result, FUNCTION).outcome == outcome

@@ -120,6 +120,11 @@ def witness_run(
     try:
         run = PytestRun.from_json(result.value)
     except PytestRecordError as exc:
+        if result.judged:
+            # Judged code ran in this process and could write the record: an unreadable one is
+            # the run's own outcome, never evidence that vouch failed.
+            message = f"the run's pytest record is not one vouch writes: {exc}"
+            return RunRecord(world=kind, outcome="error", exception="RunError", message=message[:300])
         message = f"vouch could not read the run's pytest record: {exc}"
         return RunRecord(world=kind, outcome="infrastructure", exception="VouchError", message=message[:300])
     tests: Mapping[str, PytestOutcome]

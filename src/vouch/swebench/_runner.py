@@ -236,9 +236,10 @@ class Runner(Batches):
 
 def _fault_of(spec: RunSpec, result: RunResult) -> str | None:
     """Why a run failed for vouch's own reasons: ``vouch_failure``, or a test run that completed
-    with a value that is not a pytest record (``PytestRun``): vouch cannot read what it ran."""
+    with a value that is not a pytest record (``PytestRun``) before any judged code started in
+    it (after, the repository's code could have written the record: the run's own outcome)."""
     why = vouch_failure(result)
-    if why is not None or not result.ok or not _runs_tests(spec):
+    if why is not None or not result.ok or not _runs_tests(spec) or result.judged:
         return why
     try:
         PytestRun.from_json(result.value)
