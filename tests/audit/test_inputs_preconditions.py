@@ -157,3 +157,12 @@ def test_branch_constants_are_read_from_the_branches_asked_for() -> None:
     assert branch_constants(program, {4, 6}) == [-50, 7]
     assert branch_constants(program, {3}) == []
     assert branch_constants("def f(:\n", {1}) == []
+
+
+def test_a_pool_of_answers_too_large_for_text_or_floats_balances() -> None:
+    # G may answer with an int past Python's text conversion limit (a factorial on a large input).
+    from vouch.audit.function._offline import _output_kind
+
+    assert _output_kind(10**5000, coarse=True) == "int+5001"
+    assert _output_kind(-(10**20000), coarse=True) == "int-20001"
+    assert _output_kind(123, coarse=True) == "int+3" and _output_kind(float("nan"), coarse=True) == "nan"

@@ -160,7 +160,13 @@ def _output_kind(value: Any, *, coarse: bool = False) -> str:
         return repr(value)
     if isinstance(value, (int, float)):
         sign = "-" if value < 0 else "0" if value == 0 else "+"
-        return f"{type(value).__name__}{sign}{len(str(int(abs(value))))}" if math.isfinite(value) else repr(value)
+        if isinstance(value, float) and not math.isfinite(value):
+            return repr(value)
+        magnitude = int(abs(value))
+        # Its decimal digits; past what Python converts to text (4,300 digits), from its bit length.
+        bits = magnitude.bit_length()
+        digits = len(str(magnitude)) if bits < 14_000 else math.floor(bits * math.log10(2)) + 1
+        return f"{type(value).__name__}{sign}{digits}"
     if isinstance(value, (str, list, tuple, dict)):
         return f"{type(value).__name__}:{len(value).bit_length()}"
     return type(value).__name__
