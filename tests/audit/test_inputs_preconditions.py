@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -166,3 +167,19 @@ def test_a_pool_of_answers_too_large_for_text_or_floats_balances() -> None:
     assert _output_kind(10**5000, coarse=True) == "int+5001"
     assert _output_kind(-(10**20000), coarse=True) == "int-20001"
     assert _output_kind(123, coarse=True) == "int+3" and _output_kind(float("nan"), coarse=True) == "nan"
+
+
+def test_an_answer_past_pythons_text_limit_is_opaque_and_the_other_answers_cross(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from vouch.audit.function import _inrun
+
+    (tmp_path / "solution.py").write_text("def f(n):\n    return 10 ** n\n")
+    monkeypatch.chdir(tmp_path)
+    out = _inrun.outputs("f", [[3], [5000], [2]])
+    rows = out["results"]
+    assert rows[0] == {"ok": True, "value": 1000} and rows[2] == {"ok": True, "value": 100}
+    assert rows[1]["value"] is None and "cannot be shown" in rows[1]["opaque"]
+    json.dumps(out)  # the run's frame can carry it

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import json
 import os
 import signal
 import sys
@@ -100,9 +101,20 @@ def _describe(exc: BaseException) -> str:
 
 def _encode(value: Any) -> dict[str, Any]:
     try:
-        return {"ok": True, "value": to_data(value)}
+        data = to_data(value)
+        # As the result frame will encode it: an int past Python's text conversion limit (4,300
+        # digits) cannot cross, and must not take the other answers of the run with it.
+        json.dumps(data)
+        return {"ok": True, "value": data}
     except (TypeError, RecursionError, ValueError):
-        return {"ok": True, "value": None, "opaque": repr(value)[:_MESSAGE_CHARS]}
+        return {"ok": True, "value": None, "opaque": _shown(value)}
+
+
+def _shown(value: Any) -> str:
+    try:
+        return repr(value)[:_MESSAGE_CHARS]
+    except Exception:  # noqa: BLE001 - an int past the text limit, or a repr that raises
+        return f"<a {type(value).__name__} that cannot be shown>"
 
 
 class _Asserts(ast.NodeTransformer):
