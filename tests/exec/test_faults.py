@@ -70,6 +70,23 @@ def test_a_run_the_pool_dies_under_twice_is_an_error_with_the_reason(make_execut
     assert after.ok and after.stdout_tail == "fine\n"
 
 
+@pytest.mark.parametrize("wait_for_the_reader", [True, False], ids=["seen-dead", "at-once"])
+def test_a_pool_that_died_while_idle_takes_the_next_run(
+    make_executor: ExecutorFactory, wait_for_the_reader: bool
+) -> None:
+    # Killed with nothing in flight: the next run goes to a new pool, whether the pool's reader
+    # has seen the death yet or the run's write finds the socket closed first.
+    pool = make_executor(workers=1)
+    assert pool.run(script_spec("print('before')\n")).ok and pool.info is not None
+    first = pool.info.pid
+    os.kill(first, signal.SIGKILL)
+    if wait_for_the_reader:
+        _wait_for(lambda: pool._dead is not None, "the pool to be seen dead")
+    after = pool.run(script_spec("print('after')\n"))
+    assert after.ok and after.stdout_tail == "after\n", (after.status, after.reason)
+    assert pool.info is not None and pool.info.pid != first
+
+
 def _running(zygote: int) -> int:
     count = 0
     for entry in os.listdir("/proc"):

@@ -480,6 +480,18 @@ class LocalExecutor(Executor):
         return future
 
     def _send(self, attempt: _Attempt) -> None:
+        reason = self._send_now(attempt)
+        if reason is None:
+            return
+        if attempt.retried or self._closing:
+            raise EngineCrashed(reason)
+        # The pool died before the reader saw it (idle, between two submits): a new pool takes
+        # the run, once, as it takes the runs a pool dies under.
+        self._ensure_supervisor()
+        self._restarts.put(([attempt], reason))
+
+    def _send_now(self, attempt: _Attempt) -> str | None:
+        """Write the run to the pool; why it could not be written (None when it was)."""
         with self._lock:
             if self._sock is None:
                 raise EngineCrashed("the engine's pool is closed")
@@ -499,7 +511,10 @@ class LocalExecutor(Executor):
             except OSError as exc:
                 del self._futures[run_id]
                 del self._inflight[run_id]
-                raise EngineCrashed(f"cannot reach the engine's pool process: {exc}") from None
+                self._services.pop(run_id, None)
+                self._dead = self._dead or f"cannot reach the engine's pool process: {exc}"
+                return self._dead
+        return None
 
     def _answer_later(self, run_id: int, payload: bytes) -> None:
         """Answer a run's service request on a worker thread (the handler may wait on runs)."""
@@ -548,6 +563,10 @@ class LocalExecutor(Executor):
             closing = self._closing or self._sock is None
             if pending:
                 self._dead = f"the engine's pool process died (exit code {code}); {len(pending)} runs have no result"
+            elif not closing and sock is self._sock:
+                # Died with nothing in flight: the next submit starts a new pool rather than
+                # writing to the dead one's socket.
+                self._dead = f"the engine's pool process died while idle (exit code {code})"
         if closing or not pending:
             for future in pending.values():
                 future.set_exception(EngineCrashed(self._dead or "the engine's pool process stopped"))
