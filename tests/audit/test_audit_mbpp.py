@@ -214,3 +214,22 @@ def test_a_malformed_problems_file_is_one_line_and_exit_2(tmp_path: Path) -> Non
     assert done.returncode == 2
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "line 1" in lines[0] and "entry_point is missing" in lines[0], done.stderr
+
+
+def test_a_trial_that_differs_from_g_alike_in_and_out_of_the_harness_is_not_left_undecided(
+    executor: LocalExecutor, tmp_path: Path
+) -> None:
+    # Mbpp/57's trials differ from G on hundreds of generated inputs (past the number asked again
+    # apart), the same way in both places: no sign of decoys, so the rest is no reason for error.
+    rows = [json.loads(line) for line in MBPP_SAMPLES.read_text().splitlines()]
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows if r["task_id"] == "Mbpp/57"))
+    results = audit_humaneval(
+        samples,
+        executor=executor,
+        witness_dir=tmp_path / "witnesses",
+        config=AuditConfig(seed=0, mode="lightweight"),
+        problems=load_problem_set("mbpp", data_dir=SHARED_DATA),
+    )
+    passing = [t for t in results.trials if t.benchmark_pass]
+    assert passing and not [(t.trial_id, t.reason) for t in passing if t.verdict == Verdict.ERROR]
