@@ -243,3 +243,17 @@ def test_cli_audits_a_samples_directory_beside_evalplus(visible_tmp: Path) -> No
     assert evalplus["labelled"] == 3 and evalplus["base_disagreements"] == []
     assert evalplus["findings"] == {"plus_only": 0, "vouch_only": 0, "both": 1}
     assert "both reject 1" in done.stdout
+
+
+def test_an_mbpp_samples_directory_is_read_against_mbpps_problems(tmp_path: Path) -> None:
+    from _shared_data import SHARED_DATA
+    from vouch.sources.problems import load_problem_set
+
+    mbpp = load_problem_set("mbpp", data_dir=SHARED_DATA)
+    root = tmp_path / "samples"
+    for name, n in (("Mbpp_2", 0), ("Mbpp_2", 1), ("MbppEval_3", 0)):
+        (root / name).mkdir(parents=True, exist_ok=True)
+        (root / name / f"{n}.py").write_text("def f():\n    pass\n")
+    samples = load_samples(root, mbpp.problems, aliases=mbpp.aliases)
+    assert [t.trial_id for t in samples.trials] == ["Mbpp/2#0", "Mbpp/2#1", "Mbpp/3#0"]
+    assert samples.bad_lines == []
