@@ -399,7 +399,8 @@ def demo(out_dir: str, allow_weak_isolation: bool, progress_mode: str | None) ->
     Console().print(escape(f"Open {pages} in a browser."))
     Console().print(
         escape(
-            "Next, on your own data: vouch audit humaneval --samples YOUR_SAMPLES.jsonl --json audit.json, "
+            "Next, on your own data: vouch audit function --problems humaneval|mbpp|YOUR_PROBLEMS.jsonl "
+            "--samples YOUR_SAMPLES.jsonl --json audit.json, "
             "then vouch export audit.json --out export (or vouch audit swe, vouch bench score, vouch v4v; "
             "see README.md)"
         )
