@@ -33,8 +33,13 @@ TIMEOUT_S = 10.0
 
 def plain_python(program: str, test: str, entry_point: str) -> bool:
     """Whether ``check(entry_point)`` passes with the program and test in one namespace."""
-    source = f"{program}\n\n{test}\n\ncheck({entry_point})\n"
-    with tempfile.TemporaryDirectory(prefix="vouch-t0-") as directory:
+    return passes(f"{program}\n\n{test}\n\ncheck({entry_point})\n")
+
+
+def passes(source: str) -> bool:
+    """Whether ``source`` runs to its end in plain Python (``python -I``, a throw-away directory,
+    ``TIMEOUT_S``): the benchmark's own way of running a test, outside vouch's engine."""
+    with tempfile.TemporaryDirectory(prefix="vouch-plain-") as directory:
         path = Path(directory) / "run.py"
         path.write_text(source)
         try:
