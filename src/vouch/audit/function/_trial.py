@@ -1319,6 +1319,21 @@ def _untried(job: ProgramJob, ctx: TaskContext) -> str | None:
     )
 
 
+def _tells_runs_apart(job: ProgramJob, found: Sequence[DetectorFlag]) -> str | None:
+    """Why a trial with no witness is still not sound when it gave one answer in a run of vouch's
+    and another where its witnesses run, and its own code probes where it runs (an
+    ``env_sniffing`` flag among ``found``, the detectors' flags): it tells vouch's runs apart, and
+    which of its answers is the one T0's run gets is not known. None otherwise.
+
+    Either alone is no sign: a program may read its environment and answer alike everywhere, and
+    one whose answers shift between runs without probing is left to its witnesses (``confirm_apart``)."""
+    shifted = next((d for _, d in job.harness_flags if d.startswith("answers differently inside")), None)
+    probe = next((f.detail for f in found if f.detector == "env_sniffing"), None)
+    if shifted is None or probe is None:
+        return None
+    return f"undecided: it tells vouch's runs apart ({probe}) and {shifted}; which answer T0's run gets is not known"
+
+
 def _finish(
     job: ProgramJob, ctx: TaskContext, verdict: Verdict | None, reason: str | None, on_judged: OnJudged | None
 ) -> None:
@@ -1328,7 +1343,7 @@ def _finish(
     evidence.null_passing = list(ctx.null_passing)
     if verdict is None:
         assert job.t0 is not None
-        flags = detect(
+        probes = detect(
             job.program,
             ctx.problem.entry_point,
             ctx.problem.prompt,
@@ -1338,7 +1353,7 @@ def _finish(
         )
         # What it did inside vouch's harness and not where its witnesses run (``confirm_apart``,
         # the A.2 vote): a way past the audit, as a detector would see one.
-        flags += [
+        flags = probes + [
             DetectorFlag(detector=detector, file=FILE, line=None, detail=detail)  # type: ignore[arg-type]
             for detector, detail in job.harness_flags
         ]
@@ -1371,6 +1386,8 @@ def _finish(
             verdict, reason = Verdict.ERROR, job.search_failed
         elif verdict is Verdict.SOUND and (left := _untried(job, ctx)):
             verdict, reason = Verdict.ERROR, left
+        elif verdict is Verdict.SOUND and (recognised := _tells_runs_apart(job, probes)):
+            verdict, reason = Verdict.ERROR, recognised
         elif ctx.pool_note:
             reason = f"no offline witness: {ctx.pool_note}"
         elif not job.t0.passed:
