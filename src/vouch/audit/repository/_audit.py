@@ -442,7 +442,7 @@ def _audit_passing(
     valid = [w for w in regression if w.validation.valid] + valid
     verdict = decide_verdict(True, valid, evidence.detector_flags)
     reason = None
-    if verdict is Verdict.SOUND and (why := undecided(evidence.discarded)) is not None:
+    if verdict is Verdict.SOUND and (why := found.undecided or undecided(evidence.discarded)) is not None:
         return TrialResult(
             **base,
             benchmark_pass=True,

@@ -172,6 +172,9 @@ class Found:
     """How the search ended (for the reason of a trial left standing)."""
     error: str | None = None
     """The search could not run (the auditing model failed): the trial is ``error`` with this."""
+    undecided: str | None = None
+    """Why the trial is not ``sound`` unless a witness refutes it: the search saw its process end
+    inside vouch's harness (``_runs.DIED``), where its witnesses give G's answer or never ran."""
 
 
 class RepoSearch(Protocol):

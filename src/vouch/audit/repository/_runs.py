@@ -30,6 +30,7 @@ from vouch.audit.repository._witness import (
 from vouch.core._audit import (
     ASSERTION_FAILURES,
     ChecklistItem,
+    DetectorFlag,
     Evidence,
     RunRecord,
     SurvivingMutant,
@@ -58,6 +59,9 @@ _WITNESS_DIR = "tests"
 """Where witness files go in a run's working directory: a test directory as a repository's own."""
 IMPLICIT_CLAUSE = "behaviour of G that no sentence of P states (an implicit requirement)"
 """The clause of a witness that matches no clause of the checklist."""
+DIED = "raised run:"
+"""How a candidate's answer begins when its probe's run (``Runner.call``) ended before answering:
+the trial's process ended inside vouch's differential, on that probe or another of its run."""
 
 
 def trial_ids(trial: SweTrial) -> dict[str, Any]:
@@ -182,7 +186,7 @@ def _rejudge(probe: Probe, recorded: dict[tuple[str, str], list[Probe]]) -> tupl
 def offline_repo_search(run: RepoSearchRun) -> Found:
     """The ``offline`` source in the repository form: the differential on the recorded and varied
     T0 calls, at most k generate-and-validate rounds."""
-    return Found(witnesses_for_trial(run.inst, run.trial, run.world, run.evidence, run.runner, run.config))
+    return witnesses_for_trial(run.inst, run.trial, run.world, run.evidence, run.runner, run.config)
 
 
 def files_repo_search(run: RepoSearchRun) -> Found:
@@ -197,17 +201,24 @@ def witnesses_for_trial(
     evidence: Evidence,
     runner: Runner,
     config: SweAuditConfig,
-) -> list[Witness]:
-    """Candidate witnesses for a passing trial, each validated; at most k rounds (offline)."""
+) -> Found:
+    """Candidate witnesses for a passing trial, each validated; at most k rounds (offline).
+
+    A probe whose run ended before it answered (``DIED``) is a candidate like any other: its
+    witness asks it where witnesses run. Where the trial gives G's answer there, it died only
+    inside vouch's harness (a ``tampering`` flag); such a trial, or one with such probes no
+    round asked, is never ``sound`` (``Found.undecided``), though a witness may refute it.
+    """
     assert inst.reference is not None
     if _sources.source(config.witness_source).user_files:
-        return _file_witnesses(inst, trial, world, evidence, runner, config)
+        return Found(_file_witnesses(inst, trial, world, evidence, runner, config))
     candidates = differences(inst, world, evidence, runner)
     recorded: dict[tuple[str, str], list[Probe]] = {}
     for p, _ in inst.probes:
         if p.recorded:
             recorded.setdefault((p.file, p.qualname), []).append(p)
     out: list[Witness] = []
+    asked: dict[int, Witness] = {}
     for round_no, batch in enumerate(iteration_batches(candidates, config.k), 1):
         evidence.witness_iterations = round_no
         files, meta = probe_tests(inst, evidence.checklist, batch, start=len(out))
@@ -216,23 +227,52 @@ def witnesses_for_trial(
             validation = _validate(
                 ref_runs, model_runs, name, inst.spec.problem_statement, _rejudge(cand.probe, recorded)
             )
-            out.append(
-                probe_witness(
-                    name,
-                    files,
-                    cand,
-                    clause,
-                    actual=cand.actual if not cand.same_result else cand.actual_state,
-                    defect=_defect(cand),
-                    why_t0_misses=_why_missed(cand.probe),
-                    validation=validation,
-                    replay="not written: pass --witness-out DIR (or --json) to write it for replay",
-                    iteration=round_no,
-                )
+            witness = probe_witness(
+                name,
+                files,
+                cand,
+                clause,
+                actual=cand.actual if not cand.same_result else cand.actual_state,
+                defect=_defect(cand),
+                why_t0_misses=_why_missed(cand.probe),
+                validation=validation,
+                replay="not written: pass --witness-out DIR (or --json) to write it for replay",
+                iteration=round_no,
             )
+            out.append(witness)
+            asked[id(cand)] = witness
         if any(w.validation.valid for w in out):
             break
-    return out
+    return Found(out, undecided=_died_in_the_harness(candidates, asked, evidence))
+
+
+def _died_in_the_harness(candidates: Sequence[Candidate], asked: dict[int, Witness], evidence: Evidence) -> str | None:
+    """Why a trial whose process ended inside vouch's differential is not sound without a
+    refuting witness (None when no probe's run ended so): it gave G's answer where the witness
+    of such a probe ran (flagged ``tampering``: it dies only inside vouch's harness), or no
+    round asked such a probe, so what the trial answers there is unknown."""
+    died = [c for c in candidates if isinstance(c.actual, str) and c.actual.startswith(DIED)]
+    if not died:
+        return None
+    why = None
+    for cand in died:
+        witness = asked.get(id(cand))
+        runs = witness.validation.model_runs if witness is not None else []
+        if runs and all(r.outcome == "pass" for r in runs):
+            why = (
+                f"dies only inside vouch's harness: {cand.probe.shown()[:120]} ended its process there "
+                f"({cand.actual.removeprefix(DIED).strip()[:120]}), and gives G's answer where its witnesses run"
+            )
+            flag = DetectorFlag(detector="tampering", file=cand.probe.file, line=None, detail=why)
+            evidence.detector_flags.append(flag)
+            break
+    unasked = [c for c in died if id(c) not in asked]
+    if why is None and unasked:
+        why = (
+            f"undecided: the run of {len(unasked)} probe(s) ended inside vouch's differential "
+            f"({str(unasked[0].actual).removeprefix(DIED).strip()[:120]}) and no witness asked them again"
+        )
+    return why
 
 
 def probe_tests(
