@@ -9,7 +9,7 @@ error). Codes name files of ``tests/audit/`` unless marked; ``X`` is this file, 
 |--------------------------------------------|---------------|---------------|----------|-------------|---------------|
 | 1 forged "vouch failed": the trial's own   | TF HT IF IC X | X             | X        | IS XR       | IS XR         |
 | 2 dying never passes; in the harness: flag | TF HT JS X    | TF LW X       | TF X     | XR          | XR            |
-| 3 votes, G-defect findings not steered     | TF AM X       | X             | X        | SA          | SA            |
+| 3 votes, G-defect findings not steered     | TF AM X       | X             | X        | SA XR       | SA XR         |
 | 4 sandbox probes get T0's answer, named    | TF HT PR JD X | X             | X        | SH          | XR            |
 | 5 a patch stays in its world               | -             | -             | -        | SH HW       | XR            |
 | 6 one store key, one replay rule           | AK VR WR UT   | X             | X        | SK SR SM    | SL            |
@@ -25,10 +25,8 @@ tests/exec/test_bounds.py.
 
 Class 5 has no function-form cell: a function-form trial is one program, not a patch of a tree.
 Class 7 is no form's or mode's: the engine refuses ``msgget`` in every run, and every line vouch
-prints goes through one writer. In the repository form, class 3 rests on the rule alone (SA):
-its vote runs are witness runs, the same runs that validate a witness, so no steering trial is
-built for it here. The static mode takes no vote (every failure counts, as SWE-ABS counts it):
-class 3 there is that a steering trial changes no other verdict.
+prints goes through one writer. The static mode takes no vote (every failure counts, as SWE-ABS
+counts it): class 3 there is that a steering trial changes no other verdict.
 
 The hostile trials here are those ``test_trust_function.py`` and ``test_hostile_trials.py``
 judge per trial, judged in every mode:

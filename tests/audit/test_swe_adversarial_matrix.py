@@ -9,6 +9,11 @@ On the bundled cookiestore fixture, from its sound trial (#2) and its widening o
 * a patch that writes "No module named 'vouch.worlds'" and ends its process there is that trial's
   outcome: not ``infrastructure``, and every other verdict stands.
 
+On a repository the test builds, whose G has a part no sentence of P speaks of (an implicit
+requirement, which TestJack's A.2 vote may find ambiguous): patches that fail the wrong trial's
+witness only in the vote (where a witness file of vouch's naming calls them) have no vote, and
+the wrong trial stays refuted, per trial and lightweight.
+
 And in lightweight mode, on the unitconv fixture, the hostile patches ``test_swe_hostile_patches``
 judges per trial (a stack walk for the witness's path, a shipped pytest plugin, a link to a host
 file) are refuted by T1's tests, each with its finding, and no host file is read.
@@ -25,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from _gitrepo import git
+from _gitrepo import commit_tree, diff_of, git
 from _scratch import scratch_root
 from vouch.audit import SWE_PRELOAD, AuditResults, TrialResult, Verdict
 from vouch.audit.repository._audit import audit_swe
@@ -285,3 +290,75 @@ def test_lightweight_a_link_to_a_host_file_is_never_read_on_the_host(patched: Au
     assert link.verdict is Verdict.REFUTED, (link.verdict, link.reason)
     assert [h.kind for h in link.hygiene if h.kind == "link_out"] == ["link_out"]
     assert "sk-host-secret" not in patched.model_dump_json()
+
+
+# --- the A.2 vote: a repository whose fix has a part no sentence of P speaks of -----------------
+
+TALLY = "def total(values):\n    return sum(values)\n\n\ndef label(name, width):\n    return name\n"
+TALLY_P = "`total(values)` must skip None entries."
+TOTAL = "    return sum(values)\n"
+SKIPS = "    return sum(v for v in values if v is not None)\n"
+CUTS = "def label(name, width):\n    return name[:width]\n"
+# label answers as G does, but untruncated (as the wrong trial does) where a witness file of
+# vouch's naming calls it: only in another trial's witness runs, the A.2 vote's.
+STEERS = (
+    "import re\nimport sys\n\n\n"
+    "def _in_a_witness():\n    frame = sys._getframe(1)\n    while frame is not None:\n"
+    "        name = frame.f_code.co_filename.rsplit('/', 1)[-1]\n"
+    "        if re.fullmatch(r'test_\\w+_[0-9a-f]{8}\\.py', name):\n            return True\n"
+    "        frame = frame.f_back\n    return False\n\n\n"
+    "def label(name, width):\n    return name if _in_a_witness() else name[:width]\n"
+)
+TALLY_TESTS = "from tally.core import label, total\n\n\ndef test_total():\n"
+TALLY_TESTS += "    assert total([1, None, 2]) == 3\n    assert label('ann', 10) == 'ann'\n"
+
+
+def _tally(skips: str, label: str) -> dict[str, str]:
+    base = TALLY.replace(TOTAL, skips)
+    return {"tally/core.py": base.replace("def label(name, width):\n    return name\n", label)}
+
+
+@pytest.fixture(scope="module", params=["per-trial", "lightweight"])
+def voted(request: pytest.FixtureRequest, scratch: Path, executor: LocalExecutor) -> AuditResults:
+    """Trial #0 (model a) leaves label uncut where G cuts it to ``width``, which no sentence of P
+    speaks of (an implicit requirement); #1 and #2 (models x and y) cut it everywhere but in a
+    witness file of vouch's naming; #3 (model c) is G. Counted, #1 and #2 would make three of the
+    four models skip the requirement (rho 3/4 > 1/2), and #0's refutation would be withheld."""
+    repo = scratch / "repos" / f"tally-{request.param}"
+    commit = commit_tree(repo, {"tally/__init__.py": "", "tally/core.py": TALLY, "tests/__init__.py": ""}, "tally")
+    instance = SweInstance.model_validate(
+        {
+            "instance_id": f"vouch-tests__tally-{request.param}",
+            "repo": str(repo),
+            "base_commit": commit,
+            "problem_statement": TALLY_P,
+            "patch": diff_of(repo, _tally(SKIPS, CUTS)),
+            "test_patch": diff_of(repo, {"tests/test_total.py": TALLY_TESTS}),
+            "FAIL_TO_PASS": ["tests/test_total.py::test_total"],
+            "PASS_TO_PASS": [],
+        }
+    )
+    patches = [_tally(SKIPS, "def label(name, width):\n    return name\n"), _tally(SKIPS, STEERS)]
+    patches += [patches[1], _tally(SKIPS, CUTS)]
+    trials = [
+        SweTrial(
+            trial_id=f"{instance.instance_id}#{n}",
+            instance_id=instance.instance_id,
+            model=model,
+            patch=diff_of(repo, patch) + ("" if n != 2 else "\n"),
+        )
+        for n, (model, patch) in enumerate(zip("axyc", patches, strict=True))
+    ]
+    config = SweAuditConfig(mutants=0, k=2, mode=request.param, rounds=len(trials))
+    return audit_swe([instance], trials, executor=executor, cache=WorldCache(scratch / "worlds"), config=config)
+
+
+def test_a_patch_that_fails_a_witness_only_in_the_vote_has_no_vote(voted: AuditResults) -> None:
+    wrong, steer, copy, gold = voted.trials
+    assert gold.verdict is Verdict.SOUND, (gold.verdict, gold.reason)
+    assert wrong.verdict is Verdict.REFUTED, (wrong.verdict, wrong.reason, wrong.evidence.discarded)
+    assert all(w.clause_id is None for w in wrong.witnesses), "the requirement is implicit: the vote applies"
+    assert voted.tasks[0].ambiguous_requirements == []
+    if voted.mode == "per-trial":  # lightweight: each voter's result is its own sampled audit's
+        for trial in (steer, copy):
+            assert any(f.startswith("answers differently inside the vote") for f in _flags(trial)), _flags(trial)

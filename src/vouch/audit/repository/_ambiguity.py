@@ -1,15 +1,21 @@
 """TestJack appendix A.2 in the repository form: run each implicit-requirement witness in every
-passing trial's world, and withhold the refutations it ambiguously backs (see ``_ambiguity``)."""
+passing trial's world, and withhold the refutations it ambiguously backs (see ``_ambiguity``).
+
+A voter's answer counts only where it gives the same answer as vouch's differential asks it: a
+witness of the offline source is also asked as its probe (``Runner.call``), and a voter whose
+witness run and probe disagree (it fails a witness only in the vote, or passes it only there)
+has no vote and is flagged, as in the function form."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from vouch.audit._ambiguity import AMBIGUOUS, MIN_VOTERS, rho_over_models
 from vouch.audit.repository._runs import _WITNESS_DIR, record_witness_run
-from vouch.audit.repository._witness import test_file_name
-from vouch.core._audit import ChecklistItem, TrialResult, Verdict, Witness, decide_verdict
+from vouch.audit.repository._witness import Probe, disagreement, test_file_name
+from vouch.core._audit import ChecklistItem, DetectorFlag, TrialResult, Verdict, Witness, decide_verdict
 from vouch.swebench import Runner
 from vouch.swebench._instances import SweInstance, SweTrial
 from vouch.worlds import Patch, Unappliable, WorldCache, parse_patch, patch_hash
@@ -23,13 +29,16 @@ def withhold_ambiguous(
     checklist: Sequence[ChecklistItem],
     cache: WorldCache,
     runner: Runner,
+    *,
+    asked: Mapping[str, tuple[Probe, dict[str, Any]]] | None = None,
 ) -> int:
     """Apply the rule to one instance's results in place; the number of results changed.
 
     ``results`` holds the instance's results in the order of ``trials``. A refutation whose
     every witness checks an ambiguous requirement becomes ``sound``, its witnesses moved to the
     discarded ones with the reason; the instance's report lists the requirement as a prompt
-    defect (``requirement_note``).
+    defect (``requirement_note``). ``asked`` (``Instance.asked``) holds the probe of each offline
+    witness: a voter whose answer there differs from its witness run's has no vote, and is flagged.
     """
     implicit = {c.id for c in checklist if c.kind == "implicit"}
     passing = [i for i, r in enumerate(results) if r.benchmark_pass]
@@ -53,6 +62,8 @@ def withhold_ambiguous(
         programs[h][trial.model] = programs[h].get(trial.model, 0) + 1
         patches[h] = trial.patch
     skipped: dict[str, set[str]] = {}
+    steered: dict[str, DetectorFlag] = {}
+    probed = [src for src in candidates if asked is not None and src in asked]
     for h, patch in patches.items():
         world = cache.materialise(
             source, spec.base_commit, [Patch("model_patch", patch), Patch("test_patch", spec.test_patch, reset=True)]
@@ -65,9 +76,24 @@ def withhold_ambiguous(
         skipped[h] = {
             src for src, name in keys.items() if record_witness_run("model", run, Path(name).name).outcome == "fail"
         }
-    hashes = sorted(programs)
+        if probed and asked is not None:
+            got = runner.call(world, [asked[src][0] for src in probed], stage="ambiguity check, probes")
+            for src, outcome in zip(probed, got, strict=True):
+                probe, reference = asked[src]
+                differs = disagreement(probe, reference, outcome) is not None
+                if differs != (src in skipped[h]):
+                    steered[h] = _steered(probe, failed=src in skipped[h])
+                    break
+    hashes = sorted(h for h in programs if h not in steered)
     rho = rho_over_models([programs[h] for h in hashes], [skipped[h] for h in hashes])
     changed = 0
+    for index in passing:
+        flag = steered.get(patch_hash(trials[index].patch.strip()))
+        if flag is not None:
+            evidence = results[index].evidence.model_copy(deep=True)
+            evidence.detector_flags.append(flag)
+            results[index] = results[index].model_copy(update={"evidence": evidence})
+            changed += 1
     for index, r in enumerate(results):
         ambiguous = [w for w in r.witnesses if w.source in rho]
         if not ambiguous:
@@ -88,3 +114,16 @@ def withhold_ambiguous(
         )
         changed += 1
     return changed
+
+
+def _steered(probe: Probe, *, failed: bool) -> DetectorFlag:
+    """The flag of a voter that answers otherwise in the vote's witness run than as vouch's
+    differential asks it the same probe."""
+    there, elsewhere = ("fails", "R[G]'s answer") if failed else ("passes", "another answer than R[G]'s")
+    return DetectorFlag(
+        detector="env_sniffing",
+        file=probe.file,
+        line=None,
+        detail=f"answers differently inside the vote: a witness of {probe.shown()[:120]} {there} in its world "
+        f"there, and the differential gets {elsewhere}",
+    )

@@ -680,7 +680,14 @@ def audit_swe(
         mine = results[start:]
         before_withholding = len(runner.faults)
         changed = withhold_ambiguous(
-            inst.spec, inst.source, own, mine, inst.report.checklist if inst.report else [], cache, runner
+            inst.spec,
+            inst.source,
+            own,
+            mine,
+            inst.report.checklist if inst.report else [],
+            cache,
+            runner,
+            asked=inst.asked,
         )
         if (fault := runner.faults_since(before_withholding)) is not None:
             # The ambiguity check's runs decide which refutations stand for every passing trial.

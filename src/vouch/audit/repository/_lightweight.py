@@ -446,7 +446,7 @@ def _unambiguous(
         for t in programs[p.program]
     ]
     checklist = inst.report.checklist if inst.report else []
-    withhold_ambiguous(inst.spec, inst.source, voters, results, checklist, cache, runner)
+    withhold_ambiguous(inst.spec, inst.source, voters, results, checklist, cache, runner, asked=inst.asked)
     return results[voters.index(sampled.trial)]
 
 

@@ -116,6 +116,9 @@ class Instance:
     t0_null: T0Result | None = None
     probes: list[tuple[Probe, dict[str, Any]]] = field(default_factory=list)
     """Inputs on which R[G] returned, with its result."""
+    asked: dict[str, tuple[Probe, dict[str, Any]]] = field(default_factory=dict)
+    """Per offline witness (by its text), the probe it asks and R[G]'s outcome there: the A.2 vote
+    asks each voter that probe as the differential asks it too (``_ambiguity.withhold_ambiguous``)."""
     env: WorldEnv | None = None
     """The instance's environment (real repositories); None: the pool's own interpreter."""
     env_error: str | None = None

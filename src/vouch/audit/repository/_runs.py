@@ -219,6 +219,7 @@ def witnesses_for_trial(
             recorded.setdefault((p.file, p.qualname), []).append(p)
     out: list[Witness] = []
     asked: dict[int, Witness] = {}
+    outcomes = {id(p): o for p, o in inst.probes}
     for round_no, batch in enumerate(iteration_batches(candidates, config.k), 1):
         evidence.witness_iterations = round_no
         files, meta = probe_tests(inst, evidence.checklist, batch, start=len(out))
@@ -241,6 +242,8 @@ def witnesses_for_trial(
             )
             out.append(witness)
             asked[id(cand)] = witness
+            if id(cand.probe) in outcomes:
+                inst.asked[witness.source] = (cand.probe, outcomes[id(cand.probe)])
         if any(w.validation.valid for w in out):
             break
     return Found(out, undecided=_died_in_the_harness(candidates, asked, evidence))
