@@ -12,7 +12,7 @@ error). Codes name files of ``tests/audit/`` unless marked; ``X`` is this file, 
 | 3 votes, G-defect findings not steered     | TF AM X       | X             | X        | SA XR       | SA XR         |
 | 4 sandbox probes get T0's answer, named    | TF HT PR JD X | X             | X        | SH          | XR            |
 | 5 a patch stays in its world               | -             | -             | -        | SH HW       | XR            |
-| 6 one store key, one replay rule           | AK VR WR UT   | X             | X        | SK SR SM    | SL            |
+| 6 one store key, one replay rule           | AK VR WR UT   | X             | X        | SK SR SM    | SL XR         |
 | 7 msgget refused, control chars escaped    | EB UT         | EB            | EB       | EB          | EB            |
 
 TF test_trust_function, HT test_hostile_trials, IF test_infra_function, IC test_infra_cli,

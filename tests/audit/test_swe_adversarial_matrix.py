@@ -16,7 +16,8 @@ the wrong trial stays refuted, per trial and lightweight.
 
 And in lightweight mode, on the unitconv fixture, the hostile patches ``test_swe_hostile_patches``
 judges per trial (a stack walk for the witness's path, a shipped pytest plugin, a link to a host
-file) are refuted by T1's tests, each with its finding, and no host file is read.
+file) are refuted by T1's tests, each with its finding, no host file is read, and a shared
+witness replays by the audit's validation rule.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from _scratch import scratch_root
 from vouch.audit import SWE_PRELOAD, AuditResults, TrialResult, Verdict
 from vouch.audit.repository._audit import audit_swe
 from vouch.audit.repository._model import SweAuditConfig
+from vouch.audit.repository._replay import replay_witness
 from vouch.exec import LocalExecutor
 from vouch.swebench._instances import (
     SweInstance,
@@ -267,7 +269,8 @@ def patched(scratch: Path, executor: LocalExecutor) -> AuditResults:
         _edited(scratch, "unitconv", own["#0"], name, edit, 10 + n)
         for n, (name, edit) in enumerate([("frames", _frame_walk), ("plugin", _plugin), ("link", link)])
     ]
-    config = replace(SweAuditConfig(repo_root=scratch / "repos", mutants=0, k=1), mode="lightweight", rounds=1)
+    config = SweAuditConfig(repo_root=scratch / "repos", mutants=0, k=1, witness_dir=scratch / "witnesses")
+    config = replace(config, mode="lightweight", rounds=1)
     return audit_swe([instance], trials, executor=executor, cache=WorldCache(scratch / "worlds"), config=config)
 
 
@@ -283,6 +286,17 @@ def test_lightweight_a_plugin_the_patch_ships_decides_no_witness(patched: AuditR
     assert plugin.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK), (plugin.verdict, plugin.reason)
     [found] = [h for h in plugin.hygiene if h.kind == "start_up"]
     assert "pytest11: forge = forge_plugin" in found.detail
+
+
+def test_lightweight_a_shared_witness_replays_by_the_audits_rule(
+    patched: AuditResults, scratch: Path, executor: LocalExecutor
+) -> None:
+    plugin = patched.trials[1]
+    witness = next(w for w in plugin.witnesses if w.validation.valid)
+    written = Path(witness.replay.split()[-1])
+    assert written.is_file(), witness.replay
+    outcome = replay_witness(written, executor=executor, cache=WorldCache(scratch / "worlds"), repeats=2)
+    assert outcome.holds, outcome
 
 
 def test_lightweight_a_link_to_a_host_file_is_never_read_on_the_host(patched: AuditResults) -> None:
