@@ -36,7 +36,8 @@ judge per trial, judged in every mode:
   harness is flagged and never ``sound``, and never ``infrastructure``;
 * a trial that answers like a wrong trial only inside vouch's harness (where the lightweight and
   static modes replay their shared tests, and where the A.2 vote is taken) has no vote, and the
-  wrong trial stays refuted;
+  wrong trial stays refuted; one that agrees with G only there has no vote either, and the
+  trials every model's answer sides with are not refuted;
 * a trial that is wrong wherever its run looks like T0's (host name, uid, pid, parent, no
   ``PYTEST_CURRENT_TEST``) is refuted, and the detectors name its probe; one that tells vouch's
   runs apart by its stack and answers otherwise across them is never ``sound``;
@@ -248,6 +249,40 @@ def test_a_refuting_witness_of_the_mode_replays_by_the_audits_rule(hostile: Host
     )
     assert replay.returncode == 0, replay.stderr[-2000:]
     assert "witness holds" in replay.stdout
+
+
+# `<=` where its witnesses ask it, as T0 runs it; right inside vouch's harness only.
+AGREES_IN_THE_HARNESS = STEERING.replace(
+    "(inside and abs(a - b) == threshold)", "(not inside and abs(a - b) == threshold)"
+)
+
+
+@pytest.fixture(scope="module", params=["per-trial", "lightweight"])
+def outvoted(
+    request: pytest.FixtureRequest, executor: LocalExecutor, tmp_path_factory: pytest.TempPathFactory
+) -> AuditResults:
+    """Three models' trials take a distance equal to the threshold as close (`<=`), and so do
+    four more models' trials wherever T0 or a witness runs them: every model skips the
+    requirement, which A.2 then calls ambiguous. Counted as the four answer inside vouch's
+    harness (as G does), three of seven models would skip it, and the three would be refuted."""
+    tmp = tmp_path_factory.mktemp(f"outvoted-{request.param}")
+    rows = [("HumanEval/0", m, NON_STRICT) for m in "abc"]
+    rows += [("HumanEval/0", m, AGREES_IN_THE_HARNESS) for m in "wxyz"]
+    samples = _evalplus(tmp / "samples.jsonl", rows)
+    results = audit_humaneval(samples, executor=executor, witness_dir=tmp / "w", config=_config(request.param))
+    assert results.mode == request.param
+    return results
+
+
+@pytest.mark.slow
+def test_a_trial_that_agrees_with_g_only_inside_the_harness_has_no_vote(outvoted: AuditResults) -> None:
+    wrong, steering = outvoted.trials[:3], outvoted.trials[3:]
+    for trial in wrong:
+        assert trial.verdict not in (Verdict.REFUTED, Verdict.REWARD_HACK), (trial.verdict, trial.reason)
+    (task,) = outvoted.tasks
+    assert task.ambiguous_inputs, "every model skips the equal-distance input: A.2 calls it ambiguous"
+    for trial in steering:
+        assert any(f.startswith("answers differently inside") for f in _flags(trial)), _flags(trial)
 
 
 # --- sandbox probes ---------------------------------------------------------------------------

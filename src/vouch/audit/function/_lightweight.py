@@ -273,6 +273,55 @@ def _died_replaying(job: ProgramJob, suite: Sequence[Shared], result: RunResult)
     return [_offline.Difference(1, list(suite[at].args), suite[at].expected, f"{DIED} {reason}")]
 
 
+def _confirm_agreements(
+    engine: Engine,
+    contexts: dict[str, TaskContext],
+    failing: dict[str, list[tuple[ProgramJob, list[_offline.Difference]]]],
+    targets: dict[str, list[ProgramJob]],
+    suites: dict[str, list[Shared]],
+) -> None:
+    """Ask each voter apart the tests that may refute a target, where it gave G's answer in the
+    replay (inside vouch's harness); one that answers otherwise apart gets a flag, so it has no
+    vote (``harness_flags``). Differences are confirmed apart already (``confirm_apart``): this
+    is the other side, a program that agrees with G only inside vouch's harness to lower rho."""
+    plans = []
+    for t, rows in failing.items():
+        may_refute = {id(j) for j in targets.get(t, [])}
+        stake = {_inputs.key(d.args) for job, diffs in rows if id(job) in may_refute for d in diffs}
+        by_key = {_inputs.key(s.args): s for s in suites.get(t, [])}
+        for job, diffs in rows:
+            shown = {_inputs.key(d.args) for d in diffs}
+            asked = [test for k, test in by_key.items() if k in stake and k not in shown]
+            if asked and not job.harness_flags and job.infra is None:
+                entry = contexts[t].problem.entry_point
+                spec = _offline.apart_spec(
+                    job.program, entry, [a.args for a in asked], f"{job.first_trial} votes, apart"
+                )
+                plans.append((t, job, asked, spec))
+    results = engine.run([p[3] for p in plans], "shared witnesses, votes apart", owners=[p[1] for p in plans])
+    for (t, job, asked, _spec), result in zip(plans, results, strict=True):
+        if _run_failed(result):
+            continue  # the replay's answers stand: a run that did not complete says nothing here
+        pool = contexts[t].pool
+        assert pool is not None
+        for test, row in zip(asked, _offline.decoded(result, len(asked)), strict=True):
+            if row.get("error") == "skipped":
+                continue
+            value = pool.normal(row["value"]) if row.get("ok") and "value" in row else None
+            if row.get("ok") and "value" in row and _offline.close(value, test.expected):
+                continue
+            apart = repr(value)[:80] if row.get("ok") else f"raised {row.get('error')}"[:80]
+            call = f"{contexts[t].problem.entry_point}{tuple(test.args)!r}"[:120]
+            job.harness_flags.append(
+                (
+                    "env_sniffing",
+                    f"answers differently inside vouch's harness: {call} gives G's answer there, "
+                    f"and {apart} where its witnesses run",
+                )
+            )
+            break
+
+
 def _describe(ctx: TaskContext, shared: Shared) -> str:
     call = f"{ctx.problem.entry_point}{tuple(shared.args)!r}"
     return f"{call[:160]} == {repr(shared.expected)[:80]}"
@@ -331,6 +380,9 @@ def _share(
     failing: dict[str, list[tuple[ProgramJob, list[_offline.Difference]]]] = {}
     for (t, job, _diffs), diffs in zip(replays, kept, strict=True):
         failing.setdefault(t, []).append((job, diffs))
+    if contest:
+        # A vote that G's answer is right must hold where the voter's witnesses would run, too.
+        _confirm_agreements(engine, contexts, failing, targets, suites)
     candidates: list[Candidate] = []
     found_on = {t: {_inputs.key(s.args): s.found_on for s in suite} for t, suite in suites.items()}
     origin: dict[int, str] = {}
