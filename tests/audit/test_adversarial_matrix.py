@@ -7,21 +7,21 @@ error). Codes name files of ``tests/audit/`` unless marked; ``X`` is this file, 
 
 | class (docs/design.md)                     | F per-trial   | F lightweight | F static | R per-trial | R lightweight |
 |--------------------------------------------|---------------|---------------|----------|-------------|---------------|
-| 1 forged "vouch failed": the trial's own   | TF HT IF IC X | X             | X        | IS XR       | IS XR         |
+| 1 forged "vouch failed": the trial's own   | TF HT IF IC X | X             | X        | IS XR       | XR            |
 | 2 dying never passes; in the harness: flag | TF HT JS X    | TF LW X       | TF X     | XR          | XR            |
 | 3 votes, G-defect findings not steered     | TF AM X       | X             | X        | SA XR       | SA XR         |
-| 4 sandbox probes get T0's answer, named    | TF HT PR JD X | X             | X        | SH          | XR            |
-| 5 a patch stays in its world               | -             | -             | -        | SH HW       | XR            |
+| 4 sandbox probes get T0's answer, named    | TF HT PR JD X | X             | X        | SH SW SE    | XR            |
+| 5 a patch stays in its world               | -             | -             | -        | SH SW HW    | XR            |
 | 6 one store key, one replay rule           | AK VR WR UT   | X             | X        | SK SR SM    | SL XR         |
 | 7 msgget refused, control chars escaped    | EB UT         | EB            | EB       | EB          | EB            |
 
-TF test_trust_function, HT test_hostile_trials, IF test_infra_function, IC test_infra_cli,
-JS test_judge_search, LW test_lightweight, AM test_ambiguity, PR test_probes, JD
+TF test_trust_function, HT test_hostile_trials, IF test_infra_function, IC test_infra_cli, JS
+test_judge_search, LW test_lightweight, AM test_ambiguity, PR test_probes, JD
 test_judge_detectors, HW test_hostile_witness_files, IS test_infra_swe, SA test_swe_ambiguity,
-SH test_swe_hostile_patches, SK test_swe_store_key, SR test_swe_replay_rule, SM
-test_swe_method_probes, SL test_swe_lightweight, VR test_validation_rule,
-WR test_witness_rule; AK tests/store/test_audit_key.py, UT tests/cli/test_untrusted_text.py, EB
-tests/exec/test_bounds.py.
+SH test_swe_hostile_patches, SW test_swe_audit, SE test_swe_evidence, SK test_swe_store_key, SR
+test_swe_replay_rule, SM test_swe_method_probes, SL test_swe_lightweight, VR
+test_validation_rule, WR test_witness_rule; AK tests/store/test_audit_key.py, UT
+tests/cli/test_untrusted_text.py, EB tests/exec/test_bounds.py.
 
 Class 5 has no function-form cell: a function-form trial is one program, not a patch of a tree.
 Class 7 is no form's or mode's: the engine refuses ``msgget`` in every run, and every line vouch
