@@ -25,6 +25,7 @@ from vouch.exec import (
     RunSpec,
     Script,
     Status,
+    _init,
     get_executor,
     hidden_in_every_run,
 )
@@ -434,6 +435,29 @@ def test_a_run_has_an_ordinary_pid_and_cannot_reach_its_init(executor: LocalExec
         pid, ppid, pgrp, sid, reach = json.loads(result.stdout_tail)
         assert pid > 64 and pgrp == sid == pid, (pid, pgrp, sid)
         assert ppid == 1 and reach == "PermissionError", (ppid, reach)
+
+
+def test_a_runs_init_is_a_small_program_holding_none_of_the_pools_memory(executor: LocalExecutor) -> None:
+    """The run's process keeps the spare's memory and the spare becomes vouch's init program:
+    the pool's heap is mapped by one process per run, not two, and /proc/1 shows an init."""
+    program = _init.load_program()
+    if program < 0:
+        pytest.skip("no init program on this machine: runs keep a Python init")
+    os.close(program)
+    source = (
+        "import json\n"
+        "def status(pid):\n"
+        "    return dict(line.split(':', 1) for line in open(f'/proc/{pid}/status') if ':' in line)\n"
+        "def rss(pid):\n"
+        "    return int(status(pid)['VmRSS'].split()[0])\n"
+        "cmdline = open('/proc/1/cmdline', 'rb').read().decode()\n"
+        "print(json.dumps([cmdline, status(1)['Name'].strip(), rss(1), rss('self')]))\n"
+    )
+    result = run_script(executor, source)
+    assert result.ok, (result.status, result.reason, result.stderr_tail)
+    cmdline, name, init_rss_kb, own_rss_kb = json.loads(result.stdout_tail)
+    assert (cmdline, name) == ("init\0", "init")
+    assert init_rss_kb < 1024 < own_rss_kb, (init_rss_kb, own_rss_kb)
 
 
 def test_no_name_in_a_runs_environment_speaks_of_vouch(executor: LocalExecutor) -> None:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
+import mmap
 import os
+import signal
 import socket
 import struct
+from collections.abc import Callable
 from typing import NamedTuple
 
 # PyDLL keeps the GIL held during the call: a raw clone must not run while another
@@ -20,6 +23,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc_gil = ctypes.PyDLL(None, use_errno=True)
 _api = ctypes.pythonapi
 
+CLONE_VM = 0x00000100
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
@@ -98,6 +102,137 @@ def clone_process(flags: int) -> int:
     if pid < 0:
         raise OSError(err, f"clone: {os.strerror(err)}")
     return int(pid)
+
+
+_HAND_OVER_CODE = {
+    # long hand_over(long clone_flags, long program_fd, char **argv, char **envp), System V ABI.
+    # After the clone the parent touches no memory, the stack included: the child has it now.
+    "x86_64": b"".join(
+        (
+            b"\x53",  # push rbx                (the child pops these two again)
+            b"\x41\x54",  # push r12
+            b"\x48\x89\xd3",  # mov rbx, rdx            argv
+            b"\x49\x89\xcc",  # mov r12, rcx            envp
+            b"\x49\x89\xf1",  # mov r9, rsi             program_fd
+            b"\xb8\x38\x00\x00\x00",  # mov eax, 56         clone(clone_flags, 0, 0, 0, 0)
+            b"\x31\xf6",  # xor esi, esi
+            b"\x31\xd2",  # xor edx, edx
+            b"\x45\x31\xd2",  # xor r10d, r10d
+            b"\x45\x31\xc0",  # xor r8d, r8d
+            b"\x0f\x05",  # syscall
+            b"\x48\x85\xc0",  # test rax, rax
+            b"\x7e\x29",  # jle child                the child (0), or no child (-errno)
+            b"\x44\x89\xcf",  # mov edi, r9d            execveat(program_fd, "", argv, envp,
+            b"\x48\x8d\x35\x23\x00\x00\x00",  # lea rsi, [rip + empty]           AT_EMPTY_PATH)
+            b"\x48\x89\xda",  # mov rdx, rbx
+            b"\x4d\x89\xe2",  # mov r10, r12
+            b"\x41\xb8\x00\x10\x00\x00",  # mov r8d, 0x1000
+            b"\xb8\x42\x01\x00\x00",  # mov eax, 322
+            b"\x0f\x05",  # syscall
+            b"\xbf\x7f\x00\x00\x00",  # mov edi, 127           it came back: exit_group(127)
+            b"\xb8\xe7\x00\x00\x00",  # mov eax, 231
+            b"\x0f\x05",  # syscall
+            b"\x41\x5c",  # child: pop r12
+            b"\x5b",  # pop rbx
+            b"\xc3",  # ret
+            b"\x00",  # empty: ""
+        )
+    ),
+}
+_hand_over_code: Callable[[int, int, int, int], int] | None = None
+_hand_over_arguments: list[object] = []
+"""The argument arrays of every hand-over: the program's process reads them while its execve
+runs, from the memory the child goes on with, so the child never frees them."""
+
+
+def can_hand_over() -> bool:
+    """Whether ``hand_over`` works here (its code exists for this machine, and may be mapped)."""
+    try:
+        _hand_over_function()
+    except OSError:
+        return False
+    return True
+
+
+def _hand_over_function() -> Callable[[int, int, int, int], int]:
+    """The hand-over code, mapped once (a pool maps it before it clones its spares)."""
+    global _hand_over_code
+    if _hand_over_code is not None:
+        return _hand_over_code
+    code = _HAND_OVER_CODE.get(os.uname().machine)
+    if code is None:
+        raise OSError(errno.ENOSYS, f"hand_over: no code for {os.uname().machine!r}")
+    # Never writable and executable at once: the code is written to a memfd, mapped read and execute.
+    fd = os.memfd_create("vouch-hand-over")
+    try:
+        os.write(fd, code)
+        _libc.mmap.restype = ctypes.c_void_p
+        address = _libc.mmap(
+            None,
+            ctypes.c_size_t(len(code)),
+            mmap.PROT_READ | mmap.PROT_EXEC,
+            mmap.MAP_PRIVATE,
+            fd,
+            ctypes.c_long(0),
+        )
+    finally:
+        os.close(fd)
+    if address in (None, ctypes.c_void_p(-1).value):
+        err = ctypes.get_errno()
+        raise OSError(err, f"hand_over: mmap: {os.strerror(err)}")
+    # PYFUNCTYPE keeps the GIL across the call, as clone_process's PyDLL does.
+    prototype = ctypes.PYFUNCTYPE(ctypes.c_long, ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p)
+    _hand_over_code = prototype(address)
+    return _hand_over_code
+
+
+def hand_over(program_fd: int, argv: list[bytes], env: list[bytes]) -> int:
+    """Make a child that shares this process's memory, and turn this process into the program
+    ``program_fd`` (an executable memfd) at once: the child goes on with the memory alone, so
+    no page table is copied for it, and the program starts in a small address space of its own.
+
+    Returns 0 in the child, after CPython's after-fork hooks; never returns in this process,
+    which exits 127 when the program cannot be executed. Signals are blocked across the clone
+    (a handler would run on the stack the two processes share) and unblocked again in the
+    child; the program starts with them blocked. The child must not run code it does not trust
+    before the program has started (the program's own way of saying so).
+
+    Raises:
+        OSError: No child could be made (this process goes on as before), or there is no
+            hand-over on this machine.
+    """
+    function = _hand_over_function()
+    argv_array = (ctypes.c_char_p * (len(argv) + 1))(*argv, None)
+    env_array = (ctypes.c_char_p * (len(env) + 1))(*env, None)
+    _hand_over_arguments.append((argv_array, env_array))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    _api.PyOS_BeforeFork()
+    pid = function(CLONE_VM | SIGCHLD, program_fd, ctypes.addressof(argv_array), ctypes.addressof(env_array))
+    if pid == 0:
+        _api.PyOS_AfterFork_Child()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        return 0
+    # Only a clone that failed comes back here: this process is still the only one.
+    _api.PyOS_AfterFork_Parent()
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    _hand_over_arguments.pop()
+    raise OSError(-pid, f"clone: {os.strerror(-pid)}")
+
+
+_SYS_CLOSE_RANGE = 436  # the same number on every architecture (new syscall table)
+_CLOSE_RANGE_CLOEXEC = 4
+
+
+def close_on_exec_from(first: int) -> bool:
+    """Mark every descriptor from ``first`` on close-on-exec in one call; False on a kernel
+    without ``close_range`` (before 5.11), where nothing was marked."""
+    result = _libc.syscall(
+        ctypes.c_long(_SYS_CLOSE_RANGE),
+        ctypes.c_uint(first),
+        ctypes.c_uint(0xFFFFFFFF),
+        ctypes.c_uint(_CLOSE_RANGE_CLOEXEC),
+    )
+    return bool(result == 0)
 
 
 def unshare(flags: int) -> None:

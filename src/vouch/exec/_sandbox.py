@@ -5,20 +5,24 @@ PID, mount, network, IPC and UTS namespaces, with its uid map written (run uid 1
 unprivileged host uid of that slot). Building the sandbox is split so that the spare does
 all it can before a run is assigned to it:
 
-``prepare`` (ahead of time, as the spare):
-1. directories the run cannot search but whose insides it needs (an interpreter under
-   /root) are covered by a tmpfs with just those insides bound back;
-2. the child becomes uid/gid 1000 with no supplementary groups;
-3. the whole mount tree turns read-only and private; fresh tmpfs mounts cover /tmp,
-   /var/tmp and /dev/shm; /proc is the new PID namespace's own; the host name stays the host's.
+``hold`` (ahead of time, as the spare):
+1. a session of its own; descriptors of what the sandbox binds back, opened while the child
+   can still search every directory;
+2. the child becomes uid/gid 1000 with no supplementary groups.
 
 Then the spare stays PID 1 of its namespace, its init, and the run's process is its child, at
 an ordinary pid (``_init``).
 
+``prepare`` (ahead of time, in the run's process in full isolation):
+3. directories the run cannot search but whose insides it needs (an interpreter under
+   /root) are covered by a tmpfs with just those insides bound back;
+4. the whole mount tree turns read-only and private; fresh tmpfs mounts cover /tmp,
+   /var/tmp and /dev/shm; /proc is the new PID namespace's own; the host name stays the host's.
+
 ``enter`` (once the zygote sends the run, in the run's process):
-4. hidden paths are covered (an empty read-only tmpfs over a directory, /dev/null over a
+5. hidden paths are covered (an empty read-only tmpfs over a directory, /dev/null over a
    file), and the run's working directory is bound in read-write;
-5. stdio on the capture files and every other descriptor closed, rlimits, an empty
+6. stdio on the capture files and every other descriptor closed, rlimits, an empty
    capability set, no_new_privs, the scrubbed environment.
 
 Weak isolation (only when the caller opted in) keeps what needs no namespace: the
@@ -183,6 +187,9 @@ class SpareSetup:
     itself (weak isolation)."""
     host_last_pid: int = 0
     """The host's PID counter when the spare was cloned: the run's pid is made near it."""
+    init_program_fd: int = -1
+    """Full isolation: the namespace's init program (``_init.load_program``) the spare becomes,
+    leaving its memory to the run's process; -1 when the spare stays a Python init."""
     rootless: bool = False
     """The pool has no root: the run's uid is the caller's, its groups cannot be dropped, and a
     visible runs directory is covered so that a run sees only its own working directory."""
@@ -204,6 +211,19 @@ class JobSetup:
     disk_mb: int | None = None
     exposed: tuple[str, ...] = ()
     """Paths the run may read although they lie in a covered directory (``expose_to_runs``)."""
+
+
+@dataclass(frozen=True)
+class Held:
+    """A spare's state between ``hold`` and ``prepare``: its session and uid set, and what it
+    opened while it could still search every directory."""
+
+    setup: SpareSetup
+    runs_dir_fd: int
+    exposed: tuple[tuple[Exposure, tuple[tuple[str, int], ...]], ...] = ()
+    """Each exposure with an O_PATH descriptor of each path it keeps."""
+    covered: tuple[tuple[str, int], ...] = ()
+    under_tmp: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -278,7 +298,7 @@ def _bind_held(fd: int, path: str) -> None:
     _linux.mount(f"/proc/self/fd/{fd}", path, None, _linux.MS_BIND | _linux.MS_REC)
 
 
-def _expose(held: list[tuple[Exposure, list[tuple[str, int]]]]) -> None:
+def _expose(held: tuple[tuple[Exposure, tuple[tuple[str, int], ...]], ...]) -> None:
     for exposure, paths in held:
         _linux.mount("tmpfs", exposure.cover, "tmpfs", _linux.MS_NOSUID | _linux.MS_NODEV, "size=64k,mode=0755")
         for path, fd in paths:
@@ -453,8 +473,9 @@ def _set_environment(job: JobSetup) -> None:
     os.environ.update(job.env)
 
 
-def prepare(setup: SpareSetup) -> Prepared:
-    """Build everything of the sandbox that does not depend on the run. Raises SetupError."""
+def hold(setup: SpareSetup) -> Held:
+    """As the spare: a session of its own, the descriptors of what the sandbox binds back, then
+    the run's uid. Raises SetupError."""
     try:
         _linux.prctl(_linux.PR_SET_PDEATHSIG, 9)
         # A session of its own: kill(0, ...) from the run then reaches only its own group,
@@ -467,18 +488,32 @@ def prepare(setup: SpareSetup) -> Prepared:
                 os.setresgid(setup.host_uid, setup.host_uid, setup.host_uid)
                 os.setresuid(setup.host_uid, setup.host_uid, setup.host_uid)
                 _linux.prctl(_linux.PR_SET_PDEATHSIG, 9)  # a uid change clears it
-            return Prepared(setup=setup, runs_dir_fd=runs_dir_fd)
+            return Held(setup=setup, runs_dir_fd=runs_dir_fd)
         # Hold what must be bound back while every directory is still searchable; files made
         # inside the user namespace need the mapped uid, so the mounts come after the switch.
-        exposed = [(e, [(p, fd) for p in e.keep if (fd := _hold(p)) is not None]) for e in setup.exposures]
+        exposed = tuple((e, tuple((p, fd) for p in e.keep if (fd := _hold(p)) is not None)) for e in setup.exposures)
         covered = tuple((e.cover, fd) for e in setup.exposures if setup.rootless and (fd := _hold(e.cover)) is not None)
-        under_tmp = [(p, fd) for p in setup.under_private_tmp if (fd := _hold(p)) is not None]
+        under_tmp = tuple((p, fd) for p in setup.under_private_tmp if (fd := _hold(p)) is not None)
         if not setup.rootless:
             os.setgroups([])  # denied in a user namespace made without root (see _zygote)
+        # The user namespace has no root (only the run's uid is mapped): the switch keeps the
+        # capabilities the mounts need, and the run drops them all in ``enter``.
         os.setresgid(RUN_UID, RUN_UID, RUN_UID)
         os.setresuid(RUN_UID, RUN_UID, RUN_UID)
         _linux.prctl(_linux.PR_SET_PDEATHSIG, 9)
-        _expose(exposed)
+        return Held(setup=setup, runs_dir_fd=runs_dir_fd, exposed=exposed, covered=covered, under_tmp=under_tmp)
+    except OSError as exc:
+        raise SetupError(str(exc)) from None
+
+
+def prepare(held: Held) -> Prepared:
+    """Build everything of the sandbox that does not depend on the run: the mounts (in full
+    isolation the run's process does it, in the namespaces its init shares). Raises SetupError."""
+    setup = held.setup
+    if not setup.full:
+        return Prepared(setup=setup, runs_dir_fd=held.runs_dir_fd)
+    try:
+        _expose(held.exposed)
         _make_tree_readonly_private()
         for target in _PRIVATE_TMP:
             if os.path.isdir(target):
@@ -491,7 +526,7 @@ def prepare(setup: SpareSetup) -> Prepared:
             f.write("0")
         # The UTS namespace keeps the host's own name, as a run outside vouch would see it: a
         # name of vouch's own would tell judged code that it is being judged.
-        return Prepared(setup=setup, runs_dir_fd=runs_dir_fd, covered=covered, under_tmp=tuple(under_tmp))
+        return Prepared(setup=setup, runs_dir_fd=held.runs_dir_fd, covered=held.covered, under_tmp=held.under_tmp)
     except OSError as exc:
         raise SetupError(str(exc)) from None
 

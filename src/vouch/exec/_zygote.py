@@ -134,6 +134,9 @@ class Zygote:
     """Each slot namespace's IP counters and unix sockets as made: one that reads otherwise
     has carried a run's traffic and is replaced before its next run."""
     own_netns: int = -1
+    init_program: int = -1
+    """The init program every spare of full isolation becomes (``_init.load_program``); -1 when
+    there is none here and spares stay Python inits."""
     exposed: tuple[str, ...] = ()
     """Paths the caller exposed to runs (``expose_to_runs``), bound back in covered homes."""
     kept: set[str] = field(default_factory=set)
@@ -199,6 +202,8 @@ class Zygote:
         os.chmod(self.runs_dir, 0o711)  # noqa: S103 - runs reach their own dir, cannot list others
         workers = self.config["workers"]
         self.free_slots = {False: list(range(workers))[::-1], True: list(range(workers, 2 * workers))[::-1]}
+        if self.full:
+            self.init_program = _init.load_program()
         gc.collect()
         gc.freeze()  # children share the warmed heap instead of copying it on the first collection
         self.baseline_vm = _vm_size()
@@ -334,6 +339,7 @@ class Zygote:
             switch_uid=self.can_switch_uid,
             relay_fd=relay_w,
             host_last_pid=_init.host_last_pid() if self.full else 0,
+            init_program_fd=self.init_program,
             rootless=self.rootless,
             under_private_tmp=self.under_private_tmp,
         )
@@ -818,7 +824,8 @@ def _kill_tree(pid: int, full: bool) -> None:
 
 
 def _spare_main(setup: _sandbox.SpareSetup, sync_r: int, sync_w: int, job_r: int, job_w: int) -> None:
-    """A spare's life: wait for the uid map, prepare, wait for a run, enter, run the entry.
+    """A spare's life: wait for the uid map, set its identity, become the init of the run's
+    process (full isolation), prepare, wait for a run, enter, run the entry.
 
     Its own job pipe's write end is closed first: then the zygote alone holds it (and spares
     cloned after, which exit in turn), so a spare whose zygote died sees end of file and exits
@@ -830,10 +837,12 @@ def _spare_main(setup: _sandbox.SpareSetup, sync_r: int, sync_w: int, job_r: int
         if os.read(sync_r, 2) != b"go":
             raise _sandbox.SetupError("the zygote did not finish the user namespace")
         os.close(sync_r)
-        prepared = _sandbox.prepare(setup)
+        held = _sandbox.hold(setup)
         if setup.relay_fd >= 0:
-            # The spare stays PID 1, the namespace's init; the run's process goes on from here.
-            _init.start_run(setup.host_last_pid, setup.relay_fd)
+            # The spare stays PID 1, the namespace's init; the run's process goes on from here
+            # and builds the sandbox's mounts itself, in the namespaces the two share.
+            _init.start_run(setup.host_last_pid, setup.relay_fd, setup.init_program_fd)
+        prepared = _sandbox.prepare(held)
     except BaseException as exc:  # noqa: BLE001 - anything here is a setup failure
         _fail_setup(setup.ready_fd, exc)
     message = _read_job(job_r)
