@@ -13,19 +13,54 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
+from typing import Any
 
-from audit_recall import merged_labels
+from audit_recall import merged_labels, widen
 from vouch.audit import PRELOAD
-from vouch.audit.function import _trial
+from vouch.audit.function import _inputs, _offline, _trial
 from vouch.audit.function._audit import _tasks_stage
 from vouch.audit.function._jobs import ProgramJob
+from vouch.audit.function._preconditions import ArgRule, Preconditions
 from vouch.audit.function._runs import AuditConfig, Engine, t0_result, t0_spec
 from vouch.audit.function._trial import _differential_stage, _prepare_pools
 from vouch.exec import LocalExecutor
 from vouch.sources.trials._samples import load_problems, load_samples, merge, program_hash
+
+
+def naive_plan(
+    prompt: str,
+    params: Sequence[str],
+    seeds: Sequence[list[Any]],
+    seed_outputs: Sequence[Any],
+    rng: random.Random,
+    *,
+    count: int,
+    **_: Any,
+) -> tuple[Preconditions, list[tuple[int, list[Any]]], set[str]]:
+    """The naive pool, in place of ``_offline.plan_pool``: ``count`` distinct inputs made by one to
+    three type-preserving edits of a random seed (``_inputs.mutate_value``), with no domain but the
+    arguments' types; G still answers each, and an input G rejects is dropped."""
+    rules = Preconditions(tuple(ArgRule(name, frozenset()) for name in params), frozenset())
+    seen = {_inputs.key(s) for s in seeds}
+    planned: list[tuple[int, list[Any]]] = []
+    for _ in range(count * 20):
+        if len(planned) >= count or not seeds:
+            break
+        args = list(rng.choice(seeds))
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(args))
+            args[i] = _inputs.mutate_value(args[i], rng)
+        k = _inputs.key(args)
+        if k not in seen:
+            seen.add(k)
+            planned.append((1, args))
+    return rules, planned, set()
 
 
 def main() -> None:
@@ -37,8 +72,16 @@ def main() -> None:
     parser.add_argument("--task", action="append", default=None, help="only this task (repeatable; debugging)")
     parser.add_argument("--show", type=int, default=0, help="print up to N missed g_reachable trials per task")
     parser.add_argument("--json", type=Path, default=None, help="write per-trial rows here")
+    parser.add_argument("--domain", action="store_true", help="print each task's domain (its preconditions)")
     parser.add_argument("--no-ambiguity", action="store_true", help="switch TestJack's A.2 rule off (to see its share)")
+    parser.add_argument(
+        "--naive", type=int, default=0, metavar="N", help="the naive baseline: N mutants of the seeds, no domain"
+    )
+    parser.add_argument("--widen", nargs="*", default=[], metavar="NAME=VALUE", help="the domain's widening")
     args = parser.parse_args()
+    widen(args.widen)
+    if args.naive:
+        _offline.plan_pool = partial(naive_plan, count=args.naive)  # type: ignore[assignment]
     if args.no_ambiguity:
         _trial._contested = lambda voters, differing: set()
     labels = merged_labels(args.samples, args.labels)
@@ -49,6 +92,7 @@ def main() -> None:
         tasks = [t for t in tasks if t in args.task]
     keep = set(tasks)
     trials = [t for t in loaded.trials if t.task_id in keep]
+    model_of = {t.trial_id: t.model for t in trials}
     groups: dict[tuple[str, str], ProgramJob] = {}
     members: dict[tuple[str, str], list[str]] = defaultdict(list)
     for t in trials:
@@ -90,6 +134,7 @@ def main() -> None:
             rows.append(
                 {
                     "trial_id": trial_id,
+                    "model": model_of[trial_id],
                     "kind": kind,
                     "diff": None if not hit else [repr(job.diffs[0].args)[:200], repr(job.diffs[0].expected)[:80]],
                 }
@@ -112,6 +157,8 @@ def main() -> None:
             contested = len(contexts[task].contested)
             counts = f"{task:<14}{r:>6}{c['reachable+hit']:>5}{c['right+hit']:>10}"
             print(f"{counts}  pool {size} contested {contested} {note[:50]}")
+            if args.domain and contexts[task].pool is not None:
+                print(f"    domain: {contexts[task].pool.rules.describe()}")  # type: ignore[union-attr]
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

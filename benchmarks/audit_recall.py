@@ -93,6 +93,29 @@ def merged_labels(samples: list[Path], labels: list[Path]) -> dict[str, dict[str
 SPLITS = ("tuning", "check")
 
 
+def widen(pairs: list[str]) -> None:
+    """Set fields of the domain's widening (``vouch.audit.function._preconditions.Widening``) for
+    this process: ``edges=0``, ``letter_class=8``; a measured choice is made by comparing runs."""
+    from dataclasses import fields, replace
+
+    from vouch.audit.function import _preconditions
+
+    kinds = {f.name: f.type for f in fields(_preconditions.Widening)}
+    changes: dict[str, Any] = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if name not in kinds or not value:
+            sys.exit(f"--widen {pair}: expected one of {', '.join(kinds)} as NAME=VALUE")
+        kind = kinds[name]
+        if kind in (int, "int"):
+            changes[name] = int(value)
+        elif kind in (bool, "bool"):
+            changes[name] = value.lower() in ("1", "true", "yes")
+        else:
+            changes[name] = value
+    _preconditions.WIDENING = replace(_preconditions.WIDENING, **changes)
+
+
 def split_of(task_id: str) -> str:
     """The fixed split of a labelled (even-numbered) task: numbers 0, 4, 8, ... tune, 2, 6, ... check."""
     return SPLITS[int(task_id.rsplit("/", 1)[1]) // 2 % 2]
@@ -165,7 +188,11 @@ def main() -> None:
     parser.add_argument("--split", choices=SPLITS, help="with --run: only the tasks of this split")
     parser.add_argument("--mode", choices=("per-trial", "lightweight", "static"), default="per-trial")
     parser.add_argument("--misses", action="store_true", help="list every task with a miss or a false refutation")
+    parser.add_argument(
+        "--widen", nargs="*", default=[], metavar="NAME=VALUE", help="with --run: the domain's widening"
+    )
     args = parser.parse_args()
+    widen(args.widen)
     labels = merged_labels(args.samples, args.labels)
     if args.run:
         only = {t for t in args.tasks.split(",") if t}

@@ -129,6 +129,9 @@ def test_an_input_outside_the_preconditions_is_never_used(hand_results: AuditRes
     assert trial.verdict is Verdict.SOUND, trial.reason
     task = next(t for t in hand_results.tasks if t.task_id == "HumanEval/11")
     assert task.well_formed
+    # The domain is shown per task: string_xor's two arguments, and the length they share.
+    assert [line.split(":")[0] for line in task.domain] == ["a", "b", "a same_len b"], task.domain
+    assert "characters '01'" in task.domain[0], task.domain
     # Every witness of the run has an input inside its task's preconditions.
     for t in hand_results.trials:
         for w in t.witnesses:

@@ -118,10 +118,10 @@ def test_many_distinct_answers_are_spread_by_type_and_size() -> None:
     assert any(expected > 10**40 for _, _, expected in pool.inputs), "the rare size of answer is kept"
 
 
-def test_seeds_of_several_elements_leave_one_element_open() -> None:
+def test_seeds_of_several_elements_leave_one_element_and_none_open() -> None:
     rules = infer("def mad(numbers): ...", ["numbers"], [[[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0, 4.0]]])
     assert rules.admits([[2.0]]) is None
-    assert rules.admits([[]]) is not None, "no seed is empty: the empty list stays outside"
+    assert rules.admits([[]]) is None, "the empty list is the natural edge, in unless P says non-empty"
 
 
 def test_a_list_that_repeats_an_element_lets_its_kind_repeat_in_every_argument() -> None:  # HumanEval/58

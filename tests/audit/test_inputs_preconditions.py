@@ -99,11 +99,66 @@ def test_a_number_p_says_is_not_a_prime() -> None:  # HumanEval/59: "Assume n > 
     assert "prime" in (rules.admits([29]) or "")
 
 
-def test_a_list_asked_about_its_primes_holds_one() -> None:  # HumanEval/94
+def test_the_natural_edges_are_in_unless_p_rules_them_out() -> None:
+    words = [["hello", "ell"], ["abab", "baa"], ["himenss", "simen"]]
+    assert infer("def f(a, b): ...", ["a", "b"], words).admits(["abc", ""]) is None
+    said = infer('def f(a, b):\n    """Given two non-empty words."""\n', ["a", "b"], words)
+    assert "empty" in (said.admits(["abc", ""]) or "")
+    counts = [[1], [5], [7], [10]]
+    assert "below 1" in (infer("def f(n): ...", ["n"], counts).admits([0]) or "")  # zero is a measured choice
+    assert infer("def f(n): ...", ["n"], [[0], *counts]).admits([0]) is None
+    assert infer("def f(xs): ...", ["xs"], SORTED).admits([[]]) is None
+
+
+def test_a_list_keeps_the_kind_of_element_p_presupposes() -> None:
     seeds = [[[0, 3, 2, 1, 3, 5, 7]], [[1, 0, 1, 8, 2, 4597, 2]], [[1, 3, 1, 32, 5107]], [[0, 81, 12, 3, 1, 21]]]
-    rules = infer(_prompt("HumanEval/94"), ["lst"], seeds)
+    rules = infer('def f(lst):\n    """Return the largest prime of the list."""\n', ["lst"], seeds)
     assert rules.admits([[4, 3, 8]]) is None
-    assert "no prime" in (rules.admits([[0]]) or "")
+    assert "no prime" in (rules.admits([[0, 4]]) or "")
+    assert infer("def f(lst): ...", ["lst"], seeds).admits([[0, 4]]) is None  # P names no kind
+
+
+def test_letters_keep_the_one_case_many_seeds_show() -> None:
+    lower = [["hi"], ["asdfghjkl"], ["gf"], ["et"]]
+    letters = 'def f(s):\n    """Rotate each letter of s."""\n'
+    assert "alphabet" in (infer(letters, ["s"], lower).admits(["A"]) or "")
+    assert infer(letters, ["s"], lower).admits(["zq"]) is None  # the class is open whole
+    assert infer("def f(s): ...", ["s"], lower).admits(["A"]) is None  # P speaks of text, not letters
+    few = [["hi"], ["ab"]]
+    assert infer(letters, ["s"], few).admits(["HI"]) is None  # too few letters to prove a case
+    mixed = [["Hello"], ["wOrld"], ["abcdefgh"]]
+    assert infer(letters, ["s"], mixed).admits(["XYZ"]) is None
+
+
+def test_tokens_keep_the_one_length_every_seed_s_tokens_have() -> None:
+    letters = [["a b c"], ["a b b a"], ["a b c a b"], ["b b b b a"]]
+    rules = infer("def f(test): ...", ["test"], letters)
+    assert rules.admits(["c a"]) is None
+    assert "character" in (rules.admits(["aa b"]) or "")
+    assert infer("def f(s): ...", ["s"], [["ab cd e"], ["hello world"], ["x yy zzz w"]]).admits(["abcdef"]) is None
+
+
+def test_words_every_formatted_seed_writes_alike_stay() -> None:
+    fruit = [["5 apples and 6 oranges", 19], ["0 apples and 1 oranges", 3], ["100 apples and 1 oranges", 120]]
+    rules = infer("def f(s, n): ...", ["s", "n"], fruit)
+    assert rules.admits(["7 apples and 8 oranges", 20]) is None
+    assert "words" in (rules.admits(["7 pears and 8 oranges", 20]) or "")
+    dates = infer("def f(d): ...", ["d"], [["Jan 03 2000"], ["Feb 11 2012"], ["Mar 01 2020"]])
+    assert dates.admits(["Dec 31 1999"]) is None  # a word the seeds vary is free
+
+
+def test_a_bound_in_words_with_then_for_than() -> None:
+    prompt = 'def f(a):\n    """Knowing that (a) is less then 100."""\n'
+    rules = infer(prompt, ["a"], [[30], [8], [10]])
+    assert rules.admits([99]) is None
+    assert "above 99" in (rules.admits([100]) or "")
+
+
+def test_a_bound_p_states_holds_though_t0_goes_past_it() -> None:
+    prompt = 'def f(a):\n    """Knowing that (a) is less than 100.\n    f(30) == True\n    """\n'
+    seeds = [[30], [5], [125], [729]]
+    assert "above 99" in (infer(prompt, ["a"], seeds, examples=[[30]]).admits([125]) or "")
+    assert infer(prompt, ["a"], seeds, examples=[[30], [300]]).admits([125]) is None  # P's example breaks it
 
 
 def test_numbers_with_leading_zeros_are_not_fractions_p_shows() -> None:  # HumanEval/144

@@ -356,6 +356,11 @@ class TaskReport(_Model):
         "prompt defects; their witnesses refute no trial.",
     )
     note: str | None = Field(default=None, description="Why the witness source could not work on the task, if so.")
+    domain: list[str] = Field(
+        default_factory=list,
+        description="Function form: the inputs P allows, read from P's words, its examples and T0's inputs, one line "
+        "per argument and per relation between arguments. A witness whose input lies outside it never refutes.",
+    )
     rounds: list[RoundRecord] = Field(default_factory=list, description="Lightweight mode: its stages, in order.")
     ground_truth: list[str] = Field(
         default_factory=list,

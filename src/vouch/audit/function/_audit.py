@@ -382,6 +382,7 @@ def _task_reports(contexts: dict[str, TaskContext], results: Sequence[TrialResul
                 "refuted": sum(r.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK) for r in mine),
                 "ambiguous_inputs": sorted(ctx.contested)[:20],
                 "note": "; ".join(n for n in (ctx.report.note, ctx.pool_note) if n) or None,
+                "domain": ctx.pool.rules.lines() if ctx.pool is not None else [],
                 "ground_truth": _ground_truth(ctx),
                 "g_defects": [GroundTruthDefect.model_validate(d) for d in g_defects(ctx)],
             }

@@ -264,6 +264,7 @@ def plan_pool(
     *,
     per_seed: int,
     limit: int,
+    examples: Sequence[Sequence[Any]] = (),
 ) -> tuple[Preconditions, list[tuple[int, list[Any]]], set[str]]:
     """Preconditions from P and the seeds, and three levels of admitted generated inputs.
 
@@ -271,9 +272,10 @@ def plan_pool(
     seeds. Level 2: mutants of level 1 and inputs built anew from the seeds' shapes. Level 3:
     mutants of both, and the seeds past their own scale (admitted by ``rules.past_scale()``;
     their keys are the third value returned, for ``fill_pool``). At most ``limit`` inputs in
-    all, each level given its share.
+    all, each level given its share. ``examples`` are the arguments of P's own examples
+    (``infer``'s).
     """
-    rules = infer(prompt, params, seeds, seed_outputs)
+    rules = infer(prompt, params, seeds, seed_outputs, examples)
     admitted_seeds = [s for s in seeds if len(s) == len(params)]
     share = max(limit // 8, 4)
     far = _generate.scaled(admitted_seeds, rules, rng, share // 2)

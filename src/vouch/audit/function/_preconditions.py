@@ -134,6 +134,51 @@ def shape(text: str) -> str:
     return "".join(out)
 
 
+@dataclass(frozen=True)
+class Widening:
+    """How far an argument's domain reaches past what the seeds show: each field a measured
+    choice (``benchmarks/audit_pool.py --widen``), in general terms, never per task.
+
+    Daikon's rule decides what the seeds prove: a property binds when the seeds would be
+    unlikely to show it by chance. Every seed string being lowercase, over many letters, is such
+    a property; no seed being empty, zero or one element long is not (those are single points
+    of the domain, its natural edges), so the edges are in unless P rules them out.
+    """
+
+    empty: bool = True
+    """The empty string and the empty list are in unless P says "non-empty" (False: only when a
+    seed shows them)."""
+    zero: bool = False
+    """0 is in for whole numbers at or above zero unless P says "positive" (False: only when a seed
+    shows it; seeds at or above 1 open down to 1)."""
+    keep_case: str = "letters"
+    """Where P says nothing of case and the seeds' letters (``CASE_EVIDENCE`` or more) are all one
+    case: ``always`` keeps letters in that case; ``letters`` keeps them so where P speaks of
+    letters or the alphabet (the letters its rule is about are the ones the seeds show; a string
+    P speaks of only as text may hold either case); ``never`` opens the other case."""
+    letter_class: int = 8
+    """A case of letters the seeds use with this many distinct letters is open whole."""
+    presupposed: bool = True
+    """Where P singles out an element by its kind ("the largest prime", "the smallest even
+    number") and every seed list (``PRESUPPOSED_EVIDENCE`` or more) holds one, a list without
+    any is outside P: the description presupposes one."""
+    token_length: bool = True
+    """Whitespace-separated tokens keep the one length every seed's tokens have (``TOKEN_EVIDENCE``
+    tokens or more): "a b c" stays single letters."""
+    fixed_words: bool = True
+    """The words of a formatted string that every seed writes alike stay as they are ("5 apples
+    and 6 oranges": the numbers vary, the words do not)."""
+    bounds_over_t0: bool = True
+    """A bound P states in words holds when P's own examples keep it, though T0's inputs break it
+    (False: any seed breaking it drops it)."""
+
+
+WIDENING = Widening()
+CASE_EVIDENCE = 8
+PRESUPPOSED_EVIDENCE = 3
+TOKEN_EVIDENCE = 6
+
+_LETTER_WORDS = re.compile(r"\bletters?\b|\balphabet")
 _CASE_WORDS = re.compile(r"lower|upper|capital|\bcase\b|small letters|\bcaps?\b")
 _LEADING_ZERO = re.compile(r"(?<![\d.])0\d")
 _NOT_PRIME = re.compile(r"\bnot (?:a )?prime\b")
@@ -153,6 +198,30 @@ def _is_prime(n: Any) -> bool:
     if not isinstance(n, int) or isinstance(n, bool) or n < 2:
         return False
     return all(n % k for k in range(2, math.isqrt(n) + 1))
+
+
+_KINDS: dict[str, Any] = {
+    "prime": _is_prime,
+    "even": lambda n: isinstance(n, int) and n % 2 == 0,
+    "odd": lambda n: isinstance(n, int) and n % 2 == 1,
+}
+"""Kinds of number P may single one element out by, each with its test (a sign is a bound, read
+as one)."""
+_SUPERLATIVE = r"\b(?:largest|smallest|biggest|greatest|highest|lowest|maximum|minimum|max|min)\s+"
+
+
+def _presupposed(values: Sequence[Any], text: str) -> str | None:
+    """The one kind of element P singles one out by ("the largest prime") that every seed list of
+    numbers holds: a definite description presupposes one (None if none or several)."""
+    lists = [v for v in values if isinstance(v, list) and v and all(isinstance(n, int) for n in _numbers(v))]
+    if not WIDENING.presupposed or len(lists) < PRESUPPOSED_EVIDENCE or len(lists) != len(values):
+        return None
+    found = [
+        kind
+        for kind, test in _KINDS.items()
+        if re.search(rf"{_SUPERLATIVE}{kind}\b", text) and all(any(test(n) for n in _numbers(v)) for v in lists)
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _is_sorted(items: list[Any]) -> bool:
@@ -192,8 +261,13 @@ class ArgRule:
     """No run of digits starts with 0 (no seed writes a number so: "05/01" is not a fraction P shows)."""
     not_prime: bool = False
     """P says the number is not a prime ("Assume n > 1 and is not a prime")."""
-    has_prime: bool = False
-    """P asks about the primes of a list and every seed list holds one: a list without any is outside P."""
+    presupposes: str | None = None
+    """A kind of element P speaks of that every seed list holds one of (``Widening.presupposed``)."""
+    token_length: int | None = None
+    """Every whitespace-separated token has this length (as in every seed)."""
+    words: tuple[str | None, ...] | None = None
+    """A formatted string's letter runs, in order: a word every seed writes there, or None where
+    the seeds differ."""
     stated_low: bool = False
     stated_high: bool = False
     """P states the bound (``1 <= n <= 100``, ``n > 1``); otherwise it is the seeds' scale, widened."""
@@ -225,11 +299,14 @@ class Preconditions:
                 return f"{self.args[i].name} and {self.args[j].name}: break {relation}, which every seed holds"
         return None
 
+    def lines(self) -> list[str]:
+        """The domain, one line per argument and per relation between arguments."""
+        parts = [f"{rule.name}: {', '.join(_bindings(rule)) or 'any value of its type'}" for rule in self.args]
+        return parts + [f"{self.args[i].name} {relation} {self.args[j].name}" for relation, i, j in self.relations]
+
     def describe(self) -> str:
         """The rules that bind, one clause per argument (for a witness's ``why_valid``)."""
-        parts = [f"{rule.name}: {', '.join(_bindings(rule)) or 'any value of its type'}" for rule in self.args]
-        parts += [f"{self.args[i].name} {relation} {self.args[j].name}" for relation, i, j in self.relations]
-        return "; ".join(parts)
+        return "; ".join(self.lines())
 
     def past_scale(self) -> Preconditions:
         """These rules without the seeds' scale: numbers of any magnitude on the seeds' side of
@@ -249,7 +326,6 @@ def _bindings(rule: ArgRule) -> list[str]:
         out.append(f"{low}numbers{high}" + (" (P states it)" if rule.stated_low or rule.stated_high else ""))
     flags = {
         "categories": rule.categories is not None,
-        "the seeds' alphabet": rule.alphabet is not None,
         "no outer or doubled spaces": rule.strip_spaces,
         "non-empty text": rule.nonempty_str,
         "balanced brackets": rule.balanced,
@@ -260,12 +336,29 @@ def _bindings(rule: ArgRule) -> list[str]:
         "distinct elements": rule.distinct_lists,
         "whole floats": rule.whole_floats,
         "not a prime": rule.not_prime,
-        "holds a prime": rule.has_prime,
+        "the seeds' fixed words": rule.words is not None,
+        f"holds a {rule.presupposes} element, as every seed does": rule.presupposes is not None,
     }
+    if rule.alphabet is not None:
+        out.append(f"characters {_show_alphabet(rule.alphabet)}")
     out += [name for name, holds in flags.items() if holds]
+    if rule.token_length is not None:
+        out.append(f"words of {rule.token_length} character{'s' if rule.token_length > 1 else ''}")
     if rule.min_len or rule.max_len is not None:
         out.append(f"length >= {rule.min_len}" + ("" if rule.max_len is None else f", <= {rule.max_len}"))
     return out
+
+
+def _show_alphabet(alphabet: frozenset[str]) -> str:
+    """An alphabet in a few words: whole classes by their range, the other characters listed."""
+    parts, rest = [], set(alphabet)
+    for pool, name in ((string.ascii_lowercase, "a-z"), (string.ascii_uppercase, "A-Z"), (string.digits, "0-9")):
+        if set(pool) <= rest:
+            parts.append(name)
+            rest -= set(pool)
+    if rest:
+        parts.append(repr("".join(sorted(rest))))
+    return " ".join(parts)
 
 
 def _past_scale(rule: ArgRule) -> ArgRule:
@@ -354,10 +447,15 @@ def _check(rule: ArgRule, value: Any) -> str | None:
             return f"{text!r} runs groups together without a space"
         if rule.no_leading_zeros and _LEADING_ZERO.search(text):
             return f"{text!r} writes a number with a leading zero, which no example or T0 input does"
+        if rule.token_length is not None and any(len(t) != rule.token_length for t in text.split()):
+            return f"{text!r} has a word not {rule.token_length} character(s) long, as every seed's are"
+        if rule.words is not None and isinstance(value, str) and not _keeps_words(rule.words, text):
+            return f"{text!r} changes words every example and T0 input writes alike"
     if rule.not_prime and isinstance(value, int) and not isinstance(value, bool) and _is_prime(value):
         return f"{value} is a prime, and P says it is not"
-    if rule.has_prime and isinstance(value, list) and not any(_is_prime(v) for v in _numbers(value)):
-        return "the list holds no prime, and P asks about its primes"
+    kind = rule.presupposes
+    if kind is not None and isinstance(value, list) and not any(_KINDS[kind](n) for n in _numbers(value)):
+        return f"the list holds no {kind} element, and P singles one out as every seed holds one"
     if isinstance(value, (list, str, dict, tuple)):
         if len(value) < rule.min_len:
             return f"length {len(value)} is below {rule.min_len}"
@@ -369,6 +467,24 @@ def _check(rule: ArgRule, value: Any) -> str | None:
         if rule.distinct_lists and len({repr(v) for v in items}) != len(items):
             return "a list repeats an element"
     return None
+
+
+_LETTER_RUN = re.compile(r"[^\W\d_]+")
+
+
+def _keeps_words(words: tuple[str | None, ...], text: str) -> bool:
+    runs = _LETTER_RUN.findall(text)
+    return len(runs) == len(words) and all(w is None or w == r for w, r in zip(words, runs, strict=True))
+
+
+def _fixed_words(texts: Sequence[str]) -> tuple[str | None, ...] | None:
+    """The letter runs of formatted strings where every seed writes the same word (None where
+    they differ); None when the seeds do not share one sequence of runs or none is fixed."""
+    runs = [tuple(_LETTER_RUN.findall(t)) for t in texts]
+    if len(runs) < 2 or len({len(r) for r in runs}) != 1 or not runs[0]:
+        return None
+    words = tuple(column[0] if len(set(column)) == 1 else None for column in zip(*runs, strict=True))
+    return words if any(w is not None for w in words) else None
 
 
 def _shaped(rule: ArgRule, text: str) -> bool:
@@ -418,11 +534,16 @@ def _text_ranges(prompt: str, names: Sequence[str]) -> dict[str, tuple[float, fl
 _COMPARE = {"<": "lt", "<=": "le", "≤": "le", ">": "gt", ">=": "ge", "≥": "ge"}
 _WORDS = {
     "less than": "lt",
+    "less then": "lt",
     "smaller than": "lt",
+    "smaller then": "lt",
     "below": "lt",
     "greater than": "gt",
     "larger than": "gt",
+    "larger then": "gt",
     "more than": "gt",
+    "greater then": "gt",
+    "more then": "gt",
     "above": "gt",
     "at most": "le",
     "at least": "ge",
@@ -437,7 +558,8 @@ def _text_bounds(prompt: str, names: Sequence[str]) -> dict[str, list[tuple[str,
         # The number ends there: not a decimal, not a power such as 10^3.
         number = r"(-?\d+(?:\.\d+)?)(?!\w|\.\d|\s*(?:\^|\*\*))"
         symbolic = re.compile(rf"(?<![\w.]){re.escape(name)}\s*(<=|>=|<|>|≤|≥)\s*{number}")
-        spoken = re.compile(rf"(?<![\w.]){re.escape(name)}\b(?:\s+\w+){{0,3}}?\s+(?:{words})\s+{number}")
+        # The name may stand in brackets or quotes ("(a) is less then 100").
+        spoken = re.compile(rf"(?<![\w.]){re.escape(name)}\b[)\]'\"`]?(?:\s+\w+){{0,3}}?\s+(?:{words})\s+{number}")
         for op, number in symbolic.findall(prompt):
             found.setdefault(name, []).append((_COMPARE[op], float(number)))
         for match in spoken.finditer(prompt):
@@ -476,7 +598,11 @@ def _apply_bounds(rule: ArgRule, bounds: list[tuple[str, float]], values: list[A
 
 
 def infer(
-    prompt: str, names: Sequence[str], seeds: Sequence[Sequence[Any]], outputs: Iterable[Any] = ()
+    prompt: str,
+    names: Sequence[str],
+    seeds: Sequence[Sequence[Any]],
+    outputs: Iterable[Any] = (),
+    examples: Sequence[Sequence[Any]] = (),
 ) -> Preconditions:
     """Preconditions from the prompt's text and the seeds (examples and T0 inputs).
 
@@ -485,6 +611,9 @@ def infer(
         names: The entry point's parameter names, in order.
         seeds: Valid inputs: argument lists from the prompt's examples and T0.
         outputs: G's outputs on the seeds, for the output-type check.
+        examples: The arguments of P's own examples (also among ``seeds``). A bound P states in
+            words is a misreading when one of P's examples breaks it; where P gives examples
+            that keep it, T0's inputs past it do not undo it (T0 tests beyond what P asks).
 
     Returns:
         The preconditions; an argument no seed shows is left unconstrained but for its name.
@@ -516,9 +645,11 @@ def infer(
         notes.append("ranges stated in P: " + ", ".join(f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in ranges.items()))
     bounds = _text_bounds(prompt, names)
     stated = []
+    own = [list(e) for e in examples if len(e) == len(names)]
     for index, name in enumerate(names):
         if name in bounds and name not in ranges and rules[index].sigs:
-            rules[index], kept = _apply_bounds(rules[index], bounds[name], [s[index] for s in usable])
+            judges = own if own and WIDENING.bounds_over_t0 else usable
+            rules[index], kept = _apply_bounds(rules[index], bounds[name], [s[index] for s in judges])
             stated += kept
     if stated:
         notes.append("bounds stated in P: " + ", ".join(stated))
@@ -532,12 +663,42 @@ def infer(
 
 def _widened(alphabet: frozenset[str]) -> frozenset[str]:
     """The seeds' characters, with a whole class added when the seeds already use much of it
-    (4 digits, 8 lowercase or 8 uppercase letters): a class seen that widely is not a restriction."""
+    (4 digits, or ``WIDENING.letter_class`` letters of one case): a class seen that widely is
+    not a restriction."""
     out = set(alphabet)
-    for pool, enough in ((string.digits, 4), (string.ascii_lowercase, 8), (string.ascii_uppercase, 8)):
+    letters = WIDENING.letter_class
+    for pool, enough in ((string.digits, 4), (string.ascii_lowercase, letters), (string.ascii_uppercase, letters)):
         if len(alphabet & set(pool)) >= enough:
             out |= set(pool)
     return frozenset(out)
+
+
+def _alphabet(strings: Sequence[str], text: str) -> frozenset[str] | None:
+    """The characters an argument's strings may use: the seeds', their classes widened; where P
+    says nothing of case, the other case too, unless the seeds' letters are many and all one case
+    (``Widening.keep_case``)."""
+    if not any(strings):
+        return None
+    alphabet = _widened(frozenset("".join(strings)))
+    if _CASE_WORDS.search(text) is not None:
+        return alphabet
+    letters = [c for t in strings for c in t if c.isalpha() and c.isascii()]
+    one_case = all(c.islower() for c in letters) or all(c.isupper() for c in letters)
+    keeps = WIDENING.keep_case == "always" or (WIDENING.keep_case == "letters" and _LETTER_WORDS.search(text))
+    if keeps and one_case and len(letters) >= CASE_EVIDENCE:
+        return alphabet
+    # P says nothing of case: a letter's other case is a letter P allows as well.
+    return _widened(alphabet | {c.swapcase() for c in alphabet if c.isalpha() and c.isascii()})
+
+
+def _token_length(strings: Sequence[str]) -> int | None:
+    """The one length of every whitespace-separated token of strings that hold several, when
+    the seeds show enough of them (``Widening.token_length``)."""
+    tokens = [t for s in strings if len(s.split()) > 1 for t in s.split()]
+    lengths = {len(t) for t in tokens}
+    if not WIDENING.token_length or len(tokens) < TOKEN_EVIDENCE or len(lengths) != 1:
+        return None
+    return lengths.pop()
 
 
 def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float, float]]) -> ArgRule:
@@ -548,11 +709,11 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         lo, hi = min(numbers), max(numbers)
         # Stay on the seeds' side of zero; widen the range outwards, never across the sign.
         # Far outwards: a trial may be right up to a size (recursion past a thousand levels).
-        # Seeds at or above zero open downwards: floats to zero (truncate_number(0.25) when every
-        # seed is above 1), whole numbers to 1 (0 only when a seed is 0: sum_to_n(0) is not
-        # "the numbers from 1 to n"); to the least positive value where P says "positive".
+        # Seeds at or above zero open downwards: floats to zero, whole numbers to 1, or to zero
+        # (``Widening.zero``); to the least positive value where P says "positive".
         whole_numbers = all(isinstance(n, int) for n in numbers)
-        low = (min(lo, 1) if whole_numbers else 0) if lo >= 0 else lo - max(10 * abs(lo), 100)
+        floor = 0 if WIDENING.zero or not whole_numbers else min(lo, 1)
+        low = floor if lo >= 0 else lo - max(10 * abs(lo), 100)
         high = hi + max(10 * abs(hi), 100) if hi > 0 else (hi if hi < 0 else 100)
         if ("positive" in text or "natural" in text) and lo > 0:
             low = 1 if whole_numbers else min(lo, 1e-3)
@@ -563,14 +724,12 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
     if stated:
         low, high = ranges[name]
     strings = [s for v in values for s in _strings(v)]
-    alphabet = _widened(frozenset("".join(strings))) if strings and any(strings) else None
-    if alphabet is not None and _CASE_WORDS.search(text) is None:
-        # P says nothing of case: a letter's other case is a letter P allows as well.
-        alphabet = _widened(alphabet | {c.swapcase() for c in alphabet if c.isalpha() and c.isascii()})
+    alphabet = _alphabet(strings, text)
     # Whitespace shape binds unless P itself speaks of spaces ("keep the order of words and blank spaces").
     speaks_of_spaces = re.search(r"\b(?:spaces?|blanks?|whitespaces?)\b", text) is not None
     strip = bool(strings) and not speaks_of_spaces and all(s == s.strip() and "  " not in s for s in strings)
-    nonempty_str = bool(strings) and all(strings)
+    says_nonempty = "non-empty" in text or "nonempty" in text or "not empty" in text
+    nonempty_str = bool(strings) and all(strings) and (says_nonempty or not WIDENING.empty)
     # P speaks of balanced or nested brackets and every seed is balanced: an unbalanced string is
     # not the "groups of nested parentheses" P describes.
     bracket_words = ("balanced", "nested", "parenthes", "bracket")
@@ -583,13 +742,14 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
     # not when a digit turns up in some of a task's free text ("Example 1").
     formatted = [v for v in direct if any(ch.isdigit() for ch in v)]
     shapes = frozenset(shape(v) for v in direct) if direct and len(formatted) * 4 >= len(direct) * 3 else None
+    words = _fixed_words(direct) if shapes is not None and WIDENING.fixed_words else None
     lengths = [len(v) for v in values if isinstance(v, (list, str, tuple, dict))]
     min_len = min(lengths) if lengths and min(lengths) > 0 else 0
-    if "non-empty" in text or "nonempty" in text or "not empty" in text:
-        min_len = max(min_len, 1)
     # Seeds of two or more elements leave one element open (P asks for "a list", and a mean of
-    # one number is that number); what every seed has beyond its size (a prime) binds on its own.
-    min_len = min(min_len, 1) if min_len else 0
+    # one number is that number), and none leaves the empty one out unless P does.
+    min_len = min(min_len, 1) if min_len and not WIDENING.empty else 0
+    if says_nonempty:
+        min_len = max(min_len, 1)
     # No length cap of the seeds' own: a wrong trial may be right up to some size (a table of the
     # primes below 100). Generation keeps most values near the seeds' sizes.
     max_len = None
@@ -619,13 +779,6 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         and _NOT_PRIME.search(text) is not None
         and not any(map(_is_prime, ints))
     )
-    int_lists = [v for v in values if isinstance(v, list) and v and all(isinstance(n, int) for n in _numbers(v))]
-    has_prime = (
-        "prime" in text
-        and len(int_lists) >= 3
-        and len(int_lists) == len(values)
-        and all(any(_is_prime(n) for n in _numbers(v)) for v in int_lists)
-    )
     return ArgRule(
         name=name,
         sigs=frozenset(signature(v) for v in values),
@@ -645,7 +798,9 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         single_groups=single_groups,
         no_leading_zeros=no_leading_zeros,
         not_prime=not_prime,
-        has_prime=has_prime,
+        presupposes=_presupposed(values, text),
+        token_length=_token_length(strings),
+        words=words,
         stated_low=stated,
         stated_high=stated,
     )

@@ -131,6 +131,7 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
             task_rng,
             per_seed=config.per_seed,
             limit=config.pool_candidates,
+            examples=[list(e.args) for e in ctx.examples],
         )
         planned.append((ctx, rules, inputs, answered, far))
     stated = {id(ctx): _offline.stated_examples(ctx.examples, ctx.t0_inputs) for ctx, *_ in planned}

@@ -144,7 +144,7 @@ def judge(reference: list[RunRecord], model: list[RunRecord], rejudge: str | Non
     A G run that stopped (timeout, killed) while none failed and no R[s] run passed leaves the
     witness incomplete: G passed T0 and answered this input during the search.
     """
-    note = "input holds every precondition of P" if rejudge is None else rejudge
+    note = "input inside the task's domain" if rejudge is None else f"outside the seeds' domain: {rejudge}"
     return validate(reference, model, Rejudged(rejudge is None, note), FUNCTION)
 
 
