@@ -45,7 +45,7 @@ def _namespace(host_last: int, relay_w: int, program: int, hold: tuple[int, int]
     if pid:
         return pid
     try:
-        _init.start_run(host_last, relay_w, program)
+        _init.await_init(_init.start_run(host_last, relay_w, program))
         os.close(hold[1])
         os.read(hold[0], 1)
         if run == "signal":
@@ -120,7 +120,7 @@ def test_the_program_exits_lost_run_when_the_run_is_not_its_child(
     pid = os.fork()
     if pid == 0:
         try:
-            _init._hand_over(1 << 22, relay_w, _PROGRAM)
+            _init.await_init(_init._hand_over(1 << 22, relay_w, _PROGRAM))
             os.close(hold_w)
             os.read(hold_r, 1)
         finally:

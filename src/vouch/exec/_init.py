@@ -192,7 +192,7 @@ def _program_runs(program_fd: int) -> bool:
     if pid == 0:
         try:
             _, relay_w = os.pipe()
-            _hand_over(0, relay_w, program_fd)
+            await_init(_hand_over(0, relay_w, program_fd))
             os.write(check_w, b"k")
         finally:
             os._exit(0)
@@ -203,12 +203,13 @@ def _program_runs(program_fd: int) -> bool:
     return went_on and os.waitstatus_to_exitcode(status) == LOST_RUN
 
 
-def start_run(host_last: int, relay_w: int, program_fd: int = -1) -> None:
+def start_run(host_last: int, relay_w: int, program_fd: int = -1) -> int:
     """In a spare (PID 1 of its namespace, its uid set): make the run's process at an ordinary
     pid, and become the namespace's init (the program ``program_fd``, or ``_python_init`` when -1).
 
-    Returns in the run's process only, which no longer holds ``relay_w``. Without a host counter
-    (0), the run gets the namespace's next pid.
+    Returns in the run's process only, which no longer holds ``relay_w``: the gate to pass to
+    ``await_init`` before anything but vouch's own code runs (-1 for a Python init, which is
+    non-dumpable already). Without a host counter (0), the run gets the namespace's next pid.
     """
     run_pid = 2  # the namespace's next pid after its init
     if host_last > 0:
@@ -219,8 +220,9 @@ def start_run(host_last: int, relay_w: int, program_fd: int = -1) -> None:
             run_pid = chosen + 1
         except OSError:
             pass  # a kernel that refuses it: the run gets pid 2, which tells but harms nothing
+    gate = -1
     if program_fd >= 0:
-        _hand_over(run_pid, relay_w, program_fd)
+        gate = _hand_over(run_pid, relay_w, program_fd)
     else:
         _clone_run(relay_w)
     os.close(relay_w)
@@ -229,11 +231,21 @@ def start_run(host_last: int, relay_w: int, program_fd: int = -1) -> None:
     # Its own session and process group, as a program started on its own has: kill(0) and
     # killpg(getpgrp()) reach the run's processes, and its ids are ordinary pids, not 1.
     os.setsid()
+    return gate
 
 
-def _hand_over(run_pid: int, relay_w: int, program_fd: int) -> None:
-    """Become the init program over a child that keeps this process's memory; return in the child
-    once the program is non-dumpable and holds its arguments (it closes the gate)."""
+def await_init(gate: int) -> None:
+    """Wait until the init program is non-dumpable (it closes the gate then); -1: nothing to wait for."""
+    if gate < 0:
+        return
+    while os.read(gate, 1):
+        pass
+    os.close(gate)
+
+
+def _hand_over(run_pid: int, relay_w: int, program_fd: int) -> int:
+    """Become the init program over a child that keeps this process's memory; returns in the
+    child, with the gate's read end: it reads end of file once the program is non-dumpable."""
     gate_r, gate_w = os.pipe()
     # The program keeps the relay and the gate; every other descriptor closes when it starts.
     if not _linux.close_on_exec_from(0):
@@ -247,9 +259,7 @@ def _hand_over(run_pid: int, relay_w: int, program_fd: int) -> None:
     env = [f"R={run_pid}".encode(), f"O={relay_w}".encode(), f"G={gate_w}".encode()]
     _linux.hand_over(program_fd, [b"init"], env)
     os.close(gate_w)
-    while os.read(gate_r, 1):
-        pass
-    os.close(gate_r)
+    return gate_r
 
 
 def _clone_run(relay_w: int) -> None:

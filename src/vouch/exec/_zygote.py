@@ -838,11 +838,14 @@ def _spare_main(setup: _sandbox.SpareSetup, sync_r: int, sync_w: int, job_r: int
             raise _sandbox.SetupError("the zygote did not finish the user namespace")
         os.close(sync_r)
         held = _sandbox.hold(setup)
+        gate = -1
         if setup.relay_fd >= 0:
             # The spare stays PID 1, the namespace's init; the run's process goes on from here
-            # and builds the sandbox's mounts itself, in the namespaces the two share.
-            _init.start_run(setup.host_last_pid, setup.relay_fd, setup.init_program_fd)
+            # and builds the sandbox's mounts itself, in the namespaces the two share, while
+            # the init program starts.
+            gate = _init.start_run(setup.host_last_pid, setup.relay_fd, setup.init_program_fd)
         prepared = _sandbox.prepare(held)
+        _init.await_init(gate)
     except BaseException as exc:  # noqa: BLE001 - anything here is a setup failure
         _fail_setup(setup.ready_fd, exc)
     message = _read_job(job_r)
