@@ -10,7 +10,9 @@
 
 For (a) and (c) the JSON also holds the median of every phase the engine reports per run
 (``RunResult.phases``: the pool's steps, the child's ``enter``/``code``/``exit`` split and the
-caller's ``round_trip``), so that a regression shows where it comes from.
+caller's ``round_trip``), so that a regression shows where it comes from, and the CPU time the
+pool spent per run of (a) (its zygote and every process it reaped: spares, inits, runs), which
+other work on a shared machine changes far less than it changes the medians.
 
 Every run is its own process: the pids are recorded and checked to be distinct. Runs are
 sequential (one at a time) so that each median is a per-run latency, not a throughput.
@@ -55,6 +57,13 @@ def _phases(results: list[RunResult]) -> dict[str, float]:
         name.removesuffix("_ms"): round(statistics.median(r.phases[name] for r in results if name in r.phases), 3)
         for name in names
     }
+
+
+def _pool_cpu_s(pid: int) -> float:
+    """CPU seconds of the pool's zygote and of the children it reaped (``/proc/PID/stat``)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def bench_engine(executor: LocalExecutor, runs: int) -> tuple[list[float], list[RunResult]]:
@@ -175,7 +184,12 @@ def measure(runs: int, pytest_runs: int) -> dict[str, Any]:
     with LocalExecutor(workers=1) as executor:
         info = executor.start()
         bench_engine(executor, 10)  # warm the socket path and the first spares
+        cpu_before = _pool_cpu_s(info.pid)
         engine, engine_results = bench_engine(executor, runs)
+        # The last runs' processes may be reaped a moment after their results: over ``runs``
+        # runs that is noise, but read after a pause all the same.
+        time.sleep(0.2)
+        pool_cpu_ms = (_pool_cpu_s(info.pid) - cpu_before) * 1000 / runs
         bench_engine_pytest(executor, 3)
         engine_pytest, engine_pytest_results = bench_engine_pytest(executor, pytest_runs)
     engine_pids = [r.pid for r in engine_results]
@@ -195,6 +209,7 @@ def measure(runs: int, pytest_runs: int) -> dict[str, Any]:
             raise SystemExit(f"{name}: runs shared a process")
     results: dict[str, Any] = {
         "engine_median_ms": round(_median_ms(engine), 3),
+        "engine_pool_cpu_ms_per_run": round(pool_cpu_ms, 3),
         "subprocess_median_ms": round(_median_ms(sub), 3),
         "engine_pytest_median_ms": round(_median_ms(engine_pytest), 3),
         "pytest_subprocess_median_ms": round(_median_ms(pytest_sub), 3),
@@ -226,6 +241,7 @@ def measure(runs: int, pytest_runs: int) -> dict[str, Any]:
 def _print(mode: str, results: dict[str, Any]) -> None:
     print(f"mode: {mode} (isolation {results['isolation']})")
     print(f"(a) engine, full isolation, trivial call   median {results['engine_median_ms']:8.2f} ms")
+    print(f"    the pool's CPU per run of (a)                  {results['engine_pool_cpu_ms_per_run']:8.2f} ms")
     print(f"(b) python -c subprocess, same call         median {results['subprocess_median_ms']:8.2f} ms")
     print(f"    ratio (b)/(a)                                  {results['subprocess_over_engine']:8.1f}x")
     print(f"(c) one pytest test through the engine      median {results['engine_pytest_median_ms']:8.2f} ms")
