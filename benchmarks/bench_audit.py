@@ -1,7 +1,7 @@
 """Speed of ``vouch audit humaneval``: T0 and the offline audit of the CodeT samples, against a
 naive baseline measured in the same run.
 
-Target (issues 7 and 13): both real samples files (16,400 CodeGen-16B + 4,920 GPT-4, GPT-3.5 and
+Target: both real samples files (16,400 CodeGen-16B + 4,920 GPT-4, GPT-3.5 and
 CodeLlama samples), audited as one run, through T0 and the offline audit in at most 30 minutes on
 2 cores. The audit runs every distinct program once through the engine's warm pool, batched.
 The baseline is what a script without an engine does: a fresh ``python`` subprocess per
