@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from vouch.audit.function import _preconditions
 from vouch.audit.function._inputs import boundary_inputs, neighbours, shrink_candidates
 from vouch.audit.function._preconditions import infer, shape
 
@@ -108,6 +110,17 @@ def test_the_natural_edges_are_in_unless_p_rules_them_out() -> None:
     assert "below 1" in (infer("def f(n): ...", ["n"], counts).admits([0]) or "")  # zero is a measured choice
     assert infer("def f(n): ...", ["n"], [[0], *counts]).admits([0]) is None
     assert infer("def f(xs): ...", ["xs"], SORTED).admits([[]]) is None
+
+
+def test_each_widening_is_a_setting_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    words = [[["name", "of", "string"], "ab"], [["name", "enam"], "cde"], [["aaaaaaa", "bb", "cc", "d"], "f"]]
+    rules = infer("def f(words, s): ...", ["words", "s"], words)
+    assert rules.admits([[""], "ab"]) is None and rules.admits([["ab"], ""]) is None
+    monkeypatch.setattr(_preconditions, "WIDENING", replace(_preconditions.WIDENING, empty_items=False))
+    rules = infer("def f(words, s): ...", ["words", "s"], words)
+    assert "empty" in (rules.admits([[""], "ab"]) or "") and rules.admits([["ab"], ""]) is None
+    monkeypatch.setattr(_preconditions, "WIDENING", replace(_preconditions.WIDENING, zero=True))
+    assert infer("def f(n): ...", ["n"], [[1], [5], [7]]).admits([0]) is None
 
 
 def test_a_list_keeps_the_kind_of_element_p_presupposes() -> None:

@@ -148,6 +148,9 @@ class Widening:
     empty: bool = True
     """The empty string and the empty list are in unless P says "non-empty" (False: only when a
     seed shows them)."""
+    empty_items: bool = True
+    """The empty string as an element of a list (of words, of operators) is in unless P says
+    "non-empty" (False: only when a seed has one)."""
     zero: bool = False
     """0 is in for whole numbers at or above zero unless P says "positive" (False: only when a seed
     shows it; seeds at or above 1 open down to 1)."""
@@ -245,6 +248,8 @@ class ArgRule:
     strip_spaces: bool = False
     """No leading or trailing whitespace, no doubled spaces (as in every seed)."""
     nonempty_str: bool = False
+    nonempty_items: bool = False
+    """No string inside a list is empty (as in every seed, where ``Widening.empty_items`` is off)."""
     balanced: bool = False
     min_len: int = 0
     max_len: int | None = None
@@ -328,6 +333,7 @@ def _bindings(rule: ArgRule) -> list[str]:
         "categories": rule.categories is not None,
         "no outer or doubled spaces": rule.strip_spaces,
         "non-empty text": rule.nonempty_str,
+        "no empty string in a list": rule.nonempty_items,
         "balanced brackets": rule.balanced,
         "one of the seeds' formats" + (" (digit runs of any width)" if rule.any_width else ""): rule.shapes is not None,
         "one group per word": rule.single_groups,
@@ -437,7 +443,7 @@ def _check(rule: ArgRule, value: Any) -> str | None:
             return f"characters {extra!r} are not in the alphabet of P's examples and T0"
         if rule.strip_spaces and (text != text.strip() or "  " in text):
             return "leading, trailing or doubled whitespace"
-        if rule.nonempty_str and not text:
+        if not text and (rule.nonempty_str if isinstance(value, str) else rule.nonempty_items):
             return "empty string"
         if rule.balanced and not is_balanced(text):
             return f"{text!r} is not balanced"
@@ -729,7 +735,10 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
     speaks_of_spaces = re.search(r"\b(?:spaces?|blanks?|whitespaces?)\b", text) is not None
     strip = bool(strings) and not speaks_of_spaces and all(s == s.strip() and "  " not in s for s in strings)
     says_nonempty = "non-empty" in text or "nonempty" in text or "not empty" in text
-    nonempty_str = bool(strings) and all(strings) and (says_nonempty or not WIDENING.empty)
+    direct_strings = [v for v in values if isinstance(v, str)]
+    items = [s for v in values if not isinstance(v, str) for s in _strings(v)]
+    nonempty_str = bool(direct_strings) and all(direct_strings) and (says_nonempty or not WIDENING.empty)
+    nonempty_items = bool(items) and all(items) and (says_nonempty or not WIDENING.empty_items)
     # P speaks of balanced or nested brackets and every seed is balanced: an unbalanced string is
     # not the "groups of nested parentheses" P describes.
     bracket_words = ("balanced", "nested", "parenthes", "bracket")
@@ -788,6 +797,7 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         alphabet=alphabet,
         strip_spaces=strip,
         nonempty_str=nonempty_str,
+        nonempty_items=nonempty_items,
         balanced=balanced,
         min_len=min_len,
         max_len=max_len,
