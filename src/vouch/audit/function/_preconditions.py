@@ -5,11 +5,13 @@ input inside preconditions gathered from four places:
 
 * the prompt's text: "non-empty", "positive", "sorted", "balanced", numeric ranges such as
   ``1 <= n <= 100``;
-* the prompt's examples and T0's inputs (the *seeds*): each argument keeps the type signature
-  seen there (``list[int]`` stays ``list[int]``), numbers stay in the seeds' sign and a
-  widened range, a categorical domain (a grid of 0s and 1s) stays categorical, strings keep
-  the seeds' alphabet and whitespace shape, lists keep their length floor, sortedness and
-  distinctness when every seed has them;
+* the prompt's examples and T0's inputs (the *seeds*), read as Daikon reads invariants: each
+  argument keeps the type signature seen there (``list[int]`` stays ``list[int]``), numbers
+  stay in the seeds' sign and a widened range, a categorical domain (a grid of 0s and 1s)
+  stays categorical, strings keep the seeds' alphabet (its classes opened whole), case, token
+  lengths, whitespace shape and fixed words, lists keep sortedness and distinctness when every
+  seed has them; the natural edges (the empty string and list) stay in unless P rules them out
+  (``Widening``: how far past the seeds, each choice measured);
 * G's own behaviour (checked by the caller): G raising, running away, or returning a value
   of a type it never returns on the seeds marks an input invalid.
 
@@ -267,7 +269,7 @@ class ArgRule:
     not_prime: bool = False
     """P says the number is not a prime ("Assume n > 1 and is not a prime")."""
     presupposes: str | None = None
-    """A kind of element P speaks of that every seed list holds one of (``Widening.presupposed``)."""
+    """A kind of element P singles one out by that every seed list holds (``Widening.presupposed``)."""
     token_length: int | None = None
     """Every whitespace-separated token has this length (as in every seed)."""
     words: tuple[str | None, ...] | None = None
