@@ -445,3 +445,16 @@ def test_defects_of_g_and_flagged_trials_are_shown_apart_from_refutations() -> N
     assert "&lt;-1&gt;" in page and "<-1>" not in page
     assert "No passing trial was refuted." in page
     assert ">flagged<" in page
+
+
+def test_each_tasks_domain_is_shown_line_by_line_and_escaped() -> None:
+    results = {
+        "kind": "audit",
+        "benchmark": "humaneval",
+        "summary": {"trials": 1, "passing": 1, "refuted": 0},
+        "trials": [{"trial_id": "T/1#0", "task_id": "T/1", "model": "m", "benchmark_pass": True, "verdict": "sound"}],
+        "tasks": [{"task_id": "T/1", "domain": ["a: str, characters a-z", "b: list[int], <script>"]}],
+    }
+    page = render_html(results)
+    assert "<th>domain</th>" in page
+    assert "a: str, characters a-z<br>b: list[int], &lt;script&gt;" in page

@@ -407,13 +407,14 @@ def render_audit(results: Mapping[str, Any], *, generated_at: datetime | None = 
         out.append("</table>")
     out.append("<h2>Tasks</h2><table><tr><th>task</th><th>well-formed</th><th>T0 tests</th>")
     out.append("<th>pass in null world</th><th>trials</th><th>passing</th><th>refuted</th><th>ambiguous inputs</th>")
-    out.append("<th>note</th></tr>")
+    out.append("<th>domain</th><th>note</th></tr>")
     for t in view.tasks:
+        domain = "<br>".join(_e(line) for line in t.get("domain") or [] if isinstance(line, str))
         out.append(
             f"<tr><td>{_e(t.get('task_id'))}</td><td>{'yes' if t.get('well_formed') else _e(t.get('reason'))}</td>"
             f"<td>{_e(t.get('t0_tests'))}</td><td>{_e(_count(t.get('null_passing')))}</td>"
             f"<td>{_e(t.get('trials'))}</td><td>{_e(t.get('passing'))}</td><td>{_e(t.get('refuted'))}</td>"
-            f"<td>{_e(_count(t.get('ambiguous_inputs')))}</td><td>{_e(t.get('note') or '')}</td></tr>"
+            f"<td>{_e(_count(t.get('ambiguous_inputs')))}</td><td>{domain}</td><td>{_e(t.get('note') or '')}</td></tr>"
         )
     out.append("</table>")
     out.append(f"<h2>Passing trials ({len(view.rows)} shown)</h2>")
