@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -21,6 +23,29 @@ def _inits() -> list[object]:
     if _PROGRAM < 0:
         program = pytest.param(-1, id="program", marks=pytest.mark.skip(reason="no init program on this machine"))
     return [program, pytest.param(-1, id="python")]
+
+
+_ALONE = "VOUCH_TEST_INIT_ALONE"
+
+
+@pytest.fixture(autouse=True)
+def here(request: pytest.FixtureRequest) -> bool:
+    """Whether the test runs in this process: only in a single-threaded interpreter of its own.
+    Cloning a process whose other threads hold locks (a pytest-xdist worker's, an executor's
+    reader) leaves the clone waiting on a lock no thread will release, so each test runs again
+    in a fresh ``pytest`` process, and passes here only when it passed there."""
+    if os.environ.get(_ALONE) == "1":
+        return True
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q", request.node.nodeid],
+        env={**os.environ, _ALONE: "1"},
+        cwd=request.config.rootpath,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    return False
 
 
 @pytest.fixture
@@ -71,8 +96,10 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a PID namespace of th
 @pytest.mark.parametrize("program", _inits())
 @pytest.mark.parametrize(("run", "exit_code"), [("exit", 7), ("signal", -signal.SIGUSR1), ("orphan", 0)])
 def test_the_init_relays_the_runs_end_as_the_kernel_gave_it(
-    pipes: tuple[tuple[int, int], tuple[int, int]], program: int, run: str, exit_code: int
+    pipes: tuple[tuple[int, int], tuple[int, int]], program: int, run: str, exit_code: int, here: bool
 ) -> None:
+    if not here:
+        return
     (relay_r, relay_w), (hold_r, hold_w) = pipes
     init = _namespace(os.getpid(), relay_w, program, (hold_r, hold_w), run)
     os.close(hold_w)
@@ -84,10 +111,12 @@ def test_the_init_relays_the_runs_end_as_the_kernel_gave_it(
 
 @pytest.mark.parametrize("program", _inits())
 def test_the_init_holds_the_relay_alone_and_none_of_the_runs_memory(
-    pipes: tuple[tuple[int, int], tuple[int, int]], program: int
+    pipes: tuple[tuple[int, int], tuple[int, int]], program: int, here: bool
 ) -> None:
     """While the run goes on, its init holds no descriptor but the relay above the standard
     three (none at all, the program), and the program holds none of the memory the run has."""
+    if not here:
+        return
     (relay_r, relay_w), (hold_r, hold_w) = pipes
     init = _namespace(0, relay_w, program, (hold_r, hold_w), "exit")
     try:
@@ -110,10 +139,12 @@ def test_the_init_holds_the_relay_alone_and_none_of_the_runs_memory(
 
 
 def test_the_program_exits_lost_run_when_the_run_is_not_its_child(
-    pipes: tuple[tuple[int, int], tuple[int, int]],
+    pipes: tuple[tuple[int, int], tuple[int, int]], here: bool
 ) -> None:
     """Told a pid no child has, the program reaps what it has and exits LOST_RUN, relaying
     nothing: the pool then reports the init's own end, never an end the run could choose."""
+    if not here:
+        return
     if _PROGRAM < 0:
         pytest.skip("no init program on this machine")
     (relay_r, relay_w), (hold_r, hold_w) = pipes
