@@ -90,7 +90,7 @@ def test_validation_runs_vouch_cannot_run_leave_the_trials_error_never_sound(
         store=store,
         witness_dir=visible_tmp / "w",
         problems=PROBLEMS,
-        config=AuditConfig(k=1, pool_limit=200, pool_candidates=400, near_limit=0, ghost_rounds=0),
+        config=AuditConfig(k=1, pool_limit=400, pool_candidates=1600, near_limit=0, ghost_rounds=0),
     )
     wrong = results.trials[0]
     assert wrong.benchmark_pass and wrong.verdict is Verdict.ERROR and wrong.infrastructure
