@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from vouch.core._audit import (
+    ASSERTION_FAILURES,
     AUDIT_SCHEMA_VERSION,
     FORMAT_VERSION,
     PASSING_VERDICTS,
@@ -30,9 +31,11 @@ from vouch.core._audit import (
     decide_verdict,
     failed_run,
     summarise,
+    undecided,
 )
 from vouch.core._contract import CodeEnv, StateEnv, ToolCallEnv, Verifier
 from vouch.core._envelope import SCHEMA_VERSION, Envelope, ExecReport, IsolationReport
+from vouch.core._equality import EQUALITY_NAME, EQUALITY_SOURCE, equal
 from vouch.core._export import (
     EXPORT_SCHEMA_VERSION,
     ExportCheck,
@@ -73,7 +76,10 @@ from vouch.core._task import (
 )
 
 __all__ = [
+    "ASSERTION_FAILURES",
     "AUDIT_SCHEMA_VERSION",
+    "EQUALITY_NAME",
+    "EQUALITY_SOURCE",
     "EXPORT_SCHEMA_VERSION",
     "FORMAT_VERSION",
     "LABEL_OF_CATEGORY",
@@ -135,11 +141,13 @@ __all__ = [
     "decide_verdict",
     "dump_case",
     "dump_task_spec",
+    "equal",
     "failed_run",
     "load_case",
     "load_cases",
     "load_task_spec",
     "parse_candidate",
     "summarise",
+    "undecided",
     "write_task",
 ]
