@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from vouch.audit._agent_calls import AgentUsage, WitnessAgent, witness_agent
+from vouch.audit._compare import compare
 from vouch.audit._settings import MODES, REPOSITORY_MODES
 from vouch.audit._sources import SOURCES, WitnessSource
+from vouch.audit._validation import FUNCTION, REPOSITORY, WitnessForm, replayed
 from vouch.audit.function._audit import PRELOAD, audit_humaneval
 from vouch.audit.function._runs import AuditConfig
 from vouch.core import (
@@ -64,9 +66,11 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "FORMAT_VERSION",
+    "FUNCTION",
     "MODES",
     "PASSING_VERDICTS",
     "PRELOAD",
+    "REPOSITORY",
     "REPOSITORY_MODES",
     "SOURCES",
     "SWE_PRELOAD",
@@ -90,13 +94,16 @@ __all__ = [
     "Verdict",
     "Witness",
     "WitnessAgent",
+    "WitnessForm",
     "WitnessSource",
     "audit_fixture",
     "audit_humaneval",
     "audit_swe",
+    "compare",
     "decide_verdict",
     "failed_run",
     "replay_swe_witness",
+    "replayed",
     "run_swe_command",
     "summarise",
     "witness_agent",

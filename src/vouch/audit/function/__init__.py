@@ -8,3 +8,29 @@ the offline witness source's input search (``_preconditions``, ``_inputs``, ``_g
 (``_witness``), what runs inside the sandbox (``_inrun``), and the modes' form (``_form``,
 ``_lightweight``).
 """
+
+from __future__ import annotations
+
+from vouch.audit.function._witness import (
+    CANARY,
+    CANARY_WRONG,
+    MARKER,
+    ReplayPlan,
+    WitnessFile,
+    load_replay,
+    validation_spec,
+)
+from vouch.audit.function._witness import record as witness_record
+from vouch.audit.function._witness import write as write_witness
+
+__all__ = [
+    "CANARY",
+    "CANARY_WRONG",
+    "MARKER",
+    "ReplayPlan",
+    "WitnessFile",
+    "load_replay",
+    "validation_spec",
+    "witness_record",
+    "write_witness",
+]
