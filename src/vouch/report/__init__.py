@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from vouch.report._audit import render_audit
 from vouch.report._html import render_html, render_view, write_html, write_page
+from vouch.report._v4v import render_v4v
 from vouch.report._view import SUPPORTED_KINDS, ReportView, build_view
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "build_view",
     "render_audit",
     "render_html",
+    "render_v4v",
     "render_view",
     "write_html",
     "write_page",

@@ -13,9 +13,19 @@ from vouch.v4v._registry import CHECKS, V4V_CHECKS, V4VCheck, v4v_check
 
 if TYPE_CHECKING:
     from vouch.v4v._checks import CheckResult
-    from vouch.v4v._run import run_v4v
+    from vouch.v4v._mutation import MAX_MUTANTS
+    from vouch.v4v._run import load_for_v4v, run_v4v
 
-__all__ = ["CHECKS", "V4V_CHECKS", "CheckResult", "V4VCheck", "run_v4v", "v4v_check"]
+__all__ = [
+    "CHECKS",
+    "MAX_MUTANTS",
+    "V4V_CHECKS",
+    "CheckResult",
+    "V4VCheck",
+    "load_for_v4v",
+    "run_v4v",
+    "v4v_check",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -23,6 +33,14 @@ def __getattr__(name: str) -> Any:
         from vouch.v4v._run import run_v4v
 
         return run_v4v
+    if name == "load_for_v4v":
+        from vouch.v4v._run import load_for_v4v
+
+        return load_for_v4v
+    if name == "MAX_MUTANTS":
+        from vouch.v4v._mutation import MAX_MUTANTS
+
+        return MAX_MUTANTS
     if name == "CheckResult":
         from vouch.v4v._checks import CheckResult
 
