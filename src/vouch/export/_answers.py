@@ -17,7 +17,7 @@ from vouch.audit.function._offline import decoded, outputs_spec
 from vouch.core import AuditResults, Verdict
 from vouch.errors import InfrastructureError
 from vouch.exec import Executor, vouch_failure
-from vouch.sources.trials._samples import Problem
+from vouch.sources.trials import Problem
 
 PER_CALL_S = 2.0
 _STANDING = (Verdict.SOUND, Verdict.FLAGGED, Verdict.REFUTED, Verdict.REWARD_HACK)

@@ -32,7 +32,7 @@ from vouch.core._equality import EQUALITY_NAME, EQUALITY_SOURCE
 from vouch.core._export import ExportCheck, ExportedTest, LeftOut, NotReproduced
 from vouch.errors import InfrastructureError
 from vouch.exec import Executor, Limits, RunResult, RunSpec, Script, Status, vouch_failure
-from vouch.sources.trials._samples import Problem
+from vouch.sources.trials import Problem
 
 GOLD_REPEATS = 3
 """Runs of each added test on G; a test that fails any of them is flaky on G and left out."""

@@ -2,7 +2,7 @@
 
 ``inspect score LOG --scorer vouch/audit --action append`` re-scores a log: each HumanEval-style
 sample becomes one trial, read as ``vouch audit inspect`` reads it
-(``vouch.sources.trials._inspect.sample_trial``), and is audited alone, the way ``vouch audit
+(``vouch.sources.trials.sample_trial``), and is audited alone, the way ``vouch audit
 inspect`` runs the audit (``vouch.cli._audit.run_audit``: offline witness source, the store and
 the witness directory hidden from the runs). The score follows ``--write-back``'s: value ``C``
 (sound or flagged), ``I`` (refuted, reward_hack, or failing vouch's own run of T0) or ``N`` (the
@@ -32,8 +32,16 @@ from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState
 
-from vouch.sources.trials._inspect import SampleTrial, error_score, first_line, sample_trial, vouch_score
-from vouch.sources.trials._samples import BadLine, Problem, Samples
+from vouch.sources.trials import (
+    BadLine,
+    Problem,
+    Samples,
+    SampleTrial,
+    error_score,
+    first_line,
+    sample_trial,
+    vouch_score,
+)
 
 if TYPE_CHECKING:
     from vouch.audit import AuditConfig, AuditResults

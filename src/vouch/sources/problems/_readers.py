@@ -32,7 +32,7 @@ from typing import Any
 from vouch._json import BAD_JSON, why_not_json
 from vouch.core._equality import EQUALITY_NAME, EQUALITY_SOURCE
 from vouch.errors import UsageError
-from vouch.sources.trials._samples import Problem
+from vouch.sources.trials import Problem
 
 HUMAN_EVAL_FIELDS = ("task_id", "prompt", "entry_point", "canonical_solution", "test")
 _MBPP_ID = re.compile(r"^(?:mbpp|mbppeval)/(\d+)$", re.IGNORECASE)

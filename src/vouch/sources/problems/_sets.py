@@ -17,7 +17,7 @@ from pathlib import Path
 from vouch import corpora
 from vouch.errors import UsageError
 from vouch.sources.problems._readers import ProblemsFileError, mbpp_task_id, read_problems_file
-from vouch.sources.trials._samples import Problem
+from vouch.sources.trials import Problem
 
 
 @dataclass(frozen=True)
