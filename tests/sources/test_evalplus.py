@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from vouch.core._audit import TrialResult, Verdict
+from vouch.core import TrialResult, Verdict
 from vouch.errors import UsageError
 from vouch.sources.trials._evalplus import comparison, label_trials, load_eval_results
 from vouch.sources.trials._samples import load_problems, load_samples

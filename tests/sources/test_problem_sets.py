@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from _shared_data import SHARED_DATA
-from vouch.core._equality import EQUALITY_SOURCE, equal
+from vouch.core import EQUALITY_SOURCE, equal
 from vouch.errors import UsageError
 from vouch.sources.problems import PROBLEM_SETS, ProblemsFileError, load_problem_set, mbpp_task_id
 

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import vouch
 from vouch._json import loads
-from vouch.core import AuditResults
-from vouch.core._export import ExportedFile, ExportManifest
+from vouch.core import AuditResults, ExportedFile, ExportManifest
 from vouch.errors import UsageError
 from vouch.exec import Executor
 from vouch.export._answers import answer_errata

@@ -27,9 +27,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vouch.audit.function._prompt import WRAPPERS, assertions
-from vouch.core import AuditResults, TrialResult, Verdict, Witness
-from vouch.core._equality import EQUALITY_NAME, EQUALITY_SOURCE
-from vouch.core._export import ExportCheck, ExportedTest, LeftOut, NotReproduced
+from vouch.core import (
+    EQUALITY_NAME,
+    EQUALITY_SOURCE,
+    AuditResults,
+    ExportCheck,
+    ExportedTest,
+    LeftOut,
+    NotReproduced,
+    TrialResult,
+    Verdict,
+    Witness,
+)
 from vouch.errors import InfrastructureError
 from vouch.exec import Executor, Limits, RunResult, RunSpec, Script, Status, vouch_failure
 from vouch.sources.trials import Problem

@@ -29,8 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vouch.audit.repository._witness import test_file_name
-from vouch.core import WITNESS_STAGES, AuditResults, Verdict, Witness
-from vouch.core._export import ExportCheck, ExportedTest, LeftOut, NotReproduced
+from vouch.core import WITNESS_STAGES, AuditResults, ExportCheck, ExportedTest, LeftOut, NotReproduced, Verdict, Witness
 from vouch.errors import InfrastructureError, VouchError
 from vouch.exec import PytestRecordError, PytestRun, RunResult
 from vouch.swebench import EnvPlan, Runner, SweInstance, SweTrial, WorldEnv, parse_log

@@ -31,8 +31,8 @@ from vouch.core import (
     TaskFiles,
     TaskSpec,
     canonical_candidate,
+    equal,
 )
-from vouch.core._equality import equal
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, PytestRecordError, PytestRun, RunResult, RunSpec, Script, Status
 from vouch.sources._drafts import Draft, case_of

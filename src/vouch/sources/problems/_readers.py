@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from vouch._json import BAD_JSON, why_not_json
-from vouch.core._equality import EQUALITY_NAME, EQUALITY_SOURCE
+from vouch.core import EQUALITY_NAME, EQUALITY_SOURCE
 from vouch.errors import UsageError
 from vouch.sources.trials import Problem
 
