@@ -21,6 +21,7 @@ from vouch.audit.function._witness import (
     validation_spec,
 )
 from vouch.audit.function._witness import record as witness_record
+from vouch.audit.function._witness import render as render_witness
 from vouch.audit.function._witness import write as write_witness
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "ReplayPlan",
     "WitnessFile",
     "load_replay",
+    "render_witness",
     "validation_spec",
     "witness_record",
     "write_witness",
