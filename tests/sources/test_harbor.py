@@ -23,7 +23,7 @@ import pytest
 
 from vouch.errors import UsageError
 from vouch.sources.trials._harbor import read_job, swe_rows
-from vouch.swebench._instances import fixture_files, load_instances, materialise_fixture_repo
+from vouch.swebench import fixture_files, load_instances, materialise_fixture_repo
 
 JOB = Path(__file__).parent / "data" / "harbor" / "byo-job"
 BOOKNOTES = next(i for i in load_instances(fixture_files()[0]) if i.repo == "booknotes")

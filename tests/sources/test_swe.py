@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vouch.errors import UsageError
-from vouch.swebench._instances import (
+from vouch.swebench import (
     FIXTURES,
     fixture_files,
     load_instances,

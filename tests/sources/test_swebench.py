@@ -10,14 +10,17 @@ import pytest
 
 from _shared_data import SWEBENCH_DATA
 from vouch.errors import UsageError
-from vouch.swebench._instances import load_instances, load_predictions
-from vouch.swebench._logs import grade, parse_log, parser_for
-from vouch.swebench._specs import (
+from vouch.swebench import (
     EnvSpec,
     RepoEnvs,
+    grade,
     harness_arguments,
     harness_options,
     load_environments,
+    load_instances,
+    load_predictions,
+    parse_log,
+    parser_for,
     spec_recipe,
     touched_test_files,
 )

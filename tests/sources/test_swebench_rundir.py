@@ -22,7 +22,7 @@ import pytest
 
 from vouch.errors import UsageError
 from vouch.sources.swebench._rundir import HarnessReport, compare_tests_status, read_run_dir
-from vouch.swebench._instances import SweInstance, fixture_files, load_instances, materialise_fixture_repo
+from vouch.swebench import SweInstance, fixture_files, load_instances, materialise_fixture_repo
 
 INSTANCES = load_instances(fixture_files()[0])
 PREDICTIONS = [json.loads(line) for line in fixture_files()[1].read_text().splitlines()]

@@ -23,7 +23,7 @@ from vouch.core import LABEL_OF_CATEGORY, load_cases, load_task_spec
 from vouch.errors import UsageError
 from vouch.sources.swebench._cases import Texts, _skipped, apply_to_texts, build_candidates, make_diff
 from vouch.sources.swebench._tasks import load_labels
-from vouch.swebench._instances import fixture_files, load_instances, materialise_fixture_repo
+from vouch.swebench import fixture_files, load_instances, materialise_fixture_repo
 
 VOUCH = [sys.executable, "-m", "vouch"]
 FIXTURES = ("unitconv", "booknotes", "cookiestore")
@@ -444,7 +444,7 @@ def test_fixture_instances_load() -> None:
 
 def test_case_ids_stay_unique_when_two_files_have_a_mutant_on_the_same_line() -> None:
     from vouch.sources.swebench._tasks import Labels, instance_cases
-    from vouch.swebench._instances import SweInstance
+    from vouch.swebench import SweInstance
 
     base = {"pkg/a.py": BASE, "pkg/b.py": BASE, "tests/test_mod.py": TESTS, "conftest.py": None}
     texts = Texts(base=base, gold={"pkg/a.py": GOLD, "pkg/b.py": GOLD}, tested={"tests/test_mod.py": TESTS})
@@ -480,8 +480,7 @@ def test_a_test_run_that_ends_without_a_log_is_fail_and_a_missing_world_invalid(
     from vouch.audit.repository._audit import SWE_PRELOAD
     from vouch.exec import LocalExecutor
     from vouch.sources.swebench._check import T0Job, WorldSetup, run_t0
-    from vouch.swebench import WorldEnv
-    from vouch.swebench._env import EnvPlan
+    from vouch.swebench import EnvPlan, WorldEnv
     from vouch.worlds import Environment, WorldCache
 
     inst = next(i for i in load_instances(fixture_files()[0]) if i.repo == "unitconv")

@@ -15,9 +15,7 @@ import pytest
 from _scratch import scratch_root
 from vouch.audit.repository._audit import SWE_PRELOAD
 from vouch.exec import LocalExecutor
-from vouch.swebench import Runner, WorldEnv
-from vouch.swebench._instances import fixture_files, load_instances, materialise_fixture_repo
-from vouch.swebench._logs import grade, parse_log
+from vouch.swebench import Runner, WorldEnv, fixture_files, grade, load_instances, materialise_fixture_repo, parse_log
 from vouch.worlds import (
     EnvCache,
     EnvFailure,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vouch.errors import UsageError
-from vouch.swebench._instances import fixture_files, load_instances, load_predictions, materialise_fixture_repo
+from vouch.swebench import fixture_files, load_instances, load_predictions, materialise_fixture_repo
 from vouch.worlds import Patch, Unappliable, World, WorldCache, parse_patch
 
 

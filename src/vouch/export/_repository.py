@@ -32,8 +32,7 @@ from vouch.audit.repository._witness import test_file_name
 from vouch.core import WITNESS_STAGES, AuditResults, ExportCheck, ExportedTest, LeftOut, NotReproduced, Verdict, Witness
 from vouch.errors import InfrastructureError, VouchError
 from vouch.exec import PytestRecordError, PytestRun, RunResult
-from vouch.swebench import EnvPlan, Runner, SweInstance, SweTrial, WorldEnv, parse_log
-from vouch.swebench._specs import touched_test_files
+from vouch.swebench import EnvPlan, Runner, SweInstance, SweTrial, WorldEnv, parse_log, touched_test_files
 from vouch.worlds import Patch, Unappliable, World, WorldCache, git
 
 GOLD_REPEATS = 3

@@ -14,6 +14,7 @@ from vouch.swebench._harness import (
     HarnessReproduction,
     InstanceReproduction,
     classify,
+    environment_records,
     reproduce_harness,
     summarise_reproduction,
 )
@@ -28,7 +29,7 @@ from vouch.swebench._instances import (
     load_predictions,
     materialise_fixture_repo,
 )
-from vouch.swebench._logs import Grade, grade, parse_log
+from vouch.swebench._logs import Grade, grade, parse_log, parser_for
 from vouch.swebench._runner import (
     CALLS_PER_RUN,
     HOST_CGROUPS,
@@ -39,7 +40,15 @@ from vouch.swebench._runner import (
     t0_result,
     unwrap,
 )
-from vouch.swebench._specs import EnvSpec, RepoEnvs, harness_options, load_environments, spec_recipe
+from vouch.swebench._specs import (
+    EnvSpec,
+    RepoEnvs,
+    harness_arguments,
+    harness_options,
+    load_environments,
+    spec_recipe,
+    touched_test_files,
+)
 
 __all__ = [
     "CALLS_PER_RUN",
@@ -59,10 +68,12 @@ __all__ = [
     "SweTrial",
     "WorldEnv",
     "classify",
+    "environment_records",
     "fixture_dir",
     "fixture_files",
     "grade",
     "graded_t0",
+    "harness_arguments",
     "harness_options",
     "load_agents",
     "load_environments",
@@ -70,11 +81,13 @@ __all__ = [
     "load_predictions",
     "materialise_fixture_repo",
     "parse_log",
+    "parser_for",
     "plan_environments",
     "reproduce_harness",
     "siblings_of",
     "spec_recipe",
     "summarise_reproduction",
     "t0_result",
+    "touched_test_files",
     "unwrap",
 ]

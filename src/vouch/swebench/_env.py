@@ -30,8 +30,7 @@ from vouch.swebench._specs import (
     touched_test_files,
     touches_packaging,
 )
-from vouch.worlds import EnvCache, EnvFailure, Environment, WorldCache, git
-from vouch.worlds._services import SERVICES, available
+from vouch.worlds import SERVICES, EnvCache, EnvFailure, Environment, WorldCache, available, git
 
 __all__ = ["EnvPlan", "RepoLocator", "plan_environments", "siblings_of"]
 

@@ -18,10 +18,13 @@ from vouch.worlds._env import (
     import_root,
 )
 from vouch.worlds._files import LinkOutOfWorld, link_out_of_world, link_target, read_world_text
+from vouch.worlds._inrun import canon
 from vouch.worlds._patch import FileChange, Patch, parse_patch, patch_hash
+from vouch.worlds._services import SERVICES, available
 from vouch.worlds._world import Unappliable, World, WorldCache, default_cache_dir, git
 
 __all__ = [
+    "SERVICES",
     "EnvCache",
     "EnvFailure",
     "EnvRecipe",
@@ -32,6 +35,8 @@ __all__ = [
     "Unappliable",
     "World",
     "WorldCache",
+    "available",
+    "canon",
     "default_cache_dir",
     "default_env_dir",
     "find_python",
