@@ -6,8 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from vouch.report import render_html
-from vouch.report._generate import render_generate
+from vouch.report import render_generate, render_html
 
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -14,11 +14,11 @@ import pytest
 from vouch.bench import load_task
 from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash, write_task
 from vouch.errors import UsageError
-from vouch.report import render_html
-from vouch.report._v4v import CHECK_NAMES, build_v4v_view, check_name, renderer
+from vouch.report import build_v4v_view, render_html
+from vouch.report._v4v import CHECK_NAMES, check_name, renderer
 from vouch.store import Store
 from vouch.v4v import CHECKS, V4V_CHECKS, CheckResult, _registry, run_v4v, v4v_check
-from vouch.v4v._registry import STAGES, V4VCheck, load
+from vouch.v4v._registry import STAGES, V4VCheck, load_target
 
 PURE = ["provenance", "label_consistency", "trivial_baselines"]
 """Checks that run no code: a V4V run of these alone starts no pool."""
@@ -77,9 +77,9 @@ def test_runner_and_page_list_the_same_checks_from_the_registry():
 def test_every_entry_runs_and_renders_through_what_it_names(check):
     assert check.summary and check.label
     assert set(check.stages) <= set(STAGES)
-    run = load(check.run)
+    run = load_target(check.run)
     assert list(inspect.signature(run).parameters) == ["task", "inputs"]
-    assert renderer(check.name) is (None if check.evidence is None else load(check.evidence))
+    assert renderer(check.name) is (None if check.evidence is None else load_target(check.evidence))
     assert v4v_check(check.name) is check
 
 

@@ -24,6 +24,7 @@ from vouch.bench._metrics import CaseOutcome, paired_difference, score
 from vouch.bench._references import check_references
 from vouch.bench._score import (
     BASELINES,
+    DecisionRow,
     decide_stored,
     decide_stored_verifiers,
     load_verifiers,
@@ -32,7 +33,7 @@ from vouch.bench._score import (
     trivial_rows,
 )
 from vouch.bench._sealed import SEALED_PACKAGES, SealedExecutor, sealed_executor, sealed_paths
-from vouch.bench._share import verifier_identity
+from vouch.bench._share import share_key, verifier_identity
 
 __all__ = [
     "BASELINES",
@@ -44,6 +45,7 @@ __all__ = [
     "ChallengeRow",
     "Decision",
     "DecisionResult",
+    "DecisionRow",
     "Derived",
     "SealedExecutor",
     "Task",
@@ -69,6 +71,7 @@ __all__ = [
     "score",
     "sealed_executor",
     "sealed_paths",
+    "share_key",
     "trivial_rows",
     "verifier_identity",
 ]

@@ -22,7 +22,7 @@ from vouch.bench._challenge_public import Derivations, Derived, Skipped, instruc
 from vouch.bench._decide import Task
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunSpec
-from vouch.sources.humaneval._edits import add_comments, reformat, rename_locals
+from vouch.sources.humaneval import add_comments, reformat, rename_locals
 
 EXAMPLE_LIMITS = Limits(timeout_s=10.0, memory_mb=512)
 _OPERATORS = ("compare_swap", "constant_change", "negate_condition", "boundary_shift", "arithmetic_swap")

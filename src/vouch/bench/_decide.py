@@ -253,7 +253,7 @@ def _service(executor: Executor, item: _Item) -> Callable[[Any], Any]:
         if task.spec.kind == "code" and op == "run_public" and _is_patch_task(task):
             # A SWE-bench task: the public tests in the candidate patch's world. Only the task's
             # own reference verifier learns FAIL_TO_PASS outcomes (the hidden tests are its check).
-            from vouch.sources.swebench._check import run_public
+            from vouch.sources.swebench import run_public
 
             patch = candidate.get("patch") if isinstance(candidate, dict) else None
             if not isinstance(patch, str):
@@ -410,7 +410,7 @@ def _withheld(task: Task, hide: Sequence[str]) -> tuple[str, ...]:
     for a verifier under test of a SWE-bench task also its worlds and repository."""
     if not hide or not _is_patch_task(task):
         return tuple(hide)
-    from vouch.sources.swebench._check import withheld_paths
+    from vouch.sources.swebench import withheld_paths
 
     return (*hide, *withheld_paths(task.root))
 

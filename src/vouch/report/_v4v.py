@@ -19,8 +19,7 @@ import vouch
 from vouch.errors import UsageError
 from vouch.report._html import _dl, _e, _rect, _svg, _template
 from vouch.report._view import UNDEFINED, _flatten, _kind_of, _Reader, _show, count
-from vouch.v4v import _registry as checks_registry
-from vouch.v4v._registry import V4V_CHECKS, check_names, find_check, load
+from vouch.v4v import V4V_CHECKS, V4VCheck, check_names, find_check, load_target, v4v_check
 
 State = Literal["passed", "failed", "not_run"]
 
@@ -380,7 +379,7 @@ def mutation_evidence(ev: _Reader) -> Shown:
 def renderer(check: str) -> Callable[[_Reader], Shown] | None:
     """The function that shows a check's evidence (its registry entry's ``evidence``), or None."""
     known = find_check(check)
-    return None if known is None or known.evidence is None else load(known.evidence)
+    return None if known is None or known.evidence is None else load_target(known.evidence)
 
 
 def evidence_html(cell: CheckCell) -> str:
@@ -496,17 +495,22 @@ def _exclusions(view: V4VView) -> str:
     )
 
 
+def _checks_now() -> list[V4VCheck]:
+    """The registry's checks as it holds them when the page is rendered."""
+    return [v4v_check(name) for name in check_names()]
+
+
 def _glossary() -> str:
     """The footer's list of the checks: each one's name and what it asks of a task."""
     return "\n".join(
         f"    <dt>{html.escape(c.label, quote=False)}</dt><dd>{html.escape(c.summary, quote=False)}</dd>"
-        for c in checks_registry.V4V_CHECKS
+        for c in _checks_now()
     )
 
 
 def _check_range() -> str:
     """``C1&ndash;C6``: the first and last checks' numbers."""
-    numbers = [c.label.split(" ")[0] for c in checks_registry.V4V_CHECKS]
+    numbers = [c.label.split(" ")[0] for c in _checks_now()]
     return "&ndash;".join(html.escape(n) for n in (numbers[0], numbers[-1]))
 
 

@@ -6,6 +6,7 @@ says how to add one.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 from vouch.sources._registry import (
@@ -22,7 +23,7 @@ from vouch.sources._registry import (
 )
 
 if TYPE_CHECKING:
-    from vouch.sources.swebench._rundir import RunDir, StatusDisagreement, compare_tests_status, read_run_dir
+    from vouch.sources.swebench import RunDir, StatusDisagreement, compare_tests_status, read_run_dir
 
 _RUN_DIR_NAMES = ("RunDir", "StatusDisagreement", "compare_tests_status", "read_run_dir")
 
@@ -31,9 +32,7 @@ def __getattr__(name: str) -> object:
     # A SWE-bench harness run directory (and vouch.swebench under it) loads on first use only:
     # the other sources, and the function form of the audit that reads samples, import none of it.
     if name in _RUN_DIR_NAMES:
-        from vouch.sources.swebench import _rundir
-
-        return getattr(_rundir, name)
+        return getattr(importlib.import_module("vouch.sources.swebench"), name)
     raise AttributeError(f"module 'vouch.sources' has no attribute {name!r}")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vouch.v4v._registry import CHECKS, V4V_CHECKS, V4VCheck, v4v_check
+from vouch.v4v._registry import CHECKS, V4V_CHECKS, V4VCheck, check_names, find_check, load_target, v4v_check
 
 if TYPE_CHECKING:
     from vouch.v4v._checks import CheckResult
@@ -22,7 +22,10 @@ __all__ = [
     "V4V_CHECKS",
     "CheckResult",
     "V4VCheck",
+    "check_names",
+    "find_check",
     "load_for_v4v",
+    "load_target",
     "run_v4v",
     "v4v_check",
 ]

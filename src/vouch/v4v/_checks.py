@@ -16,8 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from vouch.bench import Decision, Task, trivial_rows
-from vouch.bench._score import DecisionRow
+from vouch.bench import Decision, DecisionRow, Task, trivial_rows
 from vouch.core import LABEL_OF_CATEGORY, canonical_candidate, content_hash, parse_candidate
 
 Decisions = Mapping[str, Mapping[str, tuple[str, str | None]]]

@@ -135,7 +135,7 @@ def v4v_check(name: str) -> V4VCheck:
     return check
 
 
-def load(target: str) -> Callable[..., Any]:
+def load_target(target: str) -> Callable[..., Any]:
     """The function a ``module:function`` target names, imported now."""
     module, _, function = target.partition(":")
     loaded: Callable[..., Any] = getattr(importlib.import_module(module), function)

@@ -8,16 +8,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from vouch.bench import Decision, Task, decide_cases, load_task, run_verifiers
-from vouch.bench._canary import check_pool
-from vouch.bench._share import share_key
+from vouch.bench import Decision, Task, check_pool, decide_cases, load_task, run_verifiers, share_key
 from vouch.errors import UsageError
 from vouch.exec import Executor, PoolSet, make_executor
 from vouch.store import Store
 from vouch.v4v import _checks, _registry
 from vouch.v4v._checks import CheckInputs, CheckResult
 from vouch.v4v._mutation import MAX_MUTANTS, mutation_check
-from vouch.v4v._registry import CHECKS, load
+from vouch.v4v._registry import CHECKS, load_target
 
 Decisions = dict[str, dict[str, tuple[str, str | None]]]
 """task id -> case id -> (decision, reason)."""
@@ -169,7 +167,7 @@ def run_v4v(
             stats["mutation_wall_s"] = round(time.perf_counter() - started, 2)
 
     inputs = CheckInputs(references, replayed, repeats, mutation, threshold, seed)
-    runs = [(check.name, load(check.run)) for check in chosen]
+    runs = [(check.name, load_target(check.run)) for check in chosen]
     rows_out = []
     totals = {name: {"passed": 0, "failed": 0} for name in checks}
     excluded = []

@@ -10,9 +10,21 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from vouch.sources.swebench._build import build_options, build_swebench
+    from vouch.sources.swebench._check import run_public, withheld_paths
+    from vouch.sources.swebench._rundir import RunDir, StatusDisagreement, compare_tests_status, read_run_dir
     from vouch.sources.swebench._tasks import SwebenchOptions
 
-_NAMES = {"SwebenchOptions": "_tasks", "build_options": "_build", "build_swebench": "_build"}
+_NAMES = {
+    "SwebenchOptions": "_tasks",
+    "build_options": "_build",
+    "build_swebench": "_build",
+    "run_public": "_check",
+    "withheld_paths": "_check",
+    "RunDir": "_rundir",
+    "StatusDisagreement": "_rundir",
+    "compare_tests_status": "_rundir",
+    "read_run_dir": "_rundir",
+}
 
 
 def __getattr__(name: str) -> object:
@@ -23,4 +35,14 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'vouch.sources.swebench' has no attribute {name!r}")
 
 
-__all__ = ["SwebenchOptions", "build_options", "build_swebench"]
+__all__ = [
+    "RunDir",
+    "StatusDisagreement",
+    "SwebenchOptions",
+    "build_options",
+    "build_swebench",
+    "compare_tests_status",
+    "read_run_dir",
+    "run_public",
+    "withheld_paths",
+]
