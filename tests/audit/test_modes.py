@@ -10,10 +10,14 @@ notes and the bad inputs of the lightweight mode (every trial fails T1, one tria
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+import pytest
 
 from vouch.audit._form import AuditForm, Judged, Replayed
-from vouch.audit._modes import lightweight, per_trial
+from vouch.audit._modes import FORMS, REGISTRY, Mode, Rounds, audit, conclude_failing, lightweight, mode, per_trial
+from vouch.audit._settings import AuditSettings
+from vouch.errors import UsageError
 
 
 @dataclass(eq=False)
@@ -22,15 +26,20 @@ class Toy:
     wrong: frozenset[int]
     weight: int = 1
     fails_audit: bool = False
+    passes_t0: bool = True
 
 
 @dataclass
 class ToyForm:
     t1: dict[str, list[int]]
+    toys: list[Toy] = field(default_factory=list)
+    """Every trial it judges; those with ``passes_t0`` are the ones audited."""
     runs: int = 0
     used_tokens: int = 0
     notes: dict[str, str] = field(default_factory=dict)
     judged: list[str] = field(default_factory=list)
+    shared: bool | None = None
+    """Whether the last ``judge`` was asked to share what it found."""
 
     def executions(self) -> int:
         return self.runs
@@ -50,10 +59,26 @@ class ToyForm:
     def weight(self, trial: Toy) -> int:
         return trial.weight
 
-    def analyse(self, tasks: Sequence[str], *, static: bool) -> dict[str, list[int]]:
+    name = "function"
+
+    def trials(self) -> Sequence[Toy]:
+        return self.toys
+
+    def passing(self) -> Mapping[str, Sequence[Toy]]:
+        out: dict[str, list[Toy]] = {}
+        for toy in self.toys:
+            if toy.passes_t0:
+                out.setdefault(self.task(toy), []).append(toy)
+        return out
+
+    def analyse(self, tasks: Sequence[str]) -> dict[str, list[int]]:
         return {t: list(self.t1.get(t, [])) for t in tasks}
 
-    def judge(self, trials: Sequence[Toy]) -> list[Judged[int]]:
+    def baseline(self, tasks: Sequence[str]) -> dict[str, list[int]]:
+        return self.analyse(tasks)
+
+    def judge(self, trials: Sequence[Toy], *, share: bool) -> list[Judged[int]]:
+        self.shared = share
         self.judged += [t.name for t in trials]
         self.runs += 5 * len(trials)
         self.used_tokens += 100 * len(trials)
@@ -66,7 +91,7 @@ class ToyForm:
         *,
         found_on: Mapping[str, Toy],
         round: int,
-        static: bool,
+        vote: bool,
     ) -> Replayed[Toy]:
         refuted = {t: [x for x in mine if x.wrong & set(tests.get(t, []))] for t, mine in targets.items()}
         self.runs += sum(len(m) for m in targets.values())
@@ -164,3 +189,29 @@ def test_per_trial_judges_every_trial_and_concludes_each() -> None:
     judged = per_trial(form, trials)
     assert form.judged == ["A#0", "B#0"] and [j.shared for j in judged] == [[], [1]]
     assert form.notes == {"A#0": "", "B#0": ""}
+
+
+def test_the_driver_concludes_trials_failing_t0_and_shares_only_what_rounds_sample() -> None:
+    failing = Toy("A#9", frozenset({1}), passes_t0=False)
+    trials = [Toy("A#0", frozenset()), Toy("A#1", frozenset({7})), failing]
+    form = ToyForm(t1={}, toys=trials)
+    audit(form, mode("lightweight", "function"), AuditSettings(mode="lightweight", rounds=1))
+    assert form.notes["A#9"] == "" and "A#9" not in form.judged and form.shared is True
+    form = ToyForm(t1={}, toys=trials)
+    audit(form, mode("per-trial", "function"), AuditSettings())
+    assert form.judged == ["A#0", "A#1", "A#9"] and form.shared is False
+
+
+def test_a_new_mode_is_one_registry_entry_the_driver_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    def analysis_only(form: AuditForm[Toy, int], *, rounds: int, seed: int) -> Rounds:
+        return lightweight(form, conclude_failing(form), rounds=0, seed=seed)
+
+    entry = Mode("analysis", "task analysis alone", FORMS, analysis_only)
+    monkeypatch.setitem(REGISTRY, "analysis", entry)
+    trials = [Toy("A#0", frozenset()), Toy("A#1", frozenset({2}))]
+    form = ToyForm(t1={"A": [2]}, toys=trials)
+    done = audit(form, mode("analysis", "repository"), AuditSettings(mode="analysis", rounds=3))
+    assert [r.round for r in done.rounds["A"]] == [0] and form.judged == []
+    assert form.notes["A#1"] == "lightweight: fails T1 (task analysis)"
+    with pytest.raises(UsageError, match="is not built for the function form"):
+        audit(form, replace(entry, forms=("repository",)), AuditSettings(mode="analysis"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import uuid
@@ -13,15 +14,15 @@ import pytest
 from vouch.audit import PRELOAD, SWE_PRELOAD, AuditConfig, Verdict, audit_humaneval
 from vouch.audit._sources import SOURCES, WitnessSource, source
 from vouch.cli._audit import function_command
-from vouch.core import WITNESS_SOURCES, Witness
+from vouch.core import REGISTERED_NAME, Witness
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
 
 MODULE = """
+from vouch.audit import Found
+
 def search(run):
-    for job in run.jobs:
-        job.note = f"searched by mine ({len(run.contexts[job.task_id].asserts)} T0 asserts seen)"
-    return run.on_judged
+    return [Found(note=f"searched by mine ({len(run.contexts[j.task_id].asserts)} T0 asserts seen)") for j in run.jobs]
 """
 
 
@@ -40,13 +41,13 @@ def test_a_new_source_is_one_module_and_one_registry_line(tmp_path: Path, monkey
             samples, executor=executor, witness_dir=tmp_path / "w", config=AuditConfig(witness_source="mine")
         )
     (trial,) = results.trials
-    assert trial.verdict is Verdict.SOUND and "searched by mine (4 T0 asserts seen)" in (trial.reason or "")
+    assert trial.verdict is Verdict.SOUND and trial.reason == "no mine witness: searched by mine (4 T0 asserts seen)"
     assert results.witness_source == "mine"
     sys.modules.pop("my_source", None)
 
 
 REPO_MODULE = """
-from vouch.audit.repository._model import Found
+from vouch.audit import Found
 
 def search(run):
     return Found(note=f"looked at {len(run.inst.probes)} recorded calls of {run.trial.trial_id}")
@@ -90,8 +91,9 @@ def test_a_new_source_for_the_repository_form_is_one_module_and_one_line(
         audit_swe(instances, trials, executor=None, config=config)  # type: ignore[arg-type]
 
 
-def test_the_results_accept_as_origin_exactly_the_registry_s_sources() -> None:
-    assert tuple(SOURCES) == WITNESS_SOURCES
+def test_the_results_accept_as_origin_every_registry_name() -> None:
+    for name in SOURCES:
+        assert re.fullmatch(REGISTERED_NAME, name), "a source's name is what the results accept as an origin"
 
 
 def test_names_users_see_come_from_the_registry() -> None:
@@ -99,13 +101,13 @@ def test_names_users_see_come_from_the_registry() -> None:
     assert list(option.type.choices) == list(SOURCES)  # type: ignore[attr-defined]
     with pytest.raises(UsageError, match="valid sources: offline, files, agent"):
         source("oracle")
-    with pytest.raises(ValueError, match="not a witness source"):
+    with pytest.raises(ValueError, match="should match pattern"):
         Witness.model_validate(
             {
                 "file": "f",
                 "source": "s",
                 "clause": "c",
-                "origin": "oracle",
+                "origin": "Oracle!",
                 "defect": "d",
                 "why_t0_misses": "w",
                 "replay": "r",

@@ -10,11 +10,26 @@ from typing import TYPE_CHECKING
 
 from vouch.audit._agent_calls import AgentUsage, WitnessAgent, witness_agent
 from vouch.audit._compare import compare
-from vouch.audit._settings import MODES, REPOSITORY_MODES
+from vouch.audit._form import AuditForm, Found, Judged, Replayed
+from vouch.audit._modes import (
+    FORMS,
+    MODES,
+    REGISTRY,
+    REPOSITORY_MODES,
+    Mode,
+    Rounds,
+    audit,
+    check,
+    conclude_failing,
+    lightweight,
+    per_trial,
+)
 from vouch.audit._sources import SOURCES, WitnessSource
 from vouch.audit._validation import FUNCTION, REPOSITORY, WitnessForm, replayed
 from vouch.audit.function._audit import PRELOAD, audit_humaneval
+from vouch.audit.function._jobs import ProgramJob, Search, SearchRun
 from vouch.audit.function._runs import AuditConfig
+from vouch.audit.function._trial import files_search, offline_search
 from vouch.core import (
     FORMAT_VERSION,
     PASSING_VERDICTS,
@@ -40,11 +55,13 @@ from vouch.core import (
 if TYPE_CHECKING:
     from vouch.audit.repository._audit import SWE_PRELOAD, audit_fixture, audit_swe
     from vouch.audit.repository._command import SweCommand, SweCommandResult, replay_swe_witness, run_swe_command
-    from vouch.audit.repository._model import SweAuditConfig
+    from vouch.audit.repository._model import RepoSearch, RepoSearchRun, SweAuditConfig
 
 _SWE_NAMES = {
     "SWE_PRELOAD": "repository._audit",
     "SweAuditConfig": "repository._model",
+    "RepoSearch": "repository._model",
+    "RepoSearchRun": "repository._model",
     "audit_fixture": "repository._audit",
     "audit_swe": "repository._audit",
     "SweCommand": "repository._command",
@@ -66,23 +83,36 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "FORMAT_VERSION",
+    "FORMS",
     "FUNCTION",
     "MODES",
     "PASSING_VERDICTS",
     "PRELOAD",
+    "REGISTRY",
     "REPOSITORY",
     "REPOSITORY_MODES",
     "SOURCES",
     "SWE_PRELOAD",
     "AgentUsage",
     "AuditConfig",
+    "AuditForm",
     "AuditResults",
     "AuditSummary",
     "ChecklistItem",
     "DetectorFlag",
     "Evidence",
+    "Found",
     "GhostBranch",
+    "Judged",
+    "Mode",
+    "ProgramJob",
+    "Replayed",
+    "RepoSearch",
+    "RepoSearchRun",
+    "Rounds",
     "RunRecord",
+    "Search",
+    "SearchRun",
     "SurvivingMutant",
     "SweAuditConfig",
     "SweCommand",
@@ -96,12 +126,19 @@ __all__ = [
     "WitnessAgent",
     "WitnessForm",
     "WitnessSource",
+    "audit",
     "audit_fixture",
     "audit_humaneval",
     "audit_swe",
+    "check",
     "compare",
+    "conclude_failing",
     "decide_verdict",
     "failed_run",
+    "files_search",
+    "lightweight",
+    "offline_search",
+    "per_trial",
     "replay_swe_witness",
     "replayed",
     "run_swe_command",

@@ -9,14 +9,15 @@
   ``rounds`` rounds. Every stage is a ``RoundRecord``: which trial, which tests, how many refuted,
   executions and model tokens.
 - ``static`` (``lightweight(..., static=True)``): the SWE-ABS-style baseline of TestJack's Table
-  4: one suite per task built from G before any trial is seen, every trial failing it refuted, no
-  rounds and no A.2 vote.
+  4: one suite per task built from G before any trial is seen (``AuditForm.baseline``), every
+  trial failing it refuted, no rounds and no A.2 vote.
 
 Which trials a round may refute and which vote in the A.2 rule is the same for both forms: the
 active trials are the targets, every passing trial votes (the form counts the votes).
 
 ``REGISTRY`` is the registry: each ``Mode`` names the forms it serves and carries its driver, so
-adding a mode is a driver and one entry (``docs/extending.md``).
+adding a mode is a driver and one entry (``docs/extending.md``). ``audit`` is the one entry of
+both forms: it checks the run's settings against the mode and runs the mode's driver on the form.
 """
 
 from __future__ import annotations
@@ -24,13 +25,32 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from vouch.audit import _sources
 from vouch.audit._form import AuditForm, Judged, TestT, TrialT
-from vouch.core._audit import RoundRecord
+from vouch.core import RoundRecord
 from vouch.errors import UsageError
 
-__all__ = ["FORMS", "REGISTRY", "Mode", "Rounds", "lightweight", "mode", "mode_names", "per_trial"]
+if TYPE_CHECKING:
+    from vouch.audit._settings import AuditSettings
+
+__all__ = [
+    "FORMS",
+    "MODES",
+    "REGISTRY",
+    "REPOSITORY_MODES",
+    "Driver",
+    "Mode",
+    "Rounds",
+    "audit",
+    "check",
+    "conclude_failing",
+    "lightweight",
+    "mode",
+    "mode_names",
+    "per_trial",
+]
 
 FORMS = ("function", "repository")
 """The audit's two forms: ``vouch audit humaneval`` (and the other function-level readers) and
@@ -47,8 +67,8 @@ class Rounds:
 
 
 def per_trial(form: AuditForm[TrialT, TestT], trials: Sequence[TrialT]) -> list[Judged[TestT]]:
-    """The per-trial audit of every trial; each concludes with its own judgement."""
-    judged = form.judge(trials)
+    """The per-trial audit of every trial, each on its own; each concludes with its own judgement."""
+    judged = form.judge(trials, share=False)
     for trial in trials:
         form.conclude(trial, "")
     return judged
@@ -77,8 +97,8 @@ def lightweight(
         return out
     total = sum(len(passing[t]) for t in tasks)
     before, spent_tokens = form.executions(), form.tokens()
-    suites = form.analyse(tasks, static=static)
-    done = form.replay(suites, {t: list(passing[t]) for t in tasks}, found_on={}, round=0, static=static)
+    suites = form.baseline(tasks) if static else form.analyse(tasks)
+    done = form.replay(suites, {t: list(passing[t]) for t in tasks}, found_on={}, round=0, vote=not static)
     spent, tokens = form.executions() - before, form.tokens() - spent_tokens
     for t in tasks:
         out.notes[t].extend(done.notes.get(t, []))
@@ -105,11 +125,9 @@ def lightweight(
         if not sampled:
             break
         before, spent_tokens = form.executions(), form.tokens()
-        audits = dict(zip(sampled, form.judge(list(sampled.values())), strict=True))
+        audits = dict(zip(sampled, form.judge(list(sampled.values()), share=True), strict=True))
         others = {t: [x for x in active[t] if x is not sampled[t]] for t in sampled}
-        done = form.replay(
-            {t: a.shared for t, a in audits.items()}, others, found_on=sampled, round=number, static=False
-        )
+        done = form.replay({t: a.shared for t, a in audits.items()}, others, found_on=sampled, round=number, vote=True)
         spent, tokens = form.executions() - before, form.tokens() - spent_tokens
         for t, trial in sampled.items():
             form.conclude(trial, f"lightweight: audited in round {number}")
@@ -156,37 +174,30 @@ def _share(amount: int, part: int, whole: int) -> int:
     return round(amount * part / whole) if whole else 0
 
 
-Driver = Callable[..., "Rounds"]
-"""``driver(form, trials, passing, *, rounds, seed) -> Rounds``: judge ``trials`` (every trial the
-audit judges) given ``passing`` (per task, its trials passing T0); every trial concluded."""
+Driver = Callable[..., Rounds]
+"""``driver(form, *, rounds, seed) -> Rounds``: judge every trial of ``form`` (``form.trials()``)
+through the form's interface, auditing those passing T0 (``form.passing()``); every trial
+concluded. ``per_trial`` and ``lightweight`` are the building blocks."""
 
 
-def _per_trial_driver(
-    form: AuditForm[TrialT, TestT],
-    trials: Sequence[TrialT],
-    passing: Mapping[str, Sequence[TrialT]],
-    *,
-    rounds: int,
-    seed: int,
-) -> Rounds:
-    per_trial(form, trials)
+def _per_trial_driver(form: AuditForm[TrialT, TestT], *, rounds: int, seed: int) -> Rounds:
+    per_trial(form, form.trials())
     return Rounds()
 
 
+def conclude_failing(form: AuditForm[TrialT, TestT]) -> Mapping[str, Sequence[TrialT]]:
+    """Conclude every trial not passing T0 (nothing to audit or share); the passing ones, per task."""
+    passing = form.passing()
+    shared = {id(x) for xs in passing.values() for x in xs}
+    for trial in form.trials():
+        if id(trial) not in shared:
+            form.conclude(trial, "")
+    return passing
+
+
 def _rounds_driver(static: bool) -> Driver:
-    def drive(
-        form: AuditForm[Any, Any],
-        trials: Sequence[Any],
-        passing: Mapping[str, Sequence[Any]],
-        *,
-        rounds: int,
-        seed: int,
-    ) -> Rounds:
-        shared = {id(x) for xs in passing.values() for x in xs}
-        for trial in trials:
-            if id(trial) not in shared:  # failing T0: nothing to share
-                form.conclude(trial, "")
-        return lightweight(form, passing, rounds=rounds, seed=seed, static=static)
+    def drive(form: AuditForm[Any, Any], *, rounds: int, seed: int) -> Rounds:
+        return lightweight(form, conclude_failing(form), rounds=rounds, seed=seed, static=static)
 
     return drive
 
@@ -231,6 +242,13 @@ def mode_names(form: str) -> tuple[str, ...]:
     return tuple(name for name, m in REGISTRY.items() if form in m.forms)
 
 
+MODES = mode_names("function")
+"""The function form's modes: TestJack's per-trial audit, its lightweight approach (Algorithm 1),
+and the static baseline it is compared with (SWE-ABS: tests built from G before any trial is seen)."""
+REPOSITORY_MODES = mode_names("repository")
+"""The modes of the repository form."""
+
+
 def mode(name: str, form: str) -> Mode:
     """The mode of a ``--mode`` name in ``form``.
 
@@ -247,3 +265,35 @@ def mode(name: str, form: str) -> Mode:
             f"--mode {name!r} ({found.description}) is built for {served}; the {form} form's modes are {valid}"
         )
     return found
+
+
+def check(settings: AuditSettings, form: str) -> Mode:
+    """The mode of ``settings`` in ``form``, checked against the run's other settings.
+
+    Raises:
+        UsageError: An unknown mode or witness source, a source that does not serve the mode in
+            this form, a negative number of rounds (each error names the valid choices).
+    """
+    chosen = mode(settings.mode, form)
+    _sources.serves(settings.witness_source, chosen, form)
+    if settings.rounds < 0:
+        raise UsageError(f"--rounds {settings.rounds}: give zero (task analysis only) or more rounds")
+    return chosen
+
+
+def audit(form: AuditForm[TrialT, TestT], mode: Mode, settings: AuditSettings) -> Rounds:
+    """Judge every trial of ``form`` by ``mode``: the one driver both forms run, whatever the
+    mode; the rounds it recorded per task.
+
+    Args:
+        form: A form, its tasks prepared and T0 run in every trial's world.
+        mode: The mode (``check`` gives it from the settings, before the form is prepared).
+        settings: The run's settings: its witness source, rounds and seed.
+
+    Raises:
+        UsageError: The mode does not serve the form, or the settings do not fit it (``check``).
+    """
+    if form.name not in mode.forms:
+        raise UsageError(f"--mode {mode.name} ({mode.description}) is not built for the {form.name} form")
+    _sources.serves(settings.witness_source, mode, form.name)
+    return mode.driver(form, rounds=settings.rounds, seed=settings.seed)

@@ -9,15 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vouch.audit._modes import mode_names
 from vouch.errors import InfrastructureError
-
-MODES = mode_names("function")
-"""The function form's modes (``_modes.REGISTRY``): TestJack's per-trial audit, its lightweight
-approach (Algorithm 1), and the static baseline it is compared with (SWE-ABS: tests built from G
-before any trial is seen)."""
-REPOSITORY_MODES = mode_names("repository")
-"""The modes of the repository form."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +33,7 @@ class AuditSettings:
     agent_config: str | None = None
     """Harness config of the auditing model (built-in name or .toml); None: the witness defaults."""
     mode: str = "per-trial"
-    """One of ``MODES`` (``REPOSITORY_MODES`` in the repository form)."""
+    """A name of ``_modes.REGISTRY`` that serves the form (``MODES``, ``REPOSITORY_MODES``)."""
     rounds: int = 3
     """Lightweight mode: audit rounds per task after task analysis."""
 

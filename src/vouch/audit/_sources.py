@@ -1,21 +1,23 @@
-"""The witness sources: one registry; each form states the protocol its implementations follow
-(``function._jobs.Search`` over a ``SearchRun``, ``repository._model.RepoSearch`` over a
-``RepoSearchRun``).
+"""The witness sources: one registry, one contract for both forms of the audit.
 
-A witness source has one implementation per form of the audit. At function level, a
-``search`` function takes the audited programs once their evidence is in (T0, coverage,
-mutants, the differential run on the offline pool) and files witnesses under each job
-(``job.witnesses`` / ``job.discarded``). In the repository form, a ``repo_search`` function takes
-one passing trial with its world and evidence and returns its witnesses (each validated, valid
-or not), how the search ended, or why it could not run. Every name users see comes from here:
-the CLI's ``--witness-source`` choices of both commands and the errors that list them;
-``Witness.origin`` accepts the names of ``vouch.core.WITNESS_SOURCES``, which the results models
-hold below the audit (a test keeps the two lists equal).
+A witness source has one implementation per form, each a function over its form's run record
+that returns what it found as ``Found`` values (``vouch.audit.Found``: the witnesses, each with
+its validation, how the search ended, or why it could not run); the form files them and decides
+the verdict:
+
+- ``search(run: SearchRun) -> list[Found]`` (``vouch.audit.Search``): the function form's
+  programs to judge, once their evidence is in (T0, coverage, mutants, the differential run on
+  the offline pool), one ``Found`` a program, in order;
+- ``repo_search(run: RepoSearchRun) -> Found`` (``vouch.audit.RepoSearch``): one passing trial
+  of ``vouch audit swe`` with its world and evidence.
+
+Every name users see comes from here: the CLI's ``--witness-source`` choices of both commands
+and the errors that list them; ``Witness.origin`` holds the source's name.
 
 Each source declares the modes it serves in each form (``modes``, ``repo_modes``) and the option
 it needs (``needs``); ``serves`` is the one check of a source against a mode. Adding a source is
-one module with its ``search`` (and, for ``vouch audit swe``, its ``repo_search``), one line in
-``SOURCES`` and its name in ``WITNESS_SOURCES``::
+one module with its ``search`` (and, for ``vouch audit swe``, its ``repo_search``) and one line in
+``SOURCES``::
 
     WitnessSource("mine", "what it does", "vouch.audit._mine:search", repo_search="vouch.audit._mine:repo_search"),
 
@@ -27,14 +29,14 @@ swe``).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vouch.errors import UsageError
 
 if TYPE_CHECKING:
-    from vouch.audit._modes import Mode
+    from vouch.audit.function._jobs import Search
+    from vouch.audit.repository._model import RepoSearch
 
 
 @dataclass(frozen=True)
@@ -42,12 +44,11 @@ class WitnessSource:
     name: str
     description: str
     search: str
-    """``module:function`` of its function-level ``Search`` (``function._trial``)."""
+    """``module:function`` of its function form's ``Search``."""
     needs: str | None = None
     """The option it cannot run without, for the usage error."""
     repo_search: str | None = None
-    """``module:function`` of its repository-form ``RepoSearch`` (``repository._model``); None:
-    function level only."""
+    """``module:function`` of its repository form's ``RepoSearch``; None: function level only."""
     modes: tuple[str, ...] | None = ("per-trial",)
     """The function form's modes it serves (``_modes.REGISTRY``); None: every one."""
     repo_modes: tuple[str, ...] | None = ("per-trial",)
@@ -70,18 +71,18 @@ class WitnessSource:
     witnesses are written to ``witness_dir`` when one is given; the lightweight mode's task
     analysis varies T0's recorded calls for it)."""
 
-    def load(self) -> Callable[..., Any]:
-        """The function form's implementation (a ``function._jobs.Search``)."""
-        found: Callable[..., Any] = _load(self.search)
+    def load(self) -> Search:
+        """The function form's implementation."""
+        found: Search = _load(self.search)
         return found
 
-    def load_repo(self) -> Callable[..., Any]:
+    def load_repo(self) -> RepoSearch:
         """The repository form's implementation.
 
         Raises:
             UsageError: The source has none.
         """
-        found: Callable[..., Any] = _load(repo_source(self.name).repo_search or "")  # a RepoSearch
+        found: RepoSearch = _load(repo_source(self.name).repo_search or "")
         return found
 
 
@@ -141,7 +142,14 @@ def source(name: str) -> WitnessSource:
     raise UsageError(f"--witness-source {name!r} is not a witness source; valid sources: {', '.join(SOURCES)}")
 
 
-def serves(name: str, mode: Mode, form: str) -> WitnessSource:
+class Named(Protocol):
+    """A mode as a source sees it (``_modes.Mode``, which imports this module): its name."""
+
+    @property
+    def name(self) -> str: ...
+
+
+def serves(name: str, mode: Named, form: str) -> WitnessSource:
     """The source of ``name``, checked to serve ``mode`` in ``form`` ("function" or "repository").
 
     Raises:

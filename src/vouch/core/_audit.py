@@ -12,7 +12,7 @@ import enum
 from collections.abc import Iterable
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from vouch.core._envelope import Envelope
 
@@ -26,9 +26,10 @@ failing, and the summary and each model give the range, ``undecided``,
 ``corrected_resolution_rate_low`` and ``corrected_resolution_rate_high``)."""
 AUDIT_SCHEMA_VERSION = 4
 """``schema_version`` of the ``audit`` results (see ``FORMAT_VERSION`` for what changed)."""
-WITNESS_SOURCES = ("offline", "files", "agent")
-"""Names of the witness sources a ``Witness.origin`` may give (``vouch.audit``'s registry of
-sources has exactly these)."""
+REGISTERED_NAME = r"^[a-z][a-z0-9-]*$"
+"""What a name of ``vouch.audit``'s registries looks like (a witness source, ``Witness.origin``;
+a mode, ``AuditResults.mode``). The registries are the audit's, above this layer: the results
+hold whichever names the run used, so adding a source or a mode is the registry's change alone."""
 WITNESS_STAGES = ("regression",)
 """Stages that write witnesses whatever the source (``Witness.origin`` may give these too):
 ``regression``, the repository's own tests beyond T0 (``audit.repository._regression``)."""
@@ -117,16 +118,10 @@ class Witness(_Model):
     clause: str = Field(description="The clause of P it checks, quoted or paraphrased from the prompt.")
     clause_id: str | None = Field(default=None, description="Id of that clause in the evidence's checklist.")
     origin: str = Field(
-        description="The witness source that wrote it (a name of WITNESS_SOURCES), or the stage (WITNESS_STAGES)."
+        pattern=REGISTERED_NAME,
+        description="The witness source that wrote it (a name of vouch.audit's SOURCES: offline, files, agent), "
+        "or the stage (WITNESS_STAGES).",
     )
-
-    @field_validator("origin")
-    @classmethod
-    def _known_source(cls, value: str) -> str:
-        if value not in WITNESS_SOURCES + WITNESS_STAGES:
-            known = ", ".join(WITNESS_SOURCES + WITNESS_STAGES)
-            raise ValueError(f"origin {value!r} is not a witness source or stage ({known})")
-        return value
 
     input: Any = Field(default=None, description="The input it drives (function level: the argument list).")
     expected: Any = Field(default=None, description="What R[G] produced: the behaviour P requires.")
@@ -445,8 +440,16 @@ class AuditResults(Envelope):
     schema_version: int = Field(default=AUDIT_SCHEMA_VERSION, description="Version of this JSON layout.")
     format_version: int = Field(default=FORMAT_VERSION, description="Version of the audit layout.")
     benchmark: str = Field(description="humaneval (function level) or swe (repository level).")
-    mode: Literal["per-trial", "lightweight", "static"] = Field(default="per-trial", description="Audit mode.")
-    witness_source: str = Field(default="offline", description="offline, files or agent.")
+    mode: str = Field(
+        default="per-trial",
+        pattern=REGISTERED_NAME,
+        description="Audit mode: a name of vouch.audit's mode registry (per-trial, lightweight, static).",
+    )
+    witness_source: str = Field(
+        default="offline",
+        pattern=REGISTERED_NAME,
+        description="A name of vouch.audit's SOURCES: offline, files or agent.",
+    )
     trials: list[TrialResult] = Field(description="Every trial, in input order.")
     tasks: list[TaskReport] = Field(default_factory=list, description="Per task: well-formedness and T0 facts.")
     summary: AuditSummary = Field(description="Totals.")

@@ -21,18 +21,19 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vouch.agent import Message, TraceWriter
 from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_message, rejudge
+from vouch.audit._form import Found
 from vouch.audit._validation import reported
 from vouch.audit.function import _witness
 from vouch.audit.function._agent_tools import Runner, SerialRunner, Submission, WitnessTools, foreign_names, p_names
 from vouch.audit.function._detectors import detect
-from vouch.audit.function._jobs import MIN_VOTERS, OnJudged, ProgramJob, TaskContext
-from vouch.audit.function._trial import _finish, _ghosts, _make_witness, _surviving, ambiguity
+from vouch.audit.function._jobs import MIN_VOTERS, ProgramJob, TaskContext, found_in
+from vouch.audit.function._trial import _ghosts, _make_witness, _surviving, ambiguity
 from vouch.core import Budgets
-from vouch.core._audit import Validation, Verdict, Witness
+from vouch.core._audit import Validation, Witness
 from vouch.errors import UsageError
 from vouch.exec import RunResult
 
@@ -313,46 +314,28 @@ def _why_t0_misses(ctx: TaskContext, covered_by: list[str]) -> str:
     )
 
 
-def agent_search(run: SearchRun) -> OnJudged | None:
-    """The ``agent`` source, as the registry calls it (``_sources.SOURCES``)."""
-    return agent_stage(run.engine, run.contexts, run.jobs, run.config, run.witness_dir, run.agent, run.on_judged)
+def agent_search(run: SearchRun) -> list[Found]:
+    """The ``agent`` source, as the registry calls it (``_sources.SOURCES``): one model session
+    per audited trial, in order.
 
-
-def agent_stage(
-    engine: Engine,
-    contexts: dict[str, TaskContext],
-    jobs: Sequence[ProgramJob],
-    config: AuditConfig,
-    witness_dir: Path,
-    agent: WitnessAgent | None,
-    on_judged: OnJudged | None,
-) -> OnJudged | None:
-    """The agent witness source in ``judge_programs``: one model session per audited trial, in order.
-
-    A trial whose model endpoint failed is judged ``error`` at once and not stored (a re-run
-    tries it again). Returns the ``on_judged`` to finish the rest with: it words the reason of
-    a trial left standing by what the agent did (gave up, budget, every witness discarded).
+    A trial whose model endpoint failed is ``error`` (``Found.error``; not stored, so a re-run
+    tries it again). A trial left standing is worded by what the agent did (``Found.note``: gave
+    up, budget, every witness discarded).
     """
+    engine, contexts, jobs, config, agent = run.engine, run.contexts, run.jobs, run.config, run.agent
     if agent is None:
         raise UsageError("--witness-source agent needs the auditing model: give --agent-model PROVIDER/MODEL")
-    notes: dict[int, str] = {}
+    outcomes: dict[int, SearchOutcome] = {}
     searched = [j for j in jobs if j.t0 is not None and (j.t0.passed or config.search_failing)]
     runner: Runner = SerialRunner(engine) if agent.concurrency > 1 else engine
-    done = 0
     lock = threading.Lock()
 
     def one(job: ProgramJob) -> None:
-        nonlocal done
-        ctx = contexts[job.task_id]
-        outcome = search(runner, ctx, job, config=config, witness_dir=witness_dir, agent=agent)
+        outcome = search(runner, contexts[job.task_id], job, config=config, witness_dir=run.witness_dir, agent=agent)
         with lock:
-            if outcome.error is not None:
-                _finish(job, ctx, Verdict.ERROR, outcome.error, None)
-            else:
-                notes[id(job)] = outcome.note
-            done += 1
+            outcomes[id(job)] = outcome
             if engine.progress is not None:
-                engine.progress("agent: trial sessions", done, len(searched))
+                engine.progress("agent: trial sessions", len(outcomes), len(searched))
 
     if agent.concurrency > 1:
         with ThreadPoolExecutor(max_workers=agent.concurrency, thread_name_prefix="witness-agent") as pool:
@@ -369,16 +352,14 @@ def agent_stage(
     else:
         for job in searched:
             one(job)
-    _withhold_ambiguous(engine, contexts, jobs)
-
-    def reworded(job: ProgramJob, judgement: dict[str, Any]) -> None:
-        note = notes.get(id(job))
-        if note is not None and not job.witnesses and judgement["verdict"] == Verdict.SOUND.value:
-            judgement["reason"] = f"no agent witness: {note}"
-        if on_judged is not None:
-            on_judged(job, judgement)
-
-    return reworded
+    failed = {key for key, outcome in outcomes.items() if outcome.error is not None}
+    _withhold_ambiguous(engine, contexts, [j for j in jobs if id(j) not in failed])
+    found = []
+    for job in jobs:
+        outcome = outcomes.get(id(job), SearchOutcome(note=""))
+        note = outcome.note or "" if outcome.error is None else ""
+        found.append(Found(witnesses=found_in(job).witnesses, note=note, error=outcome.error))
+    return found
 
 
 def _withhold_ambiguous(engine: Engine, contexts: dict[str, TaskContext], jobs: Sequence[ProgramJob]) -> None:

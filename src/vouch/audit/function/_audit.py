@@ -205,9 +205,7 @@ def audit_humaneval(
         from vouch.audit._agent_calls import witness_agent
 
         agent = witness_agent(config.agent_model, config.agent_config)
-    _sources.serves(config.witness_source, _modes.mode(config.mode, "function"), "function")
-    if config.rounds < 0:
-        raise UsageError(f"--rounds {config.rounds}: give zero (task analysis only) or more rounds")
+    _modes.check(config, "function")
     if limit_tasks is not None and limit_tasks < 1:
         raise UsageError(f"--limit-tasks {limit_tasks}: give a positive number of tasks")
     problem_set = problems if isinstance(problems, ProblemSet) else None
@@ -311,7 +309,7 @@ def audit_humaneval(
         | asdict(config)
         | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
         benchmark=problem_set.benchmark if problem_set is not None else "humaneval",
-        mode=config.mode,  # type: ignore[arg-type]  # a mode of the function form, checked above
+        mode=config.mode,
         witness_source=config.witness_source,
         trials=results,
         tasks=reports,

@@ -1,9 +1,9 @@
 """The function form of the audit (HumanEval-style problems and samples) as its modes drive it.
 
-``FunctionForm`` implements ``_form.AuditForm``: trials are the distinct programs passing T0
+``FunctionForm`` implements ``_form.AuditForm``: trials are the distinct programs
 (``ProgramJob``), tests are inputs with G's answer (``_lightweight.Shared``). ``run`` is the one
-entry of every mode: T0 in R[s] for every program, the offline pools of the tasks, then
-``_modes.per_trial`` or ``_modes.lightweight`` (which is also the static baseline).
+entry of every mode: T0 in R[s] for every program, the offline pools of the tasks, then the
+mode's driver (``_modes.audit``).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vouch.audit import _modes, _sources
-from vouch.audit._form import Judged, Replayed
+from vouch.audit._form import Found, Judged, Replayed
 from vouch.audit.function import _inputs
 from vouch.audit.function._jobs import OnJudged, ProgramJob, SearchRun, TaskContext
 from vouch.audit.function._lightweight import Shared, _describe, _from_audit, _share, static_suite, task_analysis
 from vouch.audit.function._runs import blame
 from vouch.audit.function._trial import _differential_stage, _evidence_stage, _finish, _prepare_pools, t0_stage
-from vouch.core._audit import RoundRecord
+from vouch.core import RoundRecord, Verdict
 
 if TYPE_CHECKING:
     from vouch.audit._agent_calls import WitnessAgent
@@ -32,11 +32,13 @@ __all__ = ["FunctionForm", "run"]
 class FunctionForm:
     """The function form, its tasks prepared (``function._audit._tasks_stage``) and T0 run in R[s]."""
 
+    name = "function"
+
     def __init__(
         self,
         engine: Engine,
         contexts: dict[str, TaskContext],
-        passing: Sequence[ProgramJob],
+        audited: Sequence[ProgramJob],
         *,
         config: AuditConfig,
         witness_dir: Path,
@@ -45,15 +47,23 @@ class FunctionForm:
     ) -> None:
         self.engine = engine
         self.contexts = contexts
-        self.passing = list(passing)
+        self.audited = list(audited)
+        """Every program the audit judges (those passing T0; failing ones too with ``search_failing``)."""
+        self.voters = [j for j in self.audited if j.t0 is not None and j.t0.passed]
         """Every program passing T0: all of them vote in the A.2 rule."""
         self.config = config
         self.witness_dir = witness_dir
         self.on_judged = on_judged
         self.agent = agent
         self.by_task: dict[str, list[ProgramJob]] = {}
-        for job in self.passing:
+        for job in self.voters:
             self.by_task.setdefault(job.task_id, []).append(job)
+
+    def trials(self) -> Sequence[ProgramJob]:
+        return self.audited
+
+    def passing(self) -> Mapping[str, Sequence[ProgramJob]]:
+        return self.by_task
 
     def executions(self) -> int:
         return self.engine.executions
@@ -74,10 +84,13 @@ class FunctionForm:
     def weight(self, trial: ProgramJob) -> int:
         return trial.weight
 
-    def analyse(self, tasks: Sequence[str], *, static: bool) -> dict[str, list[Shared]]:
-        return (static_suite if static else task_analysis)(self.engine, self.contexts, tasks, self.config)
+    def analyse(self, tasks: Sequence[str]) -> dict[str, list[Shared]]:
+        return task_analysis(self.engine, self.contexts, tasks, self.config)
 
-    def judge(self, trials: Sequence[ProgramJob]) -> list[Judged[Shared]]:
+    def baseline(self, tasks: Sequence[str]) -> dict[str, list[Shared]]:
+        return static_suite(self.engine, self.contexts, tasks, self.config)
+
+    def judge(self, trials: Sequence[ProgramJob], *, share: bool) -> list[Judged[Shared]]:
         """The per-trial audit of the jobs, one batch per stage: evidence (for those passing T0),
         the differential run, then the witness source's search (``_sources.SOURCES``), with every
         passing program voting in the A.2 rule. What each shares: ``_lightweight._from_audit``."""
@@ -85,11 +98,15 @@ class FunctionForm:
         _evidence_stage(self.engine, self.contexts, [j for j in jobs if j.t0 is not None and j.t0.passed], self.config)
         _differential_stage(self.engine, self.contexts, jobs, self.config)
         search = _sources.source(self.config.witness_source).load()
-        run = SearchRun(
-            self.engine, self.contexts, jobs, self.config, self.witness_dir, self.agent, self.on_judged, self.passing
-        )
+        run = SearchRun(self.engine, self.contexts, jobs, self.config, self.witness_dir, self.agent, self.voters)
         before = len(self.engine.faults)
-        self.on_judged = search(run)
+        found = search(run)
+        if len(found) != len(jobs):
+            raise TypeError(
+                f"witness source {self.config.witness_source} gave {len(found)} results for {len(jobs)} programs"
+            )
+        for job, one in zip(jobs, found, strict=True):
+            self._file(job, one)
         # A source that runs without naming whose evidence each run is (the auditing model's
         # tools): a run vouch could not run during the search leaves every searched job undecided.
         for fault in self.engine.faults[before:]:
@@ -97,10 +114,24 @@ class FunctionForm:
                 blame(job, fault)
         out = []
         for job in jobs:
-            if _modes.mode(self.config.mode, "function").samples:  # a shared witness names its confirming audit
+            if share:  # a shared witness names its confirming audit
                 job.witnesses = [w.model_copy(update={"found_on": job.first_trial}) for w in job.witnesses]
             out.append(Judged(_from_audit(job, self.contexts[job.task_id].contested), error=job.search_failed))
         return out
+
+    def _file(self, job: ProgramJob, found: Found) -> None:
+        """File what a source found for a job: valid witnesses refute (a disputed one flags),
+        the others stay as discarded evidence; a search that could not run leaves it ``error``
+        (not stored: a re-run judges it again)."""
+        job.witnesses = [w for w in found.witnesses if w.validation.valid and w.disputed is None]
+        job.disputed = [w for w in found.witnesses if w.validation.valid and w.disputed is not None]
+        job.discarded = [w for w in found.witnesses if not w.validation.valid]
+        if found.undecided is not None and job.search_failed is None:
+            job.search_failed = found.undecided
+        if found.note:
+            job.search_note = f"no {self.config.witness_source} witness: {found.note}"
+        if found.error is not None:
+            _finish(job, self.contexts[job.task_id], Verdict.ERROR, found.error, None)
 
     def replay(
         self,
@@ -109,7 +140,7 @@ class FunctionForm:
         *,
         found_on: Mapping[str, ProgramJob],
         round: int,
-        static: bool,
+        vote: bool,
     ) -> Replayed[ProgramJob]:
         # Every passing program of the task runs the tests (the A.2 rule counts over all of
         # them, as in the per-trial audit); the sampled one votes too: it fails every input it shares.
@@ -125,7 +156,7 @@ class FunctionForm:
             self.witness_dir,
             iteration=round,
             voted=voted,
-            contest=not static,
+            contest=vote,
         )
         return Replayed(refuted=refuted, pairs=pairs)
 
@@ -153,14 +184,13 @@ def run(
 
     The offline pools are built for every source but files: the agent is shown their evidence.
     """
+    mode = _modes.check(config, FunctionForm.name)
     audited = t0_stage(engine, contexts, jobs, config, on_judged)
-    passing = [j for j in audited if j.t0 is not None and j.t0.passed]
     form = FunctionForm(
-        engine, contexts, passing, config=config, witness_dir=witness_dir, on_judged=on_judged, agent=agent
+        engine, contexts, audited, config=config, witness_dir=witness_dir, on_judged=on_judged, agent=agent
     )
     # Every source but the user's files judges on the offline source's input pool.
     user_files = _sources.source(config.witness_source).user_files
     pool_config = config if user_files else replace(config, witness_source="offline")
     _prepare_pools(engine, contexts, {j.task_id for j in audited}, pool_config)
-    drive = _modes.mode(config.mode, "function").driver
-    return drive(form, audited, form.by_task, rounds=config.rounds, seed=config.seed).rounds
+    return _modes.audit(form, mode, config).rounds

@@ -1,6 +1,6 @@
 """The function form's records: what the audit knows of a task (``TaskContext``), one distinct
-program and its judgement (``ProgramJob``), and what a witness source's search gets
-(``SearchRun``) and is (``Search``).
+program and its judgement (``ProgramJob``, ``Judgement``, ``Stage2``), and what a witness
+source's search gets (``SearchRun``) and is (``Search``: one ``Found`` a program).
 
 A leaf of the function form's stages: they import these from here, and this module imports none
 of them.
@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from vouch.audit import _ambiguity
-from vouch.core._audit import ChecklistItem, T0Result, TaskReport, Witness
+from vouch.audit._form import Found
+from vouch.core import ChecklistItem, T0Result, TaskReport, Witness
 from vouch.mutation import Mutant
 from vouch.sources.trials._samples import Problem
 
@@ -56,6 +57,32 @@ class TaskContext:
     generated inputs): its passing trials are then error, never sound (``_runs.blame``)."""
 
 
+class Judgement(TypedDict):
+    """One program's judgement as the store keeps it (``TrialResult``'s fields it decides)."""
+
+    benchmark_pass: bool
+    verdict: str
+    """A ``Verdict``'s value."""
+    witnesses: list[dict[str, Any]]
+    """Its refuting witnesses (``Witness``, as JSON)."""
+    evidence: dict[str, Any]
+    """``Evidence``, as JSON."""
+    reason: str | None
+    infrastructure: bool
+    """Vouch's own failure left it undecided (``error``): never stored, judged again on a re-run."""
+
+
+class Stage2(TypedDict, total=False):
+    """What the coverage-and-mutants run of a program returned (``_trial._evidence_stage``)."""
+
+    coverage: dict[str, Any]
+    """The program's line and arc coverage under T0."""
+    mutants: list[str]
+    """Each mutant's outcome under T0 (killed, survived, invalid), in ``ProgramJob.mutants`` order."""
+    error: str | None
+    """Why the run gave nothing (then neither key above)."""
+
+
 @dataclass
 class ProgramJob:
     """One distinct program of a task, and (once judged) its judgement."""
@@ -78,7 +105,7 @@ class ProgramJob:
 
     t0: T0Result | None = None
     mutants: list[Mutant] = field(default_factory=list)
-    stage2: dict[str, Any] = field(default_factory=dict)
+    stage2: Stage2 = field(default_factory=lambda: Stage2())
     diffs: list[_offline.Difference] = field(default_factory=list)
     witnesses: list[Witness] = field(default_factory=list)
     discarded: list[Witness] = field(default_factory=list)
@@ -88,9 +115,12 @@ class ProgramJob:
     """Witness file name -> why G's answer on its input is disputed (set before validation)."""
     iterations: int = 0
     tried: int = 0
-    judgement: dict[str, Any] | None = None
+    judgement: Judgement | None = None
     note: str | None = None
     """How the lightweight mode judged it (the reason of a verdict that has no other)."""
+    search_note: str | None = None
+    """How the witness search ended (``Found.note``), worded as the reason of a trial it leaves
+    ``sound`` with no witness."""
     search_failed: str | None = None
     """Why the run on the generated inputs gave no rows (the trial is then an error unless refuted)."""
     infra: str | None = None
@@ -107,12 +137,18 @@ class ProgramJob:
 MIN_VOTERS = _ambiguity.MIN_VOTERS
 """Passing trials a task needs before the ambiguity rule can speak."""
 
-OnJudged = Callable[[ProgramJob, dict[str, Any]], None]
+OnJudged = Callable[[ProgramJob, Judgement], None]
 
 
 @dataclass
 class SearchRun:
-    """What a source's search gets: the engine, the tasks, the jobs to judge and the run's settings."""
+    """What a source's search gets: the engine, the tasks, the programs to judge and the run's settings.
+
+    Each job's evidence is in when the search starts (T0 in R[s], coverage, mutants, the
+    differential run on the task's pool, ``job.diffs``). The jobs' records are the search's
+    working state (iterations, candidates tried, disputes); what it found it returns, one
+    ``Found`` a job, and the form files those witnesses.
+    """
 
     engine: Engine
     contexts: dict[str, TaskContext]
@@ -120,13 +156,18 @@ class SearchRun:
     config: AuditConfig
     witness_dir: Path
     agent: WitnessAgent | None
-    on_judged: OnJudged | None
     voters: Sequence[ProgramJob] | None = None
     """The programs voting in the A.2 rule (default: the jobs passing T0); the lightweight mode
     judges a sampled program and every passing program of its task votes."""
 
 
 class Search(Protocol):
-    def __call__(self, run: SearchRun) -> OnJudged | None:
-        """File witnesses under ``run.jobs``; the ``on_judged`` to finish the rest with."""
+    def __call__(self, run: SearchRun) -> list[Found]:
+        """What the search found for each of ``run.jobs``, in order: every witness with its
+        validation (``_witness.judge``); a valid one with ``disputed`` set flags and never refutes."""
         ...
+
+
+def found_in(job: ProgramJob) -> Found:
+    """What a search that files into a job's records found: its witnesses, discarded and disputed ones."""
+    return Found(witnesses=[*job.witnesses, *job.discarded, *job.disputed])

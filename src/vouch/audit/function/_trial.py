@@ -13,13 +13,14 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from vouch.audit import _sources
 from vouch.audit._ambiguity import rho_over_models
+from vouch.audit._form import Found
 from vouch.audit.function import _inputs, _offline, _witness
 from vouch.audit.function._detectors import FILE, detect
-from vouch.audit.function._jobs import MIN_VOTERS, OnJudged, ProgramJob, SearchRun, TaskContext
+from vouch.audit.function._jobs import MIN_VOTERS, OnJudged, ProgramJob, SearchRun, Stage2, TaskContext, found_in
 from vouch.audit.function._prompt import main_clause, output_wrapper
 from vouch.audit.function._runs import t0_result, t0_spec
 from vouch.core._audit import (
@@ -40,17 +41,17 @@ if TYPE_CHECKING:
     from vouch.audit.function._runs import AuditConfig, Engine
 
 
-def offline_search(run: SearchRun) -> OnJudged | None:
+def offline_search(run: SearchRun) -> list[Found]:
     """The ``offline`` source: at most k generate-and-validate iterations on the differences
     the differential run found (minimised, contested under A.2, validated)."""
     _iterate(run, lambda job: bool(job.diffs))
-    return run.on_judged
+    return [found_in(job) for job in run.jobs]
 
 
-def files_search(run: SearchRun) -> OnJudged | None:
+def files_search(run: SearchRun) -> list[Found]:
     """The ``files`` source: the user's pytest files for each task, validated like any witness."""
     _iterate(run, lambda job: True)
-    return run.on_judged
+    return [found_in(job) for job in run.jobs]
 
 
 def _iterate(run: SearchRun, searching: Callable[[ProgramJob], bool]) -> None:
@@ -190,7 +191,10 @@ def _evidence_stage(
             )
         )
     for job, result in zip(jobs, engine.run(specs, "coverage and mutants", owners=jobs), strict=True):
-        job.stage2 = result.value if result.ok and isinstance(result.value, dict) else {"error": result.reason}
+        # The run's value is the in-run side's report (``_inrun``), a ``Stage2`` by construction.
+        job.stage2 = (
+            cast(Stage2, result.value) if result.ok and isinstance(result.value, dict) else Stage2(error=result.reason)
+        )
 
 
 def _differential_stage(
@@ -1406,6 +1410,8 @@ def _finish(
     infra = job.infra or (ctx.infra if job.t0 is not None and job.t0.passed else None)
     if infra is not None and verdict is not Verdict.UNAPPLIABLE:
         verdict, reason = Verdict.ERROR, infra
+    if verdict is Verdict.SOUND and job.search_note and not job.witnesses:
+        reason = job.search_note
     job.judgement = {
         "benchmark_pass": bool(job.t0 is not None and job.t0.passed),
         "verdict": verdict.value,

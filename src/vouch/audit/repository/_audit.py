@@ -369,7 +369,8 @@ def _audit_trial(
     config: SweAuditConfig,
     agent: WitnessAgent | None = None,
 ) -> TrialResult:
-    """T0 in the trial's world, then, when it passes, the per-trial mode (``_modes.per_trial``)."""
+    """T0 in the trial's world, then, when it passes, its audit by a mode that judges each trial on
+    its own (``Mode.samples`` false), on a form of this one trial (``_modes.audit``)."""
     (staged,) = _trial_t0s(inst, [trial], cache, runner)
     if isinstance(staged, TrialResult):
         return staged
@@ -384,7 +385,7 @@ def _audit_trial(
         lambda passing: _audit_passing(inst, passing, runner, config, agent),
         lambda: 0,
     )
-    _modes.per_trial(form, [staged])
+    _modes.audit(form, _modes.mode(config.mode, RepoForm.name), config)
     return form.judged[staged.program]
 
 
@@ -595,9 +596,7 @@ def audit_swe(
     import vouch
 
     config = config or SweAuditConfig()
-    _sources.serves(config.witness_source, _modes.mode(config.mode, "repository"), "repository")
-    if config.rounds < 0:
-        raise UsageError(f"--rounds {config.rounds}: give zero (task analysis only) or more rounds")
+    mode = _modes.check(config, RepoForm.name)
     source = _sources.source(config.witness_source)
     if source.model and agent is None:
         if not config.agent_model:
@@ -633,7 +632,7 @@ def audit_swe(
     resumed = 0
     for inst in by_id.values():
         own = [t for t in trials if t.instance_id == inst.spec.instance_id]
-        if _modes.mode(config.mode, "repository").samples:
+        if mode.samples:
             mine, reused = _sampled(inst, own, cache, runner, config, agent, store)
             resumed += reused
             for trial, result in zip(own, mine, strict=True):
@@ -731,7 +730,7 @@ def audit_swe(
         }
         | ({"agent": {"model": agent.model, "harness": agent.harness.name} | asdict(agent.usage)} if agent else {}),
         benchmark="swe",
-        mode=config.mode,  # type: ignore[arg-type]  # a mode of the repository form, checked above
+        mode=config.mode,
         witness_source=config.witness_source,
         trials=results,
         tasks=reports,

@@ -97,8 +97,11 @@ class LightweightInstance:
 
 class RepoForm:
     """The repository form as the audit's modes drive it (``_form.AuditForm``), one instance at a
-    time: trials are the distinct patches passing T0 (``PassingTrial``), tests are witness files
-    (``Witness``). Judgements are kept by patch hash in ``judged``."""
+    time: trials are the distinct patches passing T0 (``PassingTrial``; a trial failing T0 has its
+    verdict before the form is made), tests are witness files (``Witness``). Judgements are kept
+    by patch hash in ``judged``."""
+
+    name = "repository"
 
     def __init__(
         self,
@@ -113,7 +116,8 @@ class RepoForm:
         tokens: Callable[[], int],
     ) -> None:
         self.inst = inst
-        self.passing = list(passing)
+        self.voters = list(passing)
+        """Every distinct patch passing T0: all of them vote in the A.2 rule."""
         self.programs = programs
         self.judged = judged
         self.cache = cache
@@ -121,6 +125,12 @@ class RepoForm:
         self.config = config
         self.audit = audit
         self._tokens = tokens
+
+    def trials(self) -> Sequence[PassingTrial]:
+        return self.voters
+
+    def passing(self) -> Mapping[str, Sequence[PassingTrial]]:
+        return {self.inst.spec.instance_id: self.voters}
 
     def executions(self) -> int:
         return self.runner.executions
@@ -140,24 +150,26 @@ class RepoForm:
     def weight(self, trial: PassingTrial) -> int:
         return len(self.programs[trial.program])
 
-    def analyse(self, tasks: Sequence[str], *, static: bool) -> dict[str, list[Witness]]:
-        if static:
-            raise UsageError("the static baseline is built for the function form (vouch audit humaneval)")
+    def analyse(self, tasks: Sequence[str]) -> dict[str, list[Witness]]:
         return {t: task_analysis(self.inst, self.runner, self.config) for t in tasks}
 
-    def judge(self, trials: Sequence[PassingTrial]) -> list[Judged[Witness]]:
-        """Each trial's whole per-trial audit, in turn; its witnesses of ambiguous requirements
-        withheld (A.2: every passing trial of the instance votes), so none is shared."""
+    def baseline(self, tasks: Sequence[str]) -> dict[str, list[Witness]]:
+        raise UsageError("the static baseline is built for the function form (vouch audit humaneval)")
+
+    def judge(self, trials: Sequence[PassingTrial], *, share: bool) -> list[Judged[Witness]]:
+        """Each trial's whole per-trial audit, in turn. With ``share``, its witnesses of ambiguous
+        requirements are withheld (A.2: every passing trial of the instance votes), so none is
+        shared; without, the instance's A.2 vote runs once every trial is judged
+        (``repository._audit``)."""
         out: list[Judged[Witness]] = []
         for sampled in trials:
             result = self.audit(sampled)
-            if result.verdict is Verdict.ERROR or not _modes.mode(self.config.mode, "repository").samples:
-                # The per-trial mode votes on A.2 once every trial of the instance is judged.
+            if result.verdict is Verdict.ERROR or not share:
                 self.judged[sampled.program] = result
                 error = result.reason or "the audit failed" if result.verdict is Verdict.ERROR else None
                 out.append(Judged(result.witnesses, error=error))
                 continue
-            result = _unambiguous(self.inst, result, sampled, self.passing, self.programs, self.cache, self.runner)
+            result = _unambiguous(self.inst, result, sampled, self.voters, self.programs, self.cache, self.runner)
             shared = [w.model_copy(update={"found_on": sampled.trial.trial_id}) for w in result.witnesses]
             self.judged[sampled.program] = result.model_copy(update={"witnesses": shared})
             # A regression witness is a test of the repository's own, not a file to replay in the
@@ -172,15 +184,17 @@ class RepoForm:
         *,
         found_on: Mapping[str, PassingTrial],
         round: int,
-        static: bool,
+        vote: bool,
     ) -> Replayed[PassingTrial]:
         refuted: dict[str, list[PassingTrial]] = {}
         pairs: dict[str, int] = {}
         notes: dict[str, list[str]] = {}
         for t, mine in targets.items():
             shared = tests.get(t, [])
-            if round == 0:  # T1: the passing trials vote on its tests here (A.2)
-                caught, notes[t] = _replay_t1(self.inst, shared, mine, self.programs, self.runner, self.config)
+            if t not in found_on:  # T1: the passing trials vote on its tests here (A.2)
+                caught, notes[t] = _replay_t1(
+                    self.inst, shared, mine, self.programs, self.runner, self.config, vote=vote
+                )
                 caught = _merged(caught, _replay_killers(self.inst, mine, self.runner, self.config))
             else:  # a sampled trial's witnesses: voted on when its audit confirmed them
                 source = found_on[t].trial.trial_id
@@ -253,9 +267,9 @@ def audit_instance(
         else:
             iid = inst.spec.instance_id
             form = RepoForm(inst, passing, programs, judged, cache, runner, config, audit, tokens)
-            done = _modes.lightweight(form, {iid: passing}, rounds=config.rounds, seed=config.seed)
-            out.rounds = done.rounds[iid]
-            t1 = len(out.rounds[0].witnesses)
+            done = _modes.audit(form, _modes.mode(config.mode, RepoForm.name), config)
+            out.rounds = done.rounds.get(iid, [])
+            t1 = len(out.rounds[0].witnesses) if out.rounds else 0
             analysed = f"lightweight: task analysis adds {t1} test(s) of G's changed behaviour to T0"
             out.notes.append(analysed if t1 else T1_NOTE)
             if inst.regression is not None:
@@ -371,11 +385,14 @@ def _replay_t1(
     programs: dict[str, list[SweTrial]],
     runner: Runner,
     config: SweAuditConfig,
+    *,
+    vote: bool = True,
 ) -> tuple[dict[str, TrialResult], list[str]]:
     """T1's tests on every passing trial (round 0): the refuted ones by patch hash, and notes on
-    the tests withheld by A.2 (P only implies what they check, and most models' trials fail them)."""
+    the tests withheld by A.2 (P only implies what they check, and most models' trials fail them;
+    without ``vote``, none is withheld)."""
     caught = _replay(inst, t1, ANALYSED, passing, 0, runner, config)
-    if not caught:
+    if not caught or not vote:
         return caught, []
     implicit = {c.id for c in (inst.report.checklist if inst.report else []) if c.kind == "implicit"}
     voters = [dict(Counter(t.model for t in programs[p.program])) for p in passing]

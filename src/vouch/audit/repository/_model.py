@@ -1,5 +1,6 @@
 """The repository form's records: its settings, what one instance's trials share, a trial passing
-T0, and what a witness source's search gets and gives (``RepoSearchRun``, ``Found``).
+T0, and what a witness source's search gets and is (``RepoSearchRun``, ``RepoSearch``; what it
+gives, ``Found``, is the one record of both forms, ``vouch.audit._form``).
 
 A leaf of the repository form: every stage imports its types from here, and this module imports
 no stage.
@@ -12,12 +13,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from vouch.audit._agent_calls import WitnessAgent
+from vouch.audit._form import Found
 from vouch.audit._settings import AuditSettings
 from vouch.audit.repository._witness import Candidate, Probe
-from vouch.core._audit import Evidence, T0Result, TaskReport, Witness
+from vouch.core._audit import Evidence, T0Result, TaskReport
 from vouch.exec import RunResult
 from vouch.swebench import Runner, SweInstance, SweTrial, WorldEnv
 from vouch.worlds import FileChange, World
+
+__all__ = ["Found", "Instance", "PassingTrial", "RegressionSuite", "RepoSearch", "RepoSearchRun", "SweAuditConfig"]
 
 
 @dataclass(frozen=True)
@@ -165,22 +169,8 @@ class RepoSearchRun:
     agent: WitnessAgent | None
 
 
-@dataclass
-class Found:
-    """What a repository-form search found for one trial."""
-
-    witnesses: list[Witness] = field(default_factory=list)
-    """Every witness with its validation (only ``validation.valid`` ones may refute)."""
-    note: str = ""
-    """How the search ended (for the reason of a trial left standing)."""
-    error: str | None = None
-    """The search could not run (the auditing model failed): the trial is ``error`` with this."""
-    undecided: str | None = None
-    """Why the trial is not ``sound`` unless a witness refutes it: the search saw its process end
-    inside vouch's harness (``_runs.DIED``), where its witnesses give G's answer or never ran."""
-
-
 class RepoSearch(Protocol):
     def __call__(self, run: RepoSearchRun) -> Found:
-        """The witnesses of ``run.trial``, each validated."""
+        """What the search found for ``run.trial``: its witnesses, each validated
+        (``_runs._validate``; only valid ones refute), and how the search ended."""
         ...
