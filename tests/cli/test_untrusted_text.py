@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vouch.audit.function import _witness
-from vouch.audit.function._witness import CANARY, CANARY_WRONG, MARKER
+from vouch.audit.function import CANARY, CANARY_WRONG, MARKER, WitnessFile, render_witness, write_witness
 
 pytestmark = pytest.mark.slow
 
@@ -62,8 +61,8 @@ def _hand_witness(directory: Path, model: str) -> Path:
         f"from solution import {CANARY.entry_point}\n\n\n"
         f"def test_doubled():\n    assert {{10: True}}[{CANARY.entry_point}(5)]\n"
     )
-    witness = _witness.WitnessFile("test_witness_hand_0.py", source)
-    return _witness.write(directory / "witnesses" / "hand", witness, model, CANARY.reference)
+    witness = WitnessFile("test_witness_hand_0.py", source)
+    return write_witness(directory / "witnesses" / "hand", witness, model, CANARY.reference)
 
 
 @pytest.mark.parametrize(
@@ -83,7 +82,7 @@ def test_a_witness_the_audit_would_discard_does_not_hold_on_replay(visible_tmp: 
 
 
 def test_a_witness_that_refutes_still_holds_on_replay(visible_tmp: Path) -> None:
-    witness = _witness.render(
+    witness = render_witness(
         trial_id="replay#0",
         task_id=CANARY.task_id,
         entry_point=CANARY.entry_point,
@@ -92,6 +91,6 @@ def test_a_witness_that_refutes_still_holds_on_replay(visible_tmp: Path) -> None
         expected=10,
         index=0,
     )
-    path = _witness.write(visible_tmp / "witnesses" / "replay", witness, CANARY_WRONG, CANARY.reference)
+    path = write_witness(visible_tmp / "witnesses" / "replay", witness, CANARY_WRONG, CANARY.reference)
     proc = _vouch(["audit", "replay", str(path)], visible_tmp)
     assert proc.returncode == 0 and b"witness holds" in proc.stdout, proc.stdout

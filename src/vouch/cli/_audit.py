@@ -10,13 +10,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vouch.audit import PRELOAD, SOURCES, AuditConfig, AuditResults, AuditSummary, audit_humaneval, failed_run
-from vouch.audit._validation import FUNCTION, replayed
-from vouch.audit.function._witness import load_replay, validation_spec
-from vouch.audit.function._witness import record as record_run
+from vouch.audit import (
+    FUNCTION,
+    PRELOAD,
+    SOURCES,
+    AuditConfig,
+    AuditResults,
+    AuditSummary,
+    audit_humaneval,
+    compare,
+    failed_run,
+    replayed,
+)
+from vouch.audit.function import load_replay, validation_spec, witness_record
 from vouch.cli._agent_options import (
     agent_config_option,
     agent_model_option,
@@ -25,9 +34,9 @@ from vouch.cli._agent_options import (
     rounds_option,
 )
 from vouch.cli._executor_options import executor_options
-from vouch.cli._progress import Bar, progress_bar, progress_option
+from vouch.cli._progress import Bar, progress_bar, progress_option, stage_progress
 from vouch.cli._terminal import escape, shown
-from vouch.core._audit import ModelRates, Validation
+from vouch.core import ModelRates, Validation
 from vouch.errors import EXIT_FINDINGS, EXIT_INFRASTRUCTURE, InfrastructureError
 from vouch.exec import LocalExecutor, check_executor, make_executor
 from vouch.store import AuditStore, default_store_path
@@ -37,7 +46,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 if TYPE_CHECKING:
     from vouch.audit import WitnessAgent
     from vouch.sources.problems import ProblemSet
-    from vouch.sources.trials._samples import Problem, Samples
+    from vouch.sources.trials import Labelled, Problem, Samples
 
 
 def run_options(command: F) -> F:
@@ -245,26 +254,11 @@ def function_command(
     config = audit_config(mode, rounds, seed, k, witness_source, witness_files, agent_model, agent_config)
     agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
     from vouch.sources.problems import load_problem_set
-    from vouch.sources.trials._samples import load_samples, merge
 
     problem_set = load_problem_set(problems_name, plus=plus)
-    problems = problem_set.problems
-    samples = merge(
-        [
-            load_samples(path, problems, model=model, task_ids=task_ids, aliases=problem_set.aliases)
-            for path in samples_paths
-        ]
-    )
-    evalplus = None
-    if evalplus_results is not None:
-        from vouch.sources.trials._evalplus import label_trials, load_eval_results
-
-        programs = {t.trial_id: t.program(problems[t.task_id]) for t in samples.trials}
-        evalplus = label_trials(samples.trials, programs, load_eval_results(evalplus_results))
-    for bad in samples.bad_lines[:5]:
-        console.print(f"[yellow]skipped line {bad.line}: {escape(bad.reason)}[/yellow]")
-    if len(samples.bad_lines) > 5:
-        console.print(f"[yellow]... and {len(samples.bad_lines) - 5} more bad lines[/yellow]")
+    samples = load_samples_files(samples_paths, problem_set, model=model, task_ids=task_ids)
+    evalplus = None if evalplus_results is None else _evalplus_labels(evalplus_results, samples, problem_set)
+    _print_bad_lines(samples, console)
     results = run_audit(
         samples,
         problem_set,
@@ -284,7 +278,7 @@ def function_command(
         hidden=[evalplus_results] if evalplus_results is not None else (),
     )
     results.config["samples"] = str(samples_paths[0]) if len(samples_paths) == 1 else [str(p) for p in samples_paths]
-    results.config["bad_lines"] = [{"line": b.line, "reason": b.reason} for b in samples.bad_lines]
+    results.config["bad_lines"] = bad_lines(samples)
     # Written before anything is printed: no failure to print loses what was judged.
     write_results(results, json_out, Console())
     print_summary(results, Console())
@@ -297,6 +291,39 @@ def function_command(
 
 
 audit.add_command(function_command, name="humaneval")
+
+
+def load_samples_files(
+    paths: Sequence[Path], problem_set: ProblemSet, *, model: str | None, task_ids: Path | None
+) -> Samples:
+    """The trials of every samples file, in order, as one run (task ids in any of the set's spellings)."""
+    from vouch.sources.trials import load_samples, merge
+
+    problems = problem_set.problems
+    return merge(
+        [load_samples(path, problems, model=model, task_ids=task_ids, aliases=problem_set.aliases) for path in paths]
+    )
+
+
+def _evalplus_labels(path: Path, samples: Samples, problem_set: ProblemSet) -> Labelled:
+    """EvalPlus's verdicts in ``path`` matched to the samples' trials by their programs."""
+    from vouch.sources.trials import label_trials, load_eval_results
+
+    problems = problem_set.problems
+    programs = {t.trial_id: t.program(problems[t.task_id]) for t in samples.trials}
+    return label_trials(samples.trials, programs, load_eval_results(path))
+
+
+def _print_bad_lines(samples: Samples, console: Console) -> None:
+    for bad in samples.bad_lines[:5]:
+        console.print(f"[yellow]skipped line {bad.line}: {escape(bad.reason)}[/yellow]")
+    if len(samples.bad_lines) > 5:
+        console.print(f"[yellow]... and {len(samples.bad_lines) - 5} more bad lines[/yellow]")
+
+
+def bad_lines(samples: Samples) -> list[dict[str, Any]]:
+    """The lines (or samples) left out of the run, as the results' ``config.bad_lines``."""
+    return [{"line": b.line, "reason": b.reason} for b in samples.bad_lines]
 
 
 def stop_if_failed(results: AuditResults) -> None:
@@ -352,24 +379,10 @@ def run_audit(
     the store, the outputs, the answers, the corpora's data or ``hidden``; a progress bar per
     stage; the store closed whatever happens. Runs happen where ``executor_kind`` and
     ``address`` say (``vouch.exec.make_executor``)."""
-    from vouch.corpora import data_dirs
-    from vouch.exec import hide_in_runs
-    from vouch.sources import answer_data_paths
-
     store = AuditStore(store_path or default_store_path())
     if witness_dir is None:
         witness_dir = json_out.with_name(json_out.stem + "_witnesses") if json_out else Path(".vouch/witnesses")
-    # Trials are judged code: the answers, the store, the outputs and the corpora's data
-    # directories (other trials, labels) stay out of their runs.
-    corpora = [str(path) for _, path in data_dirs() if path.is_dir()]
-    hide_in_runs(
-        *hidden,
-        witness_dir,
-        store_path or default_store_path(),
-        *answer_data_paths(),
-        *corpora,
-        *([json_out] if json_out else []),
-    )
+    _hide_from_trials(hidden, witness_dir, store_path or default_store_path(), json_out)
     try:
         with (
             _bar(console, progress_mode) as bar,
@@ -377,13 +390,6 @@ def run_audit(
                 executor_kind, address, workers=workers, preload=PRELOAD, allow_weak=allow_weak_isolation
             ) as ex,
         ):
-            stages: dict[str, TaskID] = {}
-
-            def progress(stage: str, done: int, total: int) -> None:
-                if stage not in stages:
-                    stages[stage] = bar.add_task(stage, total=total)
-                bar.update(stages[stage], completed=done, total=total)
-
             return audit_humaneval(
                 samples,
                 executor=ex,
@@ -392,7 +398,7 @@ def run_audit(
                 config=config,
                 limit_tasks=limit_tasks,
                 problems=problems,
-                progress=progress,
+                progress=stage_progress(bar),
                 agent=agent,
             )
     finally:
@@ -402,6 +408,17 @@ def run_audit(
                 "dropped and judged again[/yellow]"
             )
         store.close()
+
+
+def _hide_from_trials(hidden: Sequence[Path], witness_dir: Path, store_path: Path, json_out: Path | None) -> None:
+    """Trials are judged code: the answers, the store, the outputs and the corpora's data
+    directories (other trials, labels) stay out of their runs."""
+    from vouch.corpora import data_dirs
+    from vouch.exec import hide_in_runs
+    from vouch.sources import answer_data_paths
+
+    corpora = [str(path) for _, path in data_dirs() if path.is_dir()]
+    hide_in_runs(*hidden, witness_dir, store_path, *answer_data_paths(), *corpora, *([json_out] if json_out else []))
 
 
 def write_results(results: AuditResults, json_out: Path | None, console: Console) -> None:
@@ -432,20 +449,39 @@ def compare_command(
     per_trial: Path, lightweight: Path, ablation: Path | None, static: Path | None, json_out: Path | None
 ) -> None:
     """Recall, precision and cost of a lightweight audit against the per-trial audit of the same trials."""
-    from rich.table import Table
-
-    from vouch.audit._compare import compare
-
     body = compare(per_trial, lightweight, ablation, static)
     s = body["summary"]
     console = Console()
+    console.print(_compare_table(body))
+    pct = _percent
+    console.print(
+        f"cost ratio {pct(s['cost_ratio'])} of the per-trial audit's {s['cost_basis']} "
+        f"(in units of each run's own T0 in R\\[s], which takes the machine's load out: "
+        f"{pct(s['cost_ratio_normalised'])}; executions beyond T0 {pct(s['execution_ratio'])}, "
+        f"wall {pct(s['wall_ratio'])})"
+    )
+    missed = [t for t in body["tasks"] if t["missed"]]
+    for t in missed[:10]:
+        console.print(
+            escape(f"  {t['task_id']}: missed {len(t['missed'])} of {t['per_trial_refuted']} ({t['rounds']} rounds)")
+        )
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(body, indent=1) + "\n")
+        console.print(escape(f"wrote {json_out}"))
+
+
+def _percent(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _compare_table(body: dict[str, Any]) -> Table:
+    """One row per run: the per-trial audit, the lightweight one and the baselines given beside."""
+    s = body["summary"]
     table = Table(title=f"lightweight ({s['rounds']} rounds) against per-trial")
     for column in ("run", "refuted", "recall", "precision", "executions", "audit run-s", "wall s"):
         table.add_column(column)
-
-    def pct(x: float | None) -> str:
-        return "-" if x is None else f"{100 * x:.1f}%"
-
+    pct = _percent
     pt, lw = body["per_trial"], body["lightweight"]
     table.add_row(
         "per-trial",
@@ -473,22 +509,7 @@ def compare_command(
         row("task analysis alone", body["ablation"], body["ablation"])
     if "static" in body:
         row("static (tests from G only)", body["static"], body["static"])
-    console.print(table)
-    console.print(
-        f"cost ratio {pct(s['cost_ratio'])} of the per-trial audit's {s['cost_basis']} "
-        f"(in units of each run's own T0 in R\\[s], which takes the machine's load out: "
-        f"{pct(s['cost_ratio_normalised'])}; executions beyond T0 {pct(s['execution_ratio'])}, "
-        f"wall {pct(s['wall_ratio'])})"
-    )
-    missed = [t for t in body["tasks"] if t["missed"]]
-    for t in missed[:10]:
-        console.print(
-            escape(f"  {t['task_id']}: missed {len(t['missed'])} of {t['per_trial_refuted']} ({t['rounds']} rounds)")
-        )
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(body, indent=1) + "\n")
-        console.print(escape(f"wrote {json_out}"))
+    return table
 
 
 @audit.command("replay")
@@ -514,8 +535,8 @@ def replay(witnesses: tuple[Path, ...], repeat: int, allow_weak_isolation: bool)
     codes = []
     for i, path in enumerate(witnesses):
         chunk = results[i * 2 * repeat : (i + 1) * 2 * repeat]
-        ref = [record_run("reference", r) for r in chunk[0::2]]
-        mod = [record_run("model", r) for r in chunk[1::2]]
+        ref = [witness_record("reference", r) for r in chunk[0::2]]
+        mod = [witness_record("model", r) for r in chunk[1::2]]
         codes.append(print_replay(path, replayed(ref, mod, FUNCTION)))
     if max(codes) != 0:
         sys.exit(max(codes))

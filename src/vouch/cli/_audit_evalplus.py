@@ -10,7 +10,7 @@ from rich.table import Table
 
 from vouch.audit import AuditResults
 from vouch.cli._terminal import escape
-from vouch.sources.trials._evalplus import Labelled, comparison
+from vouch.sources.trials import Labelled, evalplus_comparison
 
 __all__ = ["report_evalplus"]
 
@@ -20,7 +20,7 @@ _SHOWN = 20
 
 def report_evalplus(labelled: Labelled, path: Path, results: AuditResults, console: Console) -> dict[str, Any]:
     """Print EvalPlus's base/plus verdicts beside vouch's T0 run and verdict; return them for the results file."""
-    rows = comparison(labelled.labels, results.trials)
+    rows = evalplus_comparison(labelled.labels, results.trials)
     interesting = [r for r in rows if not r["base_agrees"] or r["finding"]]
     shown = rows if len(rows) <= _SHOWN else interesting[:_SHOWN]
     if shown:

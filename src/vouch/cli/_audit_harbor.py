@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from vouch.cli._terminal import escape
-from vouch.sources.trials._harbor import HarborJob, prediction_lines, read_job, swe_rows
+from vouch.sources.trials import HarborJob, SweRows, prediction_lines, read_job, swe_rows
 
 __all__ = ["harbor_command"]
 
@@ -67,40 +67,42 @@ def harbor_command(
     rows = swe_rows(job)
     for trial in body["trials"]:
         trial["swe_trial_id"] = next((k for k, v in rows.names.items() if v == trial["trial_name"]), None)
-    instances, trials = rows.instances, rows.trials
     if swe_out is not None:
-        if not trials:
-            out.print(escape(f"no trial to audit: nothing written to {swe_out}"))
-        else:
-            swe_out.mkdir(parents=True, exist_ok=True)
-            (swe_out / "instances.jsonl").write_text(
-                "".join(json.dumps(i.model_dump(mode="json", by_alias=True)) + "\n" for i in instances)
-            )
-            (swe_out / "predictions.jsonl").write_text(
-                "".join(json.dumps(row) + "\n" for row in prediction_lines(trials))
-            )
-            command = (
-                f"vouch audit swe --instances {shlex.quote(str(swe_out / 'instances.jsonl'))} "
-                f"--predictions {shlex.quote(str(swe_out / 'predictions.jsonl'))} --repo-root DIR "
-                "--environments environments.json"
-            )
-            body["config"]["swe_out"] = str(swe_out)
-            body["swe_command"] = command
-            out.print(
-                escape(f"wrote {len(trials)} trials of {len(instances)} instances to {swe_out}; audit them with:")
-            )
-            out.print(escape(f"  {command}"), soft_wrap=True)
+        _write_swe_files(rows, swe_out, body, out)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(body, indent=1) + "\n")
         out.print(escape(f"wrote {json_out}"))
-    if run_audit and trials:
+    if run_audit and rows.trials:
         assert swe_out is not None
         from vouch.cli._audit_swe import swe
 
         args = ["--instances", str(swe_out / "instances.jsonl"), "--predictions", str(swe_out / "predictions.jsonl")]
         with swe.make_context("swe", [*args, *swe_args], parent=ctx) as sub:
             swe.invoke(sub)
+
+
+def _write_swe_files(rows: SweRows, swe_out: Path, body: dict[str, Any], out: Console) -> None:
+    """The trials to audit as instances.jsonl and predictions.jsonl in ``swe_out`` (noted in the
+    plan ``body``), and the ``vouch audit swe`` command that audits them."""
+    instances, trials = rows.instances, rows.trials
+    if not trials:
+        out.print(escape(f"no trial to audit: nothing written to {swe_out}"))
+        return
+    swe_out.mkdir(parents=True, exist_ok=True)
+    (swe_out / "instances.jsonl").write_text(
+        "".join(json.dumps(i.model_dump(mode="json", by_alias=True)) + "\n" for i in instances)
+    )
+    (swe_out / "predictions.jsonl").write_text("".join(json.dumps(row) + "\n" for row in prediction_lines(trials)))
+    command = (
+        f"vouch audit swe --instances {shlex.quote(str(swe_out / 'instances.jsonl'))} "
+        f"--predictions {shlex.quote(str(swe_out / 'predictions.jsonl'))} --repo-root DIR "
+        "--environments environments.json"
+    )
+    body["config"]["swe_out"] = str(swe_out)
+    body["swe_command"] = command
+    out.print(escape(f"wrote {len(trials)} trials of {len(instances)} instances to {swe_out}; audit them with:"))
+    out.print(escape(f"  {command}"), soft_wrap=True)
 
 
 def plan(job: HarborJob) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -18,9 +18,21 @@ from vouch.cli._agent_options import (
     mode_option,
     rounds_option,
 )
-from vouch.cli._audit import audit_config, print_summary, run_audit, run_options, stop_if_failed, write_results
+from vouch.cli._audit import (
+    audit_config,
+    bad_lines,
+    print_summary,
+    run_audit,
+    run_options,
+    stop_if_failed,
+    write_results,
+)
 from vouch.cli._terminal import escape
-from vouch.sources.trials._inspect import comparison, read_inspect_log, write_back, write_back_path
+from vouch.sources.trials import InspectRun, inspect_comparison, read_inspect_log, write_back, write_back_path
+
+if TYPE_CHECKING:
+    from vouch.sources.problems import ProblemSet
+    from vouch.sources.trials import Problem
 
 __all__ = ["inspect_command"]
 
@@ -80,14 +92,8 @@ def inspect_command(
 ) -> None:
     """Audit the function-level samples of an Inspect log (.eval or .json); needs pip install 'vouch[inspect]'."""
     console = Console(stderr=True)
-    problem_set = None
-    known = None
-    if problems_name is not None:
-        from vouch.sources.problems import load_problem_set
-
-        problem_set = load_problem_set(problems_name)
-        known = problem_set.problems | {alias: problem_set.problems[own] for alias, own in problem_set.aliases.items()}
-    run = read_inspect_log(log, scorer=scorer, problems=known)
+    problem_set = None if problems_name is None else _problem_set(problems_name)
+    run = read_inspect_log(log, scorer=scorer, problems=None if problem_set is None else _every_spelling(problem_set))
     config = audit_config(mode, rounds, seed, k, witness_source, witness_files, agent_model, agent_config)
     agent = auditing_agent(witness_source, agent_model, agent_config, concurrency=agent_concurrency)
     for bad in run.samples.bad_lines[:5]:
@@ -109,19 +115,10 @@ def inspect_command(
         json_out=json_out,
         hidden=[log, write_back_path(log)],
     )
-    rows = comparison(run, results)
+    rows = inspect_comparison(run, results)
     results.config["samples"] = str(log)
-    results.config["bad_lines"] = [{"line": b.line, "reason": b.reason} for b in run.samples.bad_lines]
-    results.config["inspect"] = {
-        "log": str(log),
-        "format": run.format,
-        "task": run.task,
-        "model": run.model,
-        "problems": run.problem_source,
-        "skipped": [{"place": b.line, "reason": b.reason} for b in run.samples.bad_lines],
-        "trials": rows,
-        "t0_disagreements": [r["trial_id"] for r in rows if r["t0_agrees"] is False],
-    }
+    results.config["bad_lines"] = bad_lines(run.samples)
+    results.config["inspect"] = _inspect_config(log, run, rows)
     out = Console()
     print_summary(results, out)
     _print_comparison(rows, out)
@@ -131,6 +128,33 @@ def inspect_command(
         out.print(escape(f"wrote {written} (score vouch_audit on {len(rows)} samples)"))
     write_results(results, json_out, out)
     stop_if_failed(results)
+
+
+def _problem_set(name: str) -> ProblemSet:
+    from vouch.sources.problems import load_problem_set
+
+    return load_problem_set(name)
+
+
+def _every_spelling(problem_set: ProblemSet) -> dict[str, Problem]:
+    """The set's problems by their own task ids and by every alias (a log may spell them either way)."""
+    problems = problem_set.problems
+    return problems | {alias: problems[own] for alias, own in problem_set.aliases.items()}
+
+
+def _inspect_config(log: Path, run: InspectRun, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The results' ``config.inspect``: the log read, what was skipped, and Inspect's score beside
+    vouch's per trial."""
+    return {
+        "log": str(log),
+        "format": run.format,
+        "task": run.task,
+        "model": run.model,
+        "problems": run.problem_source,
+        "skipped": [{"place": b.line, "reason": b.reason} for b in run.samples.bad_lines],
+        "trials": rows,
+        "t0_disagreements": [r["trial_id"] for r in rows if r["t0_agrees"] is False],
+    }
 
 
 def _print_comparison(rows: list[dict[str, Any]], console: Console) -> None:

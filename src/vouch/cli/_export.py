@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
-from vouch.cli._progress import progress_bar, progress_option
+from vouch.cli._progress import progress_bar, progress_option, stage_progress
 from vouch.cli._terminal import escape
 from vouch.errors import EXIT_FINDINGS, UsageError
 
@@ -103,13 +103,7 @@ def export_command(
     console = Console(stderr=True)
     columns = (TextColumn("{task.description:<32}"), BarColumn(), MofNCompleteColumn())
     with progress_bar(progress_mode, *columns, console=console) as bar:
-        ids: dict[str, TaskID] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in ids:
-                ids[stage] = bar.add_task(stage, total=total)
-            bar.update(ids[stage], completed=done, total=total)
-
+        progress = stage_progress(bar)
         if results.benchmark == "swe":
             manifest = _export_swe(
                 results_path,
@@ -131,7 +125,13 @@ def export_command(
             manifest = _export_humaneval(
                 results_path, out_dir, samples_paths, model, task_ids, workers, allow_weak_isolation, progress
             )
-    out = Console()
+    _print_manifest(manifest, out_dir, Console())
+    if not manifest.check.holds:
+        sys.exit(EXIT_FINDINGS)
+
+
+def _print_manifest(manifest: ExportManifest, out_dir: Path, out: Console) -> None:
+    """What was written and checked, what was left out, and how to run the benchmark on it."""
     c = manifest.check
     out.print(
         escape(
@@ -160,8 +160,6 @@ def export_command(
             f"HUMANEVAL_OVERRIDE_PATH={out_dir / 'evalplus.jsonl'} evalplus.evaluate ..."
         )
     out.print(escape(f"next: {nxt}"))
-    if not c.holds:
-        sys.exit(EXIT_FINDINGS)
 
 
 def _audited_samples(named: object, results_path: Path) -> list[Path]:
@@ -206,17 +204,16 @@ def _export_humaneval(
     progress: Callable[[str, int, int], None],
 ) -> ExportManifest:
     from vouch.audit import PRELOAD
+    from vouch.cli._audit import load_samples_files
     from vouch.exec import LocalExecutor
     from vouch.export import export_humaneval, load_results
-    from vouch.sources.trials._samples import load_samples, merge, program_hash
+    from vouch.sources.trials import program_hash
 
     results = load_results(results_path)
     paths = list(samples_paths) or _audited_samples(results.config.get("samples"), results_path)
     problem_set = audited_problems(results.config.get("problems"), results_path)
     problems = problem_set.problems
-    samples = merge(
-        [load_samples(p, problems, model=model, task_ids=task_ids, aliases=problem_set.aliases) for p in paths]
-    )
+    samples = load_samples_files(paths, problem_set, model=model, task_ids=task_ids)
     programs = {t.trial_id: t.program(problems[t.task_id]) for t in samples.trials if t.task_id in problems}
     for trial in results.trials:
         program = programs.get(trial.trial_id)

@@ -11,6 +11,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.table import Table
 
 from vouch.agent import (
+    HarnessConfig,
+    PriceTable,
+    Provider,
     RetryPolicy,
     TaskRun,
     generate,
@@ -21,7 +24,7 @@ from vouch.agent import (
     results_object,
     write_results,
 )
-from vouch.bench import load_tasks, sealed_executor
+from vouch.bench import Task, load_tasks, sealed_executor
 from vouch.cli._progress import progress_bar, progress_option
 from vouch.cli._terminal import escape, shown
 from vouch.errors import VouchError
@@ -65,17 +68,10 @@ def generate_command(
     console = Console(stderr=True)
     config = load_config(config_name)
     prices = load_prices(prices_file)
-    tasks = load_tasks(tasks_dir)
-    if only:
-        unknown = sorted(set(only) - {t.id for t in tasks})
-        if unknown:
-            raise click.BadParameter(f"no such task ids in {tasks_dir}: {', '.join(unknown)}", param_hint="--task")
-        tasks = [t for t in tasks if t.id in set(only)]
+    tasks = _selected(load_tasks(tasks_dir), only, tasks_dir)
     retry = RetryPolicy(max_retries=config.max_retries, timeout_s=config.request_timeout_s)
     provider = get_provider(model, retry=retry)
     provider.check()  # no key or no endpoint: one line, before any task starts
-    hidden = hidden_paths(tasks, tasks_dir, out_dir)
-    stop = threading.Event()
     run_config = {
         "tasks": str(tasks_dir),
         "out": str(out_dir),
@@ -84,10 +80,62 @@ def generate_command(
         "prices": prices.to_dict(),
         "tasks_selected": len(tasks),
     }
+    runs = _generate(
+        tasks,
+        provider,
+        config,
+        tasks_dir=tasks_dir,
+        out_dir=out_dir,
+        model=model,
+        prices=prices,
+        concurrency=concurrency,
+        allow_weak=allow_weak_isolation,
+        progress_mode=progress_mode,
+        console=console,
+    )
+    result = results_object(runs, tasks=tasks, model=model, config=config, run_config=run_config)
+    _print_summary(result, Console())
+    if json_out is not None:
+        write_results(result, json_out)
+        console.print(escape(f"wrote {json_out}"))
+    console.print(escape(f"score with: vouch bench score --tasks {tasks_dir} --verifiers {out_dir}"))
+
+
+def _selected(tasks: list[Task], only: tuple[str, ...], tasks_dir: Path) -> list[Task]:
+    """The tasks ``--task`` names (every task when it names none)."""
+    if not only:
+        return tasks
+    unknown = sorted(set(only) - {t.id for t in tasks})
+    if unknown:
+        raise click.BadParameter(f"no such task ids in {tasks_dir}: {', '.join(unknown)}", param_hint="--task")
+    return [t for t in tasks if t.id in set(only)]
+
+
+def _generate(
+    tasks: list[Task],
+    provider: Provider,
+    config: HarnessConfig,
+    *,
+    tasks_dir: Path,
+    out_dir: Path,
+    model: str,
+    prices: PriceTable,
+    concurrency: int,
+    allow_weak: bool,
+    progress_mode: str | None,
+    console: Console,
+) -> list[TaskRun]:
+    """Every task's generation in a sealed pool, a line per task done.
+
+    Raises:
+        Interrupted: Ctrl-C; the tasks finished are kept in ``out_dir``.
+    """
+    hidden = hidden_paths(tasks, tasks_dir, out_dir)
+    stop = threading.Event()
     runs: list[TaskRun] = []
     interrupted = False
     with (
-        sealed_executor(tasks, preload=["vouch.agent._runside"], allow_weak=allow_weak_isolation) as executor,
+        sealed_executor(tasks, preload=["vouch.agent._runside"], allow_weak=allow_weak) as executor,
         progress_bar(progress_mode, *_COLUMNS, console=console) as bar,
     ):
         job = bar.add_task(f"generating ({model}, {config.name})", total=len(tasks))
@@ -120,12 +168,7 @@ def generate_command(
             interrupted = True
     if interrupted:
         raise Interrupted(f"interrupted: finished tasks are kept in {out_dir}; run the same command to resume")
-    result = results_object(runs, tasks=tasks, model=model, config=config, run_config=run_config)
-    _print_summary(result, Console())
-    if json_out is not None:
-        write_results(result, json_out)
-        console.print(escape(f"wrote {json_out}"))
-    console.print(escape(f"score with: vouch bench score --tasks {tasks_dir} --verifiers {out_dir}"))
+    return runs
 
 
 def _print_summary(result: dict[str, object], console: Console) -> None:

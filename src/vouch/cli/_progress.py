@@ -30,6 +30,7 @@ __all__ = [
     "default_mode",
     "progress_bar",
     "progress_option",
+    "stage_progress",
 ]
 
 MODES = ("plain", "rich", "none")
@@ -219,6 +220,19 @@ def progress_bar(mode: str | None, *columns: str | ProgressColumn, console: Cons
         if isinstance(column, TextColumn):
             column.markup = False
     return _ShownProgress(*columns, console=console, disable=mode == "none")
+
+
+def stage_progress(bar: Bar, prefix: str = "") -> Callable[[str, int, int], None]:
+    """The ``progress(stage, done, total)`` callback the library's long runs take, shown on
+    ``bar`` as one task per stage (named ``prefix`` + the stage), added when it first reports."""
+    tasks: dict[str, TaskID] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(prefix + stage, total=total)
+        bar.update(tasks[stage], completed=done, total=total)
+
+    return progress
 
 
 class _ShownProgress(Progress):

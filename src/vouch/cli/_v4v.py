@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import vouch
 from vouch.bench import raise_if_errors
 from vouch.cli._bench import hide_outputs
 from vouch.cli._executor_options import executor_options
-from vouch.cli._progress import progress_bar, progress_option
+from vouch.cli._progress import progress_bar, progress_option, stage_progress
 from vouch.cli._terminal import escape
 from vouch.core import Envelope
 from vouch.exec import check_executor
 from vouch.store import Store, default_store_path
-from vouch.v4v import CHECKS, run_v4v
-from vouch.v4v._mutation import MAX_MUTANTS
-from vouch.v4v._run import load_for_v4v
+from vouch.v4v import CHECKS, MAX_MUTANTS, load_for_v4v, run_v4v
 
 
 @click.command("v4v")
@@ -61,13 +60,6 @@ def v4v(
     hide_outputs(store.path, json_out)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with progress_bar(progress_mode, *columns, console=console) as bar:
-        jobs: dict[str, TaskID] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in jobs:
-                jobs[stage] = bar.add_task(stage, total=total)
-            bar.update(jobs[stage], completed=done, total=total)
-
         body = run_v4v(
             tasks,
             store=store,
@@ -76,7 +68,7 @@ def v4v(
             threshold=threshold,
             seed=seed,
             allow_weak=allow_weak_isolation,
-            progress=progress,
+            progress=stage_progress(bar),
             max_mutants=max_mutants,
             broken=broken,
             executor_kind=executor_kind,
@@ -96,6 +88,16 @@ def v4v(
         },
     )
     result = envelope.model_dump(mode="json") | body
+    _print_v4v(body)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result, indent=2) + "\n")
+        console.print(escape(f"wrote {json_out}"))
+    raise_if_errors(body["errors"])
+
+
+def _print_v4v(body: dict[str, Any]) -> None:
+    """Each check's passed and failed tasks, then the excluded tasks with the checks they failed."""
     table = Table(title=f"V4V: {body['retained']} of {len(body['tasks'])} tasks retained")
     table.add_column("check")
     table.add_column("passed", justify="right")
@@ -105,8 +107,3 @@ def v4v(
     Console().print(table)
     for row in body["excluded"][:15]:
         Console().print(escape(f"  excluded {row['task_id']}: {', '.join(row['failed_checks'])}"))
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(result, indent=2) + "\n")
-        console.print(escape(f"wrote {json_out}"))
-    raise_if_errors(body["errors"])
