@@ -30,7 +30,6 @@ import pytest
 from loopback import KEY, OpenAIServer, Turn, call, task_of, turn_index
 
 from _scratch import scratch_root
-from vouch.core import write_task
 
 pytestmark = pytest.mark.slow
 
@@ -62,10 +61,9 @@ def tasks() -> Any:
     assert proc.returncode == 0, proc.stderr[-2000:]
     proc = vouch("data", "build", "bfcl", "--out", str(root / "bfcl"), "--limit", "1", "--no-check")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    from vouch.sources.agentdojo._build import build as build_agentdojo
+    from vouch.sources import build_source
 
-    for task in build_agentdojo(Path("unused"), seed=0, options={"user_tasks": ["banking/user_task_0"]}).tasks:
-        write_task(root / "agentdojo", task)
+    build_source("agentdojo", root / "agentdojo", seed=0, options={"user_tasks": ["banking/user_task_0"]})
     yield root
     shutil.rmtree(base, ignore_errors=True)
 

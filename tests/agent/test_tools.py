@@ -194,7 +194,7 @@ def test_the_challenge_tool_runs_the_challenger_with_every_hidden_path(root: Pat
     assert "accepts the original" not in outcome.text, outcome.text
     assert outcome.data["counts"]["findings"] >= 1
     # The control: the challenger on the bare executor lets the same verifier read the file.
-    from vouch.bench._challenge import run_challenge
+    from vouch.bench import run_challenge
 
     bare = run_challenge(task, snooper, {"source": GOOD}, executor)
     assert bare.original.decision.value == "PASS"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vouch.bench import PRELOAD, Decision, decide_cases, load_task
+from vouch.bench import PRELOAD, Decision, decide_cases, load_task, load_tasks
 from vouch.core import Case, Provenance, SourceInfo, TaskFiles, TaskSpec, content_hash, write_task
 from vouch.exec import LocalExecutor
 from vouch.sources import answer_data_paths
@@ -210,12 +210,10 @@ def test_the_installed_benchmarks_answers_are_hidden_from_verifiers(executor, vi
 def test_state_task_states_come_from_replaying_the_candidate(tmp_path, executor):
     """A real AgentDojo state task: the run replays the candidate before the verifier loads."""
     pytest.importorskip("agentdojo")
-    from vouch.sources.agentdojo._build import build
+    from vouch.sources import build_source
 
-    output = build(tmp_path, seed=0, options={"user_tasks": ["banking/user_task_0"]})
-    state = next(t for t in output.tasks if t.spec.kind == "state")
-    write_task(tmp_path, state)
-    task = load_task(tmp_path / state.spec.id)
+    build_source("agentdojo", tmp_path / "tasks", seed=0, options={"user_tasks": ["banking/user_task_0"]})
+    task = next(t for t in load_tasks(tmp_path / "tasks") if t.spec.kind == "state")
     reference = (task.root / "reference" / "verifier.py").read_text()
     gold = next(c for c in task.cases if c.category == "gold")
     error = next(c for c in task.cases if c.category == "error")

@@ -16,7 +16,6 @@ import pytest
 from _scratch import scratch_root
 from vouch.agent import CONFIGS, Toolbox, hidden_paths
 from vouch.bench import Decision, Task, decide_cases, load_tasks, preload_for, sealed_executor, sealed_paths
-from vouch.core import write_task
 from vouch.exec import LocalExecutor
 
 pytest.importorskip("agentdojo")
@@ -40,11 +39,10 @@ def verify(candidate, env):
 
 @pytest.fixture(scope="module")
 def tasks() -> Any:
-    from vouch.sources.agentdojo._build import build as build_agentdojo
+    from vouch.sources import build_source
 
     base = scratch_root() / f"sealed-{os.getpid()}"
-    for task in build_agentdojo(Path("unused"), seed=0, options={"user_tasks": ["banking/user_task_0"]}).tasks:
-        write_task(base / "tasks", task)
+    build_source("agentdojo", base / "tasks", seed=0, options={"user_tasks": ["banking/user_task_0"]})
     yield load_tasks(base / "tasks")
     shutil.rmtree(base, ignore_errors=True)
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from _shared_data import SHARED_DATA
-from vouch.audit.function._witness import render
+from vouch.audit.function import render_witness
 from vouch.core import AuditResults, AuditSummary, TrialResult, Validation, Verdict, Witness
-from vouch.exec import Limits, RunResult, RunSpec, Script, Status
-from vouch.exec._executor import _lost
+from vouch.exec import Isolation, RunResult, Status
 from vouch.export._errata import errata
 from vouch.export._function import Candidate, Judged, check_task, export_function, exported_test, read_assertion
 from vouch.sources.trials import load_problems
@@ -30,7 +28,7 @@ WRONG_ZERO = """    for i, a in enumerate(numbers):
 
 
 def _witness(trial_id: str, args: list[object], expected: object, *, wrapper: str | None = None) -> Witness:
-    rendered = render(
+    rendered = render_witness(
         trial_id=trial_id,
         task_id=trial_id.split("#")[0],
         entry_point="has_close_elements",
@@ -82,10 +80,23 @@ def test_the_exported_test_runs_the_original_check_first_then_each_added_asserti
         wrong["check"](wrong["has_close_elements"])  # type: ignore[operator]
 
 
+ISOLATION = Isolation("full", True, True, True, False, True, True, 1000, 100000, (), "0", 10, 512, 64, 64, 256)
+
+
 def _result(passed: bool, seconds: float = 0.01) -> RunResult:
-    lost = _lost(RunSpec(Script("check_program.py"), limits=Limits(timeout_s=1.0)), None, "unused")
     status, reason = (Status.OK, None) if passed else (Status.ERROR, "AssertionError")
-    return replace(lost, status=status, reason=reason, pid=4242, duration_s=seconds)
+    return RunResult(
+        status=status,
+        reason=reason,
+        exit_code=None,
+        signal=None,
+        duration_s=seconds,
+        peak_memory_mb=0.0,
+        pid=4242,
+        stdout_tail="",
+        stderr_tail="",
+        isolation=ISOLATION,
+    )
 
 
 def _exec_runner(pairs: list[tuple[str, str]]) -> list[RunResult]:

@@ -454,20 +454,18 @@ def test_the_answers_are_hidden_from_verifiers(data_dir):
 
 
 @pytest.mark.slow
-def test_vouch_data_build_acebench_checks_every_case_through_the_engine(data_dir, tmp_path):
-    from click.testing import CliRunner
-
-    from vouch.cli._data import data
+def test_vouch_data_build_acebench_checks_every_case_through_the_engine(data_dir, tmp_path, capsys):
+    from _cli import run_vouch
 
     out = tmp_path / "tasks"
-    args = ["build", "acebench", "--out", str(out), "--limit", "2", "--progress", "none"]
-    result = CliRunner().invoke(data, [*args, "--category", NORMAL[0], "--category", _acebench.IRRELEVANT])
+    args = ["data", "build", "acebench", "--out", str(out), "--limit", "2", "--progress", "none"]
+    result = run_vouch(capsys, *args, "--category", NORMAL[0], "--category", _acebench.IRRELEVANT)
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["source"] == "acebench" and manifest["tasks"] == 2 and manifest["flagged"] == []
     built = sorted(t.name for t in out.iterdir() if t.is_dir())
     assert [name.split("_")[0] for name in built] == ["acebench-normal", "acebench-special"]
-    wrong = CliRunner().invoke(data, ["build", "bfcl", "--out", str(tmp_path / "b"), "--category", NORMAL[0]])
+    wrong = run_vouch(capsys, "data", "build", "bfcl", "--out", str(tmp_path / "b"), "--category", NORMAL[0])
     assert wrong.exit_code == 2 and "only acebench has categories" in wrong.output
 
 

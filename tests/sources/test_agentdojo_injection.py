@@ -12,10 +12,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
+from _cli import run_vouch
 from vouch.bench import Decision, decide_cases, load_tasks, preload_for, sealed_executor
-from vouch.cli._data import data
 from vouch.core import canonical_candidate, content_hash, write_task
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
@@ -220,8 +219,10 @@ def test_bad_options_raise_one_line(options: dict[str, Any], message: str) -> No
         (["bfcl", "--subset", "injection"], "only agentdojo has subsets"),
     ],
 )
-def test_the_cli_refuses_a_bad_subset(tmp_path: Path, args: list[str], message: str) -> None:
-    result = CliRunner().invoke(data, ["build", *args, "--out", str(tmp_path / "out")], env={"COLUMNS": "200"})
+def test_the_cli_refuses_a_bad_subset(
+    tmp_path: Path, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run_vouch(capsys, "data", "build", *args, "--out", str(tmp_path / "out"))
     assert result.exit_code == 2 and message in result.output
     assert not (tmp_path / "out").exists()
 
@@ -235,10 +236,10 @@ def test_the_registry_writes_the_upstream_entries_into_the_manifest(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_vouch_data_build_subset_injection_end_to_end(tmp_path: Path) -> None:
+def test_vouch_data_build_subset_injection_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "tasks"
-    args = ["build", "agentdojo", "--subset", "injection", "--suite-version", "v1.1.2", "--limit", "4"]
-    result = CliRunner().invoke(data, [*args, "--out", str(out), "--progress", "none"], env={"COLUMNS": "200"})
+    args = ["data", "build", "agentdojo", "--subset", "injection", "--suite-version", "v1.1.2", "--limit", "4"]
+    result = run_vouch(capsys, *args, "--out", str(out), "--progress", "none")
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["options"] == {"subset": "injection", "suite_version": "v1.1.2", "limit": 4}

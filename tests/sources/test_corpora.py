@@ -11,11 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
+from _cli import run_vouch
 from _shared_data import SHARED_DATA
 from vouch import corpora
-from vouch.cli._data import data
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = SHARED_DATA
@@ -153,24 +152,26 @@ def test_offline_is_one_line_saying_where_to_put_the_file(no_dirs: Path, monkeyp
     assert list((no_dirs / "into").iterdir()) == []
 
 
-def test_vouch_data_corpora_lists_the_registry_and_where_each_is(no_dirs: Path) -> None:
-    result = CliRunner().invoke(data, ["corpora", "--data-dir", str(SHARED)], env={"COLUMNS": "200"})
+def test_vouch_data_corpora_lists_the_registry_and_where_each_is(
+    no_dirs: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    result = run_vouch(capsys, "data", "corpora", "--data-dir", str(SHARED))
     assert result.exit_code == 0, result.output
     for c in corpora.CORPORA.values():
         assert c.name in result.output and c.sha256 in result.output and c.source in result.output
     assert str(SHARED / CODET.file) in result.output
-    missing = CliRunner().invoke(data, ["corpora"], env={"COLUMNS": "200"})
+    missing = run_vouch(capsys, "data", "corpora")
     assert missing.exit_code == 0 and missing.output.count("missing") == len(corpora.CORPORA)
 
 
-def test_vouch_data_get_prints_the_path_or_one_line_and_exit_2(no_dirs: Path) -> None:
-    from vouch.cli._main import main
-
-    found = CliRunner().invoke(data, ["get", corpora.CODET_HUMANEVAL, "--data-dir", str(SHARED)])
+def test_vouch_data_get_prints_the_path_or_one_line_and_exit_2(
+    no_dirs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found = run_vouch(capsys, "data", "get", corpora.CODET_HUMANEVAL, "--data-dir", str(SHARED))
     assert found.exit_code == 0 and found.output.strip() == str(SHARED / CODET.file)
-    with pytest.raises(SystemExit) as exit_:
-        main(["data", "get", corpora.HUMANEVAL_3MODELS])
-    assert exit_.value.code == 2
+    missing = run_vouch(capsys, "data", "get", corpora.HUMANEVAL_3MODELS)
+    assert missing.exit_code == 2
 
 
 def test_the_demo_slice_is_derived_from_the_corpus() -> None:

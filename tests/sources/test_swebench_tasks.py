@@ -139,7 +139,7 @@ def test_the_reference_check_flags_what_t0_cannot_see(built: Path) -> None:
 
 @pytest.mark.slow
 def test_run_public_and_the_reference_verifier(built: Path) -> None:
-    from vouch.audit.repository._audit import SWE_PRELOAD
+    from vouch.audit import SWE_PRELOAD
     from vouch.exec import LocalExecutor
     from vouch.sources.swebench._check import run_public
 
@@ -179,7 +179,7 @@ def test_reference_verifier_in_the_engine_agrees_with_the_build(built: Path) -> 
     """verifier.py, run as vouch bench runs a verifier (its own sandbox, env over the service
     channel, run_public answered in the candidate patch's world), decides every case as the
     build's check did."""
-    from vouch.audit.repository._audit import SWE_PRELOAD
+    from vouch.audit import SWE_PRELOAD
     from vouch.bench import PRELOAD, check_references
     from vouch.exec import LocalExecutor
 
@@ -193,7 +193,8 @@ def test_reference_verifier_in_the_engine_agrees_with_the_build(built: Path) -> 
 def test_a_verifier_under_test_cannot_read_the_worlds_or_the_repository(built: Path) -> None:
     """The world cache holds worlds with the gold patch applied and the repository's history
     holds the upstream fix: both are withheld from a verifier under test, not from the reference."""
-    from vouch.bench._decide import _withheld, load_task
+    from vouch.bench import load_task
+    from vouch.bench._decide import _withheld
     from vouch.sources.swebench._check import WORLDS_FILE, withheld_paths
 
     task = load_task(built / UNITCONV)
@@ -477,7 +478,7 @@ def test_a_test_run_that_ends_without_a_log_is_fail_and_a_missing_world_invalid(
     """As the harness counts them: a patch after which the test command dies is not resolved
     (FAIL); only a world that cannot be made is INVALID. Runs in an environment (here the
     pool's own interpreter as one), where the test command is a child interpreter."""
-    from vouch.audit.repository._audit import SWE_PRELOAD
+    from vouch.audit import SWE_PRELOAD
     from vouch.exec import LocalExecutor
     from vouch.sources.swebench._check import T0Job, WorldSetup, run_t0
     from vouch.swebench import EnvPlan, WorldEnv

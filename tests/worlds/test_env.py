@@ -9,11 +9,12 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from _scratch import scratch_root
-from vouch.audit.repository._audit import SWE_PRELOAD
+from vouch.audit import SWE_PRELOAD
 from vouch.exec import LocalExecutor
 from vouch.swebench import Runner, WorldEnv, fixture_files, grade, load_instances, materialise_fixture_repo, parse_log
 from vouch.worlds import (
@@ -55,6 +56,13 @@ def _repo(root: Path, files: dict[str, str]) -> str:
     git(["-c", "commit.gpgsign=false", "commit", "--quiet", "-m", "base"], cwd=root)
     git(["tag", "v1.2"], cwd=root)
     return git(["rev-parse", "HEAD"], cwd=root).stdout.strip()
+
+
+class _WhereCall:
+    """A call of ``mod.where()`` in a world (a ``vouch.swebench.CallProbe``)."""
+
+    def as_call(self) -> dict[str, Any]:
+        return {"module": "mod", "qualname": "where", "args": [], "kwargs": {}}
 
 
 def test_find_python_prefers_explicit_then_newest_pyenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,9 +134,7 @@ def test_environment_built_once_and_started_inside_a_run(visible_tmp: Path, env_
     with LocalExecutor(workers=1, preload=SWE_PRELOAD) as executor:
         runner = Runner(executor, timeout_s=60)
         runner.attach(world, WorldEnv(env=first, harness=(), test_files=(), parser=None))
-        from vouch.audit.repository._witness import Probe
-
-        (outcome,) = runner.call(world, [Probe("mod.py", "mod", "where", (), ())])
+        (outcome,) = runner.call(world, [_WhereCall()])
     assert outcome["ok"], outcome
     assert str(first.root) in outcome["value"], "the call ran in the environment's interpreter"
 
