@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import click
 from rich.console import Console
@@ -42,7 +43,47 @@ def data() -> None:
 
 _SWEBENCH = "swebench"
 """Built by its own driver (repositories, environments, worlds), not through the registry."""
-_SWEBENCH_ONLY = {
+
+
+class _SwebenchArgs(NamedTuple):
+    """The options of swebench's build alone, as the command received them."""
+
+    instances_file: Path | None
+    predictions_file: Path | None
+    labels_file: Path | None
+    repo_root: Path | None
+    environments_file: Path | None
+    cache_dir: Path | None
+    env_dir: Path | None
+    timeout: float | None
+    repo_map: tuple[str, ...]
+    python_paths: tuple[str, ...]
+    only: tuple[str, ...]
+
+    def given(self) -> list[str]:
+        """The flags given, in the order above (any other source refuses them)."""
+        return [_SWEBENCH_FLAGS[name] for name, value in self._asdict().items() if value]
+
+    def options(self) -> SwebenchOptions:
+        """The build's options; ``--instances`` is required."""
+        if self.instances_file is None:
+            raise click.UsageError("swebench needs --instances FILE (SWE-bench instances JSONL)")
+        return SwebenchOptions(
+            instances=self.instances_file,
+            predictions=self.predictions_file,
+            labels=self.labels_file,
+            repo_root=self.repo_root,
+            repo_map=_pairs("--repo-map", self.repo_map),
+            environments=self.environments_file,
+            cache=self.cache_dir,
+            env_dir=self.env_dir,
+            python=_pairs("--python", self.python_paths),
+            only=self.only,
+            timeout_s=self.timeout,
+        )
+
+
+_SWEBENCH_FLAGS = {
     "instances_file": "--instances",
     "predictions_file": "--predictions",
     "labels_file": "--labels",
@@ -55,7 +96,6 @@ _SWEBENCH_ONLY = {
     "python_paths": "--python",
     "only": "--only",
 }
-"""The options of swebench's build (parameter -> flag), refused with any other source."""
 
 
 @data.command("build")
@@ -168,26 +208,25 @@ def build(
     corpora.hide_data_from_runs()
     if labels_file is not None:
         hide_in_runs(labels_file)
+    swebench = _SwebenchArgs(
+        instances_file=instances_file,
+        predictions_file=predictions_file,
+        labels_file=labels_file,
+        repo_root=repo_root,
+        environments_file=environments_file,
+        cache_dir=cache_dir,
+        env_dir=env_dir,
+        timeout=timeout,
+        repo_map=repo_map,
+        python_paths=python_paths,
+        only=only,
+    )
     if source == _SWEBENCH:
         if limit is not None or suite_version is not None or subset is not None:
             raise click.UsageError("swebench takes --only INSTANCE_ID, not --limit, --suite-version or --subset")
-        if instances_file is None:
-            raise click.UsageError("swebench needs --instances FILE (SWE-bench instances JSONL)")
         _build_swebench(
             out_dir,
-            SwebenchOptions(
-                instances=instances_file,
-                predictions=predictions_file,
-                labels=labels_file,
-                repo_root=repo_root,
-                repo_map=_pairs("--repo-map", repo_map),
-                environments=environments_file,
-                cache=cache_dir,
-                env_dir=env_dir,
-                python=_pairs("--python", python_paths),
-                only=only,
-                timeout_s=timeout,
-            ),
+            swebench.options(),
             seed=seed,
             force=force,
             check=not no_check,
@@ -197,8 +236,7 @@ def build(
             console=console,
         )
         return
-    params = click.get_current_context().params
-    swe_given = [flag for name, flag in _SWEBENCH_ONLY.items() if params[name]]
+    swe_given = swebench.given()
     if swe_given:
         raise click.UsageError(f"{swe_given[0]} is an option of swebench only")
     domain_list = None if domains is None else sorted({d.strip() for d in domains.split(",") if d.strip()})
@@ -215,8 +253,7 @@ def build(
             "db_blind_attacks": (db_blind_attacks, "--db-blind-attacks", "database-blind attacks"),
         },
     )
-    check_out_dir(out_dir, source, seed, options, force)  # refuse before anything starts
-    report = _build_source(
+    _build_source(
         source,
         out_dir,
         seed=seed,
@@ -227,7 +264,6 @@ def build(
         progress_mode=progress_mode,
         console=console,
     )
-    _print_build(report, console)
 
 
 def _source_options(source: str, given: dict[str, tuple[object, str, str]]) -> dict[str, object]:
@@ -254,8 +290,10 @@ def _build_source(
     allow_weak: bool,
     progress_mode: str | None,
     console: Console,
-) -> BuildReport:
-    """A registered source's build, its cases checked by their reference verifiers unless ``check`` is off."""
+) -> None:
+    """A registered source's build, its cases checked by their reference verifiers unless ``check``
+    is off; then what it built, skipped and flagged."""
+    check_out_dir(out_dir, source, seed, options, force)  # refuse before anything starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with (
         LocalExecutor(preload=build_preload(source), allow_weak=allow_weak) as executor,
@@ -272,7 +310,7 @@ def _build_source(
             return check_references(executor, tasks_dir, task_ids, progress=tick)
 
         console.print(escape(f"building {source} into {out_dir} ..."))
-        return build_source(
+        report = build_source(
             source,
             out_dir,
             seed=seed,
@@ -281,6 +319,7 @@ def _build_source(
             check=check_cases if check else None,
             force=force,
         )
+    _print_build(report, console)
 
 
 def _print_build(report: BuildReport, console: Console) -> None:
