@@ -139,15 +139,15 @@ def test_a_probe_tells_a_mutant_from_g_only_when_g_answers_it_the_same_again() -
     assert again.gold_probed == 0 and again.probe_killers == []
 
 
-def test_a_regression_witness_is_a_known_origin() -> None:
+def test_a_regression_witness_is_a_stage_and_an_origin_is_a_registry_name() -> None:
     assert WITNESS_STAGES == ("regression",)
-    with pytest.raises(ValueError, match="not a witness source or stage"):
+    with pytest.raises(ValueError, match="should match pattern"):
         Witness.model_validate(
             {
                 "file": "f",
                 "source": "s",
                 "clause": "c",
-                "origin": "made-up",
+                "origin": "Made up!",
                 "defect": "d",
                 "why_t0_misses": "w",
                 "replay": "r",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from vouch.agent._analysis import TaskAnalysis, analyze, summarize
 from vouch.agent._config import ALL_TOOLS, CONFIGS, EXECUTION_TOOLS, HarnessConfig, load_config
 from vouch.agent._generate import TaskRun, generate, generate_task, hidden_paths, results_object, write_results
-from vouch.agent._loop import AgentResult, budgets_for, run_agent
+from vouch.agent._loop import AgentResult, AgentTools, LoopResult, budgets_for, run_agent, run_loop
 from vouch.agent._prices import DEFAULT_PRICES, Price, PriceTable, load_prices
 from vouch.agent._provider import (
     PROVIDERS,
@@ -31,7 +31,9 @@ __all__ = [
     "EXECUTION_TOOLS",
     "PROVIDERS",
     "AgentResult",
+    "AgentTools",
     "HarnessConfig",
+    "LoopResult",
     "Message",
     "ModelReply",
     "Price",
@@ -59,6 +61,7 @@ __all__ = [
     "read_trace",
     "results_object",
     "run_agent",
+    "run_loop",
     "summarize",
     "tool_specs",
     "write_results",

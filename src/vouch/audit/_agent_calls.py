@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vouch.agent import (
+    AgentTools,
     HarnessConfig,
+    LoopResult,
     Message,
     PriceTable,
     Provider,
@@ -27,11 +29,10 @@ from vouch.agent import (
     get_provider,
     load_config,
     load_prices,
+    run_loop,
 )
-from vouch.agent._loop import AgentTools, LoopResult, run_loop
 from vouch.audit.function._prompt import Assertion
-from vouch.core import Budgets
-from vouch.core._audit import ChecklistItem
+from vouch.core import Budgets, ChecklistItem
 from vouch.errors import InfrastructureError
 
 WITNESS_BUDGETS = Budgets(executions=12, wall_s=1800.0, output_tokens_per_reply=8192, turns=20)

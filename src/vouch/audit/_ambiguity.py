@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from vouch.core._audit import Witness
+from vouch.core import Witness
 
 MIN_VOTERS = 3
 """Passing trials an instance needs before the rule can speak (as at function level)."""

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from vouch.core._audit import ASSERTION_FAILURES, RunRecord, Validation
+from vouch.core import ASSERTION_FAILURES, RunRecord, Validation
 from vouch.exec import PytestOutcome, PytestRecordError, PytestRun, RunResult, Status, vouch_failure
 
 CHILD_SETUP = "ChildSetupError"

@@ -32,8 +32,7 @@ from vouch.audit.function._agent_tools import Runner, SerialRunner, Submission, 
 from vouch.audit.function._detectors import detect
 from vouch.audit.function._jobs import MIN_VOTERS, ProgramJob, TaskContext, found_in
 from vouch.audit.function._trial import _ghosts, _make_witness, _surviving, ambiguity
-from vouch.core import Budgets
-from vouch.core._audit import Validation, Witness
+from vouch.core import Budgets, Validation, Witness
 from vouch.errors import UsageError
 from vouch.exec import RunResult
 

@@ -28,7 +28,7 @@ from vouch.audit.function._jobs import ProgramJob, TaskContext
 from vouch.audit.function._runs import AuditConfig, Engine, StageProgress, t0_result, t0_spec
 from vouch.audit.function._trial import g_defects
 from vouch.audit.function._witness import canary
-from vouch.core._audit import (
+from vouch.core import (
     AuditResults,
     Evidence,
     GroundTruthDefect,
@@ -41,7 +41,7 @@ from vouch.core._audit import (
 from vouch.errors import UsageError
 from vouch.exec import Executor, RunSpec
 from vouch.sources.problems import ProblemSet
-from vouch.sources.trials._samples import Problem, Samples, Trial, load_problems, load_samples, program_hash
+from vouch.sources.trials import Problem, Samples, Trial, load_problems, load_samples, program_hash
 from vouch.store import AuditStore
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import Any
 
 from vouch.audit._probes import probes_in
 from vouch.audit.function._prompt import Assertion, Example
-from vouch.core._audit import DetectorFlag
+from vouch.core import DetectorFlag
 
 FILE = "solution.py"
 

@@ -17,7 +17,7 @@ from vouch.audit import _ambiguity
 from vouch.audit._form import Found
 from vouch.core import ChecklistItem, T0Result, TaskReport, Witness
 from vouch.mutation import Mutant
-from vouch.sources.trials._samples import Problem
+from vouch.sources.trials import Problem
 
 if TYPE_CHECKING:
     from vouch.audit._agent_calls import WitnessAgent

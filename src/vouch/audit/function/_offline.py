@@ -19,7 +19,7 @@ from typing import Any
 from vouch.audit.function import _generate, _inputs
 from vouch.audit.function._preconditions import Preconditions, infer, shape
 from vouch.audit.function._prompt import Example, apply_wrapper
-from vouch.core._equality import equal
+from vouch.core import equal
 from vouch.exec import Call, Limits, RunResult, RunSpec, from_data
 
 OUTPUT_LIMITS = Limits(timeout_s=60.0, memory_mb=512)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vouch.core._audit import ChecklistItem
+from vouch.core import ChecklistItem
 
 _ARROW = re.compile(r"^(?P<call>[A-Za-z_]\w*\(.*\))\s*(?:==>|=>|->|➞|==|=|should return|returns?)\s*(?P<want>.+?)\s*$")
 

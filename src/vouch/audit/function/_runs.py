@@ -17,10 +17,10 @@ from typing import Any
 
 import vouch
 from vouch.audit._settings import AuditSettings
-from vouch.core._audit import T0Result
+from vouch.core import T0Result
 from vouch.exec import Batches, Call, Fault, Limits, RunResult, RunSpec, Status
 from vouch.exec import StageProgress as StageProgress  # how the function form reports a stage's progress
-from vouch.sources.trials._samples import Problem
+from vouch.sources.trials import Problem
 
 T0_LIMITS = Limits(timeout_s=20.0, memory_mb=512)
 

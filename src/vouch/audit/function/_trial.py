@@ -23,7 +23,7 @@ from vouch.audit.function._detectors import FILE, detect
 from vouch.audit.function._jobs import MIN_VOTERS, OnJudged, ProgramJob, SearchRun, Stage2, TaskContext, found_in
 from vouch.audit.function._prompt import main_clause, output_wrapper
 from vouch.audit.function._runs import t0_result, t0_spec
-from vouch.core._audit import (
+from vouch.core import (
     DetectorFlag,
     Evidence,
     GhostBranch,

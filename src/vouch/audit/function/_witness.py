@@ -23,11 +23,10 @@ from vouch.audit._settings import CanaryFailed
 from vouch.audit._validation import FUNCTION, Rejudged, validate, witness_run
 from vouch.audit.function._prompt import WRAPPERS
 from vouch.audit.function._runs import t0_result, t0_spec
-from vouch.core._audit import RunRecord, Validation
-from vouch.core._equality import EQUALITY_SOURCE
+from vouch.core import EQUALITY_SOURCE, RunRecord, Validation
 from vouch.errors import UsageError
 from vouch.exec import Call, Executor, Limits, RunResult, RunSpec, hide_in_runs
-from vouch.sources.trials._samples import Problem
+from vouch.sources.trials import Problem
 
 MARKER = "# vouch-witness: "
 MODEL_FILE = "model_solution.py"

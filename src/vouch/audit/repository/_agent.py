@@ -30,14 +30,14 @@ from vouch.audit.repository._evidence import best_clause, test_sources
 from vouch.audit.repository._model import Found, RepoSearchRun
 from vouch.audit.repository._runs import _WITNESS_DIR, IMPLICIT_CLAUSE, _validate, differences
 from vouch.audit.repository._witness import Candidate, test_file_name
-from vouch.core._audit import Evidence, RunRecord, Witness
+from vouch.core import Evidence, RunRecord, Witness
 from vouch.exec import RunResult
 from vouch.swebench import Runner
 from vouch.worlds import World, read_world_text
 
 if TYPE_CHECKING:
     from vouch.audit.repository._model import Instance, SweAuditConfig
-    from vouch.swebench._instances import SweTrial
+    from vouch.swebench import SweTrial
 
 __all__ = [
     "DEFAULT_WITNESS_DIR",

@@ -15,9 +15,8 @@ from typing import Any
 from vouch.audit._ambiguity import AMBIGUOUS, MIN_VOTERS, rho_over_models
 from vouch.audit.repository._runs import _WITNESS_DIR, record_witness_run
 from vouch.audit.repository._witness import Probe, disagreement, test_file_name
-from vouch.core._audit import ChecklistItem, DetectorFlag, TrialResult, Verdict, Witness, decide_verdict
-from vouch.swebench import Runner
-from vouch.swebench._instances import SweInstance, SweTrial
+from vouch.core import ChecklistItem, DetectorFlag, TrialResult, Verdict, Witness, decide_verdict
+from vouch.swebench import Runner, SweInstance, SweTrial
 from vouch.worlds import Patch, Unappliable, WorldCache, parse_patch, patch_hash
 
 

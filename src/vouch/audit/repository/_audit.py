@@ -42,7 +42,7 @@ from vouch.audit.repository._regression import prepare_regression, regression_wi
 from vouch.audit.repository._replay import write_witnesses
 from vouch.audit.repository._runs import canary, mutation_evidence, trial_ids
 from vouch.audit.repository._witness import function_targets, recorded_probes, string_pool, with_mutants
-from vouch.core._audit import (
+from vouch.core import (
     VOUCH_FAILED,
     AuditResults,
     Evidence,

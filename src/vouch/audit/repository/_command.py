@@ -32,6 +32,7 @@ from vouch.swebench import (
     RepoLocator,
     SweInstance,
     SweTrial,
+    environment_records,
     load_agents,
     load_environments,
     load_instances,
@@ -40,7 +41,6 @@ from vouch.swebench import (
     siblings_of,
     summarise_reproduction,
 )
-from vouch.swebench._harness import environment_records
 from vouch.worlds import EnvCache, WorldCache
 
 __all__ = [

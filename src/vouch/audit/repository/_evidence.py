@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from vouch.audit._probes import probes_in
-from vouch.core._audit import ChecklistItem, DetectorFlag, GhostBranch, HygieneFinding
+from vouch.core import ChecklistItem, DetectorFlag, GhostBranch, HygieneFinding
 from vouch.worlds import FileChange, link_target, parse_patch
 
 __all__ = [

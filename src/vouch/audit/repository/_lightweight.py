@@ -54,14 +54,13 @@ from vouch.audit.repository._runs import (
     trial_ids,
 )
 from vouch.audit.repository._witness import Candidate, Probe, iteration_batches, test_file_name
-from vouch.core._audit import WITNESS_STAGES, RoundRecord, TrialResult, Validation, Verdict, Witness, decide_verdict
+from vouch.core import WITNESS_STAGES, RoundRecord, TrialResult, Validation, Verdict, Witness, decide_verdict
 from vouch.errors import UsageError
 from vouch.worlds import patch_hash
 
 if TYPE_CHECKING:
     from vouch.audit.repository._model import Instance, PassingTrial, SweAuditConfig
-    from vouch.swebench import Runner
-    from vouch.swebench._instances import SweTrial
+    from vouch.swebench import Runner, SweTrial
     from vouch.worlds import WorldCache
 
 __all__ = ["T1_NOTE", "AuditOne", "LightweightInstance", "RepoForm", "RunT0", "audit_instance"]

@@ -16,7 +16,7 @@ from vouch.audit._agent_calls import WitnessAgent
 from vouch.audit._form import Found
 from vouch.audit._settings import AuditSettings
 from vouch.audit.repository._witness import Candidate, Probe
-from vouch.core._audit import Evidence, T0Result, TaskReport
+from vouch.core import Evidence, T0Result, TaskReport
 from vouch.exec import RunResult
 from vouch.swebench import Runner, SweInstance, SweTrial, WorldEnv
 from vouch.worlds import FileChange, World

@@ -39,7 +39,7 @@ from vouch.audit.repository._witness import (
     string_pool,
     with_mutants,
 )
-from vouch.core._audit import Evidence, RunRecord, Validation, Witness
+from vouch.core import Evidence, RunRecord, Validation, Witness
 from vouch.errors import UsageError
 from vouch.exec import PytestRecordError, PytestRun, RunResult
 from vouch.mutation import Mutant, mutate

@@ -15,11 +15,10 @@ from typing import Any
 
 from vouch.audit._validation import REPOSITORY, replayed
 from vouch.audit.repository._runs import _WITNESS_DIR, record_witness_run
-from vouch.core._audit import RunRecord, Witness
+from vouch.core import RunRecord, Witness
 from vouch.errors import UsageError
 from vouch.exec import Executor
-from vouch.swebench import Runner, WorldEnv
-from vouch.swebench._instances import SweInstance, SweTrial
+from vouch.swebench import Runner, SweInstance, SweTrial, WorldEnv
 from vouch.worlds import Environment, Patch, Unappliable, World, WorldCache
 
 __all__ = ["ReplayOutcome", "replay_witness", "write_witnesses"]

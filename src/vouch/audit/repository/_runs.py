@@ -27,7 +27,7 @@ from vouch.audit.repository._witness import (
     test_file_name,
     witness_source,
 )
-from vouch.core._audit import (
+from vouch.core import (
     ASSERTION_FAILURES,
     ChecklistItem,
     DetectorFlag,
@@ -45,7 +45,7 @@ from vouch.worlds import FileChange, World, parse_patch, read_world_text
 
 if TYPE_CHECKING:
     from vouch.audit.repository._model import Instance, SweAuditConfig
-    from vouch.swebench._instances import SweTrial
+    from vouch.swebench import SweTrial
 
 __all__ = [
     "differences",

@@ -26,7 +26,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from vouch.audit._docstring import in_docstring
-from vouch.worlds._inrun import canon
+from vouch.worlds import canon
 
 __all__ = [
     "Candidate",
