@@ -58,7 +58,7 @@ import pytest
 
 from vouch.audit import PRELOAD, AuditConfig, AuditResults, TrialResult, Verdict, audit_humaneval
 from vouch.exec import LocalExecutor
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 
 PROBLEMS = load_problems()
 MODES = ["per-trial", "lightweight", "static"]

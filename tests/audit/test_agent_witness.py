@@ -37,7 +37,7 @@ from vouch.audit._agent_calls import json_object
 from vouch.audit.function._agent_tools import foreign_names, p_names
 from vouch.corpora import demo_samples_file
 from vouch.exec import LocalExecutor
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 from vouch.store import AuditStore
 
 ROOT = Path(__file__).resolve().parents[2]

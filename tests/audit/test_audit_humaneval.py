@@ -17,7 +17,7 @@ from vouch.audit import PRELOAD, AuditConfig, AuditResults, Verdict, audit_human
 from vouch.audit.function._preconditions import infer
 from vouch.corpora import demo_samples_file
 from vouch.exec import LocalExecutor
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 from vouch.store import AuditStore
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ from vouch.audit import PRELOAD, AuditConfig, AuditResults, Verdict, audit_human
 from vouch.exec import LocalExecutor
 from vouch.export import export_humaneval
 from vouch.sources.problems import load_problem_set
-from vouch.sources.trials._samples import load_samples
+from vouch.sources.trials import load_samples
 from vouch.store import AuditStore
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ from _shared_data import SHARED_DATA
 from vouch.audit.function._detectors import detect
 from vouch.audit.function._prompt import assertions, examples
 from vouch.errors import UsageError
-from vouch.sources.trials._samples import load_problems, load_samples, program_hash
+from vouch.sources.trials import load_problems, load_samples, program_hash
 
 PROBLEMS = load_problems()
 GCD = PROBLEMS["HumanEval/13"]

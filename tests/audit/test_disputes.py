@@ -16,9 +16,9 @@ from vouch.audit.function._jobs import ProgramJob, TaskContext
 from vouch.audit.function._runs import AuditConfig, Engine
 from vouch.audit.function._trial import _rounding_disputes, dispute, g_defects, jury_answer, majority
 from vouch.audit.function._witness import WitnessFile
-from vouch.core._audit import DetectorFlag, Evidence, Validation, Verdict, Witness, decide_verdict, summarise
+from vouch.core import DetectorFlag, Evidence, Validation, Verdict, Witness, decide_verdict, summarise
 from vouch.exec import LocalExecutor
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 
 
 def _context(jury: dict[str, dict[str, dict[str, int]]], answers: dict[tuple[str, str], str], g: dict[str, Any]) -> Any:

@@ -11,7 +11,7 @@ import pytest
 
 from vouch.audit.function import _trial, _witness
 from vouch.audit.function._witness import CANARY, CANARY_WRONG
-from vouch.cli._main import main
+from vouch.cli import main
 from vouch.exec import Call, RunSpec
 
 pytestmark = pytest.mark.slow

@@ -19,9 +19,9 @@ import pytest
 from vouch.audit import PRELOAD, AuditConfig, Verdict, audit_humaneval
 from vouch.audit._settings import CanaryFailed
 from vouch.audit.function._witness import judge
-from vouch.core._audit import RunRecord, failed_run
+from vouch.core import RunRecord, failed_run
 from vouch.exec import Call, Executor, LocalExecutor, RunResult, RunSpec, vouch_failure
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 from vouch.store import AuditStore
 
 pytestmark = pytest.mark.slow

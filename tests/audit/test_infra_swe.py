@@ -16,7 +16,7 @@ from vouch.audit import SWE_PRELOAD, Verdict
 from vouch.audit._settings import CanaryFailed
 from vouch.audit.repository._audit import audit_fixture
 from vouch.audit.repository._model import SweAuditConfig
-from vouch.core._audit import failed_run
+from vouch.core import failed_run
 from vouch.exec import Call, Executor, LocalExecutor, RunResult, RunSpec
 
 pytestmark = pytest.mark.slow

@@ -84,7 +84,7 @@ def test_generation_is_reproducible_from_the_seed() -> None:
 
 
 def _prompt(name: str) -> str:
-    from vouch.sources.trials._samples import load_problems
+    from vouch.sources.trials import load_problems
 
     return load_problems()[name].prompt
 

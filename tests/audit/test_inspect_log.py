@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +40,7 @@ from inspect_ai.log import (  # noqa: E402 - after the skip when the extra is mi
 from inspect_ai.model import ModelOutput  # noqa: E402
 from inspect_ai.scorer import Score  # noqa: E402
 
-from vouch.sources.trials._inspect import SCORER, read_inspect_log, score_passed, write_back_path  # noqa: E402
+from vouch.sources.trials import SCORER, read_inspect_log, score_passed, write_back_path  # noqa: E402
 
 PROBLEMS = load_problems()
 MODEL = "openai/gpt-4o-mini"
@@ -194,7 +194,7 @@ def test_an_undecided_trial_is_a_score_that_says_so(verdict: str, reason: str | 
     """An undecided trial is scored N, which Inspect's accuracy counts as not correct, with an
     explanation that starts "undecided:"; a flagged one stands (as in the corrected rate)."""
     from vouch.core import AuditResults, TrialResult, Verdict, summarise
-    from vouch.sources.trials._inspect import vouch_score
+    from vouch.sources.trials import vouch_score
 
     trial = TrialResult(
         trial_id="HumanEval/2#1",

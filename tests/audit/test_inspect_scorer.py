@@ -26,7 +26,7 @@ import anyio
 import pytest
 
 from _scratch import scratch_root
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 
 pytest.importorskip("inspect_ai.log", reason="the inspect extra: pip install 'vouch[inspect]'")
 
@@ -48,7 +48,7 @@ from inspect_ai.solver import TaskState
 
 from vouch.errors import UsageError
 from vouch.inspect_ext import audit
-from vouch.sources.trials._inspect import is_vouchs, read_inspect_log
+from vouch.sources.trials import is_vouchs, read_inspect_log
 
 PROBLEMS = load_problems()
 MODEL = "openai/gpt-4o-mini"

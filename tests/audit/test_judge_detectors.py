@@ -8,7 +8,7 @@ import pytest
 
 from vouch.audit.function._detectors import detect
 from vouch.audit.function._prompt import assertions, examples
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 
 GCD = load_problems()["HumanEval/13"]
 EUCLID = "    while b:\n        a, b = b, a % b\n    return a\n"

@@ -17,7 +17,7 @@ from vouch.audit import PRELOAD
 from vouch.audit.function import _witness
 from vouch.audit.function._inrun import ANSWER_S
 from vouch.exec import LocalExecutor, RunSpec
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 
 pytestmark = pytest.mark.slow
 

@@ -24,7 +24,7 @@ from vouch.audit._compare import compare
 from vouch.audit.function._runs import AuditConfig
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 
 pytestmark = pytest.mark.slow
 

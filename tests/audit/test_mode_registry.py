@@ -13,7 +13,7 @@ from vouch.errors import UsageError
 
 def test_the_mode_lists_of_both_forms_come_from_the_registry() -> None:
     assert MODES == mode_names("function") == tuple(REGISTRY)
-    assert REPOSITORY_MODES == mode_names("repository")
+    assert mode_names("repository") == REPOSITORY_MODES
     assert {"per-trial", "lightweight"} <= set(REPOSITORY_MODES) and "static" not in REPOSITORY_MODES
     assert all(callable(m.driver) for m in REGISTRY.values())
 

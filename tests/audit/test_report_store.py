@@ -20,8 +20,7 @@ from vouch.audit import (
     summarise,
 )
 from vouch.errors import InfrastructureError, UsageError
-from vouch.report._audit import render_audit
-from vouch.report._html import render_html
+from vouch.report import render_audit, render_html
 from vouch.store import AuditStore
 
 
@@ -152,7 +151,7 @@ def test_page_is_self_contained_and_escapes_text() -> None:
 
 
 def test_one_witness_refuting_many_programs_is_one_finding_and_rounds_are_shown() -> None:
-    from vouch.core._audit import RoundRecord, TaskReport
+    from vouch.core import RoundRecord, TaskReport
 
     results = _results()
     other = results.trials[0].model_copy(update={"trial_id": "T/1#4", "program_hash": "d", "model": "m2"})

@@ -64,7 +64,7 @@ def test_a_new_source_for_the_repository_form_is_one_module_and_one_line(
     from _scratch import scratch_root
     from vouch.audit.repository._audit import audit_swe
     from vouch.audit.repository._model import SweAuditConfig
-    from vouch.swebench._instances import fixture_files, load_instances, load_predictions, materialise_fixture_repo
+    from vouch.swebench import fixture_files, load_instances, load_predictions, materialise_fixture_repo
     from vouch.worlds import WorldCache
 
     (tmp_path / "my_repo_source.py").write_text(REPO_MODULE)

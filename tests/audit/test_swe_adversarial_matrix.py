@@ -38,7 +38,7 @@ from vouch.audit.repository._audit import audit_swe
 from vouch.audit.repository._model import SweAuditConfig
 from vouch.audit.repository._replay import replay_witness
 from vouch.exec import LocalExecutor
-from vouch.swebench._instances import (
+from vouch.swebench import (
     SweInstance,
     SweTrial,
     fixture_files,

@@ -39,7 +39,7 @@ from vouch.audit.repository._agent_tools import RepoNames, foreign_repo_names
 from vouch.audit.repository._audit import _config_key
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore
-from vouch.swebench._instances import fixture_files, load_instances, load_predictions, materialise_fixture_repo
+from vouch.swebench import fixture_files, load_instances, load_predictions, materialise_fixture_repo
 from vouch.worlds import WorldCache
 
 VOUCH = [sys.executable, "-m", "vouch"]

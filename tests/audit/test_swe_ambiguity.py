@@ -21,8 +21,8 @@ from vouch.audit.repository._ambiguity import withhold_ambiguous
 from vouch.audit.repository._audit import _resolve_repo, audit_swe
 from vouch.audit.repository._model import SweAuditConfig
 from vouch.exec import LocalExecutor
-from vouch.swebench import Runner
-from vouch.swebench._instances import (
+from vouch.swebench import (
+    Runner,
     SweTrial,
     fixture_files,
     load_instances,

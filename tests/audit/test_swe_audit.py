@@ -18,7 +18,7 @@ from vouch.audit.repository._evidence import patch_hygiene
 from vouch.audit.repository._model import Instance, SweAuditConfig
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore
-from vouch.swebench._instances import (
+from vouch.swebench import (
     FIXTURES,
     fixture_files,
     load_instances,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from _shared_data import SWEBENCH_DATA
-from vouch.swebench._instances import fixture_files, materialise_fixture_repo
+from vouch.swebench import fixture_files, materialise_fixture_repo
 
 VOUCH = [sys.executable, "-m", "vouch"]
 

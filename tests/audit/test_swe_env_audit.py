@@ -16,14 +16,16 @@ from vouch.audit.repository._model import SweAuditConfig
 from vouch.audit.repository._replay import replay_witness
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
-from vouch.swebench import WorldEnv
-from vouch.swebench._env import EnvPlan, RepoLocator, siblings_of
-from vouch.swebench._instances import (
+from vouch.swebench import (
+    EnvPlan,
+    RepoLocator,
     SweInstance,
+    WorldEnv,
     fixture_files,
     load_instances,
     load_predictions,
     materialise_fixture_repo,
+    siblings_of,
 )
 from vouch.worlds import Environment, WorldCache
 

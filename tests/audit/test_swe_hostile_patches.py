@@ -18,7 +18,7 @@ from vouch.audit import SWE_PRELOAD, AuditResults, TrialResult, Verdict
 from vouch.audit.repository._audit import audit_swe
 from vouch.audit.repository._model import SweAuditConfig
 from vouch.exec import LocalExecutor
-from vouch.swebench._instances import (
+from vouch.swebench import (
     SweTrial,
     fixture_files,
     load_instances,

@@ -27,8 +27,8 @@ from vouch.audit.repository._lightweight import T1_NOTE
 from vouch.audit.repository._model import SweAuditConfig
 from vouch.errors import UsageError
 from vouch.exec import LocalExecutor
-from vouch.swebench._instances import SweInstance, SweTrial, fixture_files, load_instances, load_predictions
-from vouch.swebench._instances import materialise_fixture_repo as build_repo
+from vouch.swebench import SweInstance, SweTrial, fixture_files, load_instances, load_predictions
+from vouch.swebench import materialise_fixture_repo as build_repo
 from vouch.worlds import WorldCache
 
 pytestmark = pytest.mark.slow

@@ -38,7 +38,7 @@ from vouch.audit.repository._witness import (
     witness_source,
 )
 from vouch.exec import Call, Limits, LocalExecutor, RunSpec
-from vouch.swebench._instances import SweInstance, SweTrial
+from vouch.swebench import SweInstance, SweTrial
 from vouch.worlds import WorldCache
 
 # --- the repository -----------------------------------------------------------------------

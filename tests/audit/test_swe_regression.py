@@ -30,8 +30,7 @@ from vouch.core import WITNESS_STAGES, Witness
 from vouch.exec import LocalExecutor
 from vouch.export._repository import TOUCH_LINE, WorldRuns, append_diff, export_repository
 from vouch.mutation import Location, Mutant
-from vouch.swebench import Runner
-from vouch.swebench._instances import SweInstance, SweTrial
+from vouch.swebench import Runner, SweInstance, SweTrial
 from vouch.worlds import WorldCache
 
 # --- the import graph ---------------------------------------------------------------------

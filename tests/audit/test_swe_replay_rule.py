@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vouch.audit.repository._replay import ReplayOutcome
-from vouch.core._audit import RunRecord
+from vouch.core import RunRecord
 
 
 def _runs(world: str, outcome: str, exception: str | None = None) -> tuple[RunRecord, ...]:

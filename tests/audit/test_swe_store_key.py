@@ -15,7 +15,7 @@ from vouch.audit.repository._audit import _config_key, audit_swe
 from vouch.audit.repository._model import SweAuditConfig
 from vouch.exec import LocalExecutor
 from vouch.store import AuditStore
-from vouch.swebench._instances import fixture_files, load_instances, load_predictions, materialise_fixture_repo
+from vouch.swebench import fixture_files, load_instances, load_predictions, materialise_fixture_repo
 from vouch.worlds import WorldCache
 
 

@@ -32,7 +32,7 @@ from vouch.audit import PRELOAD, TrialResult, Verdict, audit_humaneval
 from vouch.audit.function._detectors import detect
 from vouch.audit.function._runs import AuditConfig
 from vouch.exec import LocalExecutor
-from vouch.sources.trials._samples import load_problems
+from vouch.sources.trials import load_problems
 
 RIGHT = (
     "    for i, a in enumerate(numbers):\n        for b in numbers[i + 1:]:\n"

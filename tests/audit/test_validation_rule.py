@@ -7,7 +7,7 @@ import pytest
 from vouch.audit import AuditConfig
 from vouch.audit.function import _witness
 from vouch.audit.repository import _runs as repository_runs
-from vouch.core._audit import ASSERTION_FAILURES, RunRecord
+from vouch.core import ASSERTION_FAILURES, RunRecord
 
 
 def _runs(world: str, outcome: str, exception: str | None = None, n: int = 3) -> list[RunRecord]:

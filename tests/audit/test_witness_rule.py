@@ -16,9 +16,8 @@ from vouch.audit._validation import FUNCTION, REPOSITORY, Rejudged, validate
 from vouch.audit.function import _witness
 from vouch.audit.function._runs import Engine
 from vouch.audit.repository import _runs as repository_runs
-from vouch.core._audit import RunRecord
-from vouch.exec import Batches, Call, Executor, Limits, RunResult, RunSpec, Status
-from vouch.exec._executor import _lost
+from vouch.core import RunRecord
+from vouch.exec import Batches, Executor, Isolation, RunResult, RunSpec, Status
 from vouch.swebench import Runner
 from vouch.worlds import World
 
@@ -26,9 +25,23 @@ FILE = "test_witness_0.py"
 NODE = f"vouch_witness/{FILE}::test_it"
 
 
+ISOLATION = Isolation("full", True, True, True, False, True, True, 1000, 100000, (), "0", 10, 512, 64, 64, 256)
+
+
 def _result(value: Any, status: Status = Status.OK) -> RunResult:
-    spec = RunSpec(Call("m:f"), limits=Limits(timeout_s=1.0))
-    return replace(_lost(spec, None, "unused"), status=status, reason=None, pid=4242, value=value)
+    return RunResult(
+        status=status,
+        reason=None,
+        exit_code=None,
+        signal=None,
+        duration_s=0.01,
+        peak_memory_mb=0.0,
+        pid=4242,
+        stdout_tail="",
+        stderr_tail="",
+        isolation=ISOLATION,
+        value=value,
+    )
 
 
 def _record(outcome: str, exception: str | None = None, message: str = "m") -> dict[str, Any]:

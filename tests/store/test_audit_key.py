@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vouch.audit import PRELOAD, AuditConfig, Verdict, audit_humaneval
-from vouch.audit.function._audit import judgement_key
+from vouch.audit import PRELOAD, AuditConfig, Verdict, audit_humaneval, judgement_key
 from vouch.exec import LocalExecutor
 from vouch.sources.trials import load_problems
 from vouch.store import AuditStore

@@ -26,8 +26,10 @@ from vouch.audit._modes import (
 )
 from vouch.audit._sources import SOURCES, WitnessSource
 from vouch.audit._validation import FUNCTION, REPOSITORY, WitnessForm, replayed
-from vouch.audit.function._audit import PRELOAD, audit_humaneval
+from vouch.audit.function._audit import PRELOAD, audit_humaneval, judgement_key
 from vouch.audit.function._jobs import ProgramJob, Search, SearchRun
+from vouch.audit.function._offline import decoded, outputs_spec
+from vouch.audit.function._prompt import WRAPPERS, assertions
 from vouch.audit.function._runs import AuditConfig
 from vouch.audit.function._trial import files_search, offline_search
 from vouch.core import (
@@ -56,10 +58,12 @@ if TYPE_CHECKING:
     from vouch.audit.repository._audit import SWE_PRELOAD, audit_fixture, audit_swe
     from vouch.audit.repository._command import SweCommand, SweCommandResult, replay_swe_witness, run_swe_command
     from vouch.audit.repository._model import RepoSearch, RepoSearchRun, SweAuditConfig
+    from vouch.audit.repository._witness import test_file_name
 
 _SWE_NAMES = {
     "SWE_PRELOAD": "repository._audit",
     "SweAuditConfig": "repository._model",
+    "test_file_name": "repository._witness",
     "RepoSearch": "repository._model",
     "RepoSearchRun": "repository._model",
     "audit_fixture": "repository._audit",
@@ -93,6 +97,7 @@ __all__ = [
     "REPOSITORY_MODES",
     "SOURCES",
     "SWE_PRELOAD",
+    "WRAPPERS",
     "AgentUsage",
     "AuditConfig",
     "AuditForm",
@@ -126,6 +131,7 @@ __all__ = [
     "WitnessAgent",
     "WitnessForm",
     "WitnessSource",
+    "assertions",
     "audit",
     "audit_fixture",
     "audit_humaneval",
@@ -134,14 +140,18 @@ __all__ = [
     "compare",
     "conclude_failing",
     "decide_verdict",
+    "decoded",
     "failed_run",
     "files_search",
+    "judgement_key",
     "lightweight",
     "offline_search",
+    "outputs_spec",
     "per_trial",
     "replay_swe_witness",
     "replayed",
     "run_swe_command",
     "summarise",
+    "test_file_name",
     "witness_agent",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vouch.cli._audit import run_audit
 from vouch.cli._main import main
 
-__all__ = ["main"]
+__all__ = ["main", "run_audit"]

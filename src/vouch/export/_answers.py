@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vouch.audit.function._offline import decoded, outputs_spec
+from vouch.audit import decoded, outputs_spec
 from vouch.core import AuditResults, Verdict
 from vouch.errors import InfrastructureError
 from vouch.exec import Executor, vouch_failure

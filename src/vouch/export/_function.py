@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.audit.function._prompt import WRAPPERS, assertions
+from vouch.audit import WRAPPERS, assertions
 from vouch.core import (
     EQUALITY_NAME,
     EQUALITY_SOURCE,

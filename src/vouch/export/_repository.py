@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from vouch.audit.repository._witness import test_file_name
+from vouch.audit import test_file_name
 from vouch.core import WITNESS_STAGES, AuditResults, ExportCheck, ExportedTest, LeftOut, NotReproduced, Verdict, Witness
 from vouch.errors import InfrastructureError, VouchError
 from vouch.exec import PytestRecordError, PytestRun, RunResult

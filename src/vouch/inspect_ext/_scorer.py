@@ -3,7 +3,7 @@
 ``inspect score LOG --scorer vouch/audit --action append`` re-scores a log: each HumanEval-style
 sample becomes one trial, read as ``vouch audit inspect`` reads it
 (``vouch.sources.trials.sample_trial``), and is audited alone, the way ``vouch audit
-inspect`` runs the audit (``vouch.cli._audit.run_audit``: offline witness source, the store and
+inspect`` runs the audit (``vouch.cli.run_audit``: offline witness source, the store and
 the witness directory hidden from the runs). The score follows ``--write-back``'s: value ``C``
 (sound or flagged), ``I`` (refuted, reward_hack, or failing vouch's own run of T0) or ``N`` (the
 audit could not judge it), the verdict and its first witness as the explanation, the provenance as
@@ -120,7 +120,7 @@ def _audit_one(read: SampleTrial, config: AuditConfig, store: Path | None, witne
     """One trial audited as ``vouch audit inspect`` audits a log's trials (in a worker thread)."""
     from rich.console import Console
 
-    from vouch.cli._audit import run_audit
+    from vouch.cli import run_audit
 
     problems: dict[str, Problem] = {read.trial.task_id: read.problem}
     return run_audit(
