@@ -10,6 +10,10 @@ import importlib
 from typing import TYPE_CHECKING
 
 from vouch.sources._registry import (
+    MIN_ATTACKS,
+    MIN_NEGATIVES,
+    MIN_POSITIVES,
+    MIN_VARIANTS,
     SOURCES,
     AnswerFiles,
     BuildReport,
@@ -37,6 +41,10 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "MIN_ATTACKS",
+    "MIN_NEGATIVES",
+    "MIN_POSITIVES",
+    "MIN_VARIANTS",
     "SOURCES",
     "AnswerFiles",
     "BuildReport",
