@@ -57,22 +57,8 @@ def test_an_input_outside_p_is_no_refutation_however_it_runs() -> None:
 def test_an_unreadable_pytest_record_is_vouchs_failure_only_before_judged_code_started(
     judged: bool, outcome: str
 ) -> None:
+    from _results import run_result
     from vouch.audit._validation import FUNCTION, witness_run
-    from vouch.exec import Isolation, RunResult, Status
 
-    isolation = Isolation("full", True, True, True, False, True, True, 1000, 100000, (), "0", 10, 512, 64, 64, 256)
-    result = RunResult(
-        status=Status.OK,
-        reason=None,
-        exit_code=0,
-        signal=None,
-        duration_s=0.1,
-        peak_memory_mb=10.0,
-        pid=100,
-        stdout_tail="",
-        stderr_tail="",
-        isolation=isolation,
-        value={"tests": "a record a trial wrote with the frame's nonce"},
-        judged=judged,
-    )
+    result = run_result(value={"tests": "a record a trial wrote with the frame's nonce"}, judged=judged)
     assert witness_run("model", result, FUNCTION).outcome == outcome

@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
+from _results import run_result
 from vouch.audit._validation import FUNCTION, REPOSITORY, Rejudged, validate
 from vouch.audit.function import _witness
 from vouch.audit.function._runs import Engine
 from vouch.audit.repository import _runs as repository_runs
 from vouch.core import RunRecord
-from vouch.exec import Batches, Executor, Isolation, RunResult, RunSpec, Status
+from vouch.exec import Batches, Executor, RunResult, RunSpec, Status
 from vouch.swebench import Runner
 from vouch.worlds import World
 
@@ -25,23 +26,8 @@ FILE = "test_witness_0.py"
 NODE = f"vouch_witness/{FILE}::test_it"
 
 
-ISOLATION = Isolation("full", True, True, True, False, True, True, 1000, 100000, (), "0", 10, 512, 64, 64, 256)
-
-
 def _result(value: Any, status: Status = Status.OK) -> RunResult:
-    return RunResult(
-        status=status,
-        reason=None,
-        exit_code=None,
-        signal=None,
-        duration_s=0.01,
-        peak_memory_mb=0.0,
-        pid=4242,
-        stdout_tail="",
-        stderr_tail="",
-        isolation=ISOLATION,
-        value=value,
-    )
+    return run_result(status, value=value)
 
 
 def _record(outcome: str, exception: str | None = None, message: str = "m") -> dict[str, Any]:

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from _results import run_result
 from _shared_data import SHARED_DATA
 from vouch.audit.function import render_witness
 from vouch.core import AuditResults, AuditSummary, TrialResult, Validation, Verdict, Witness
-from vouch.exec import Isolation, RunResult, Status
+from vouch.exec import RunResult, Status
 from vouch.export._errata import errata
 from vouch.export._function import Candidate, Judged, check_task, export_function, exported_test, read_assertion
 from vouch.sources.trials import load_problems
@@ -80,23 +81,9 @@ def test_the_exported_test_runs_the_original_check_first_then_each_added_asserti
         wrong["check"](wrong["has_close_elements"])  # type: ignore[operator]
 
 
-ISOLATION = Isolation("full", True, True, True, False, True, True, 1000, 100000, (), "0", 10, 512, 64, 64, 256)
-
-
 def _result(passed: bool, seconds: float = 0.01) -> RunResult:
     status, reason = (Status.OK, None) if passed else (Status.ERROR, "AssertionError")
-    return RunResult(
-        status=status,
-        reason=reason,
-        exit_code=None,
-        signal=None,
-        duration_s=seconds,
-        peak_memory_mb=0.0,
-        pid=4242,
-        stdout_tail="",
-        stderr_tail="",
-        isolation=ISOLATION,
-    )
+    return run_result(status, reason=reason, seconds=seconds)
 
 
 def _exec_runner(pairs: list[tuple[str, str]]) -> list[RunResult]:
