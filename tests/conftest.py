@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,14 +24,54 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     pools, Ray heads) are then built once, not once per process."""
     if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") == "no":
         config.option.dist = "loadfile"
+        # pytest-xdist would otherwise hand out the files by how many tests each has, not in the
+        # order pytest_collection_modifyitems gives them (longest first).
+        config.option.loadscopereorder = False
+
+
+# The files that take longest, longest first (seconds on 2 cores, each file whole in one process):
+# in several processes they start first, so that the short files fill the other processes while a
+# long one runs, and no process runs a long file alone at the end while the rest are idle.
+LONGEST_FILES = (
+    "cli/test_exec_cli.py",
+    "exec/test_ray.py",
+    "worlds/test_env.py",
+    "cli/test_challenge_cli.py",
+    "audit/test_swe_lightweight.py",
+    "audit/test_swe_cli.py",
+    "audit/test_swe_regression.py",
+    "audit/test_adversarial_matrix.py",
+    "cli/test_bench_cli.py",
+    "audit/test_trust_function.py",
+    "export/test_export_humaneval.py",
+    "audit/test_swe_agent_witness.py",
+    "bench/test_multi_case.py",
+    "v4v/test_upstream.py",
+    "export/test_export_swe.py",
+    "audit/test_swe_audit.py",
+    "exec/test_rootless.py",
+    "audit/test_search_reach.py",
+    "audit/test_inspect_log.py",
+    "exec/test_executor.py",
+    "audit/test_swe_env_audit.py",
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Files with a test marked slow run first (in their own order; the rest keep theirs): in
-    several processes, each file whole in one, the long files then start while the short ones
-    fill the other processes, rather than one process running a long file alone at the end."""
+    """Order the files by what they cost: the longest files first (``LONGEST_FILES``), then the
+    files with a test marked slow, then the rest, each group by its number of tests; the tests of
+    a file keep their order. In several processes, each file whole in one, the long files start
+    while the short ones fill the other processes, and all the processes finish together."""
+    here = Path(__file__).parent
+    longest = {name: rank for rank, name in enumerate(LONGEST_FILES)}
     slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: item.path not in slow_files)
+    counts = Counter(item.path for item in items)
+
+    def cost(item: pytest.Item) -> tuple[int, bool, int]:
+        name = item.path.relative_to(here).as_posix() if item.path.is_relative_to(here) else ""
+        return longest.get(name, len(LONGEST_FILES)), item.path not in slow_files, -counts[item.path]
+
+    items.sort(key=cost)
 
 
 @pytest.fixture
