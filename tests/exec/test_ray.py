@@ -123,9 +123,12 @@ def head() -> Iterator[str]:
         subprocess.run(["rm", "-rf", temp_dir], check=False)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def second_node(head: str) -> Iterator[None]:
-    """A second Ray node (1 CPU) joined to the head, for the length of one test."""
+    """A second Ray node (1 CPU) joined to the head, from the first test that asks for it to the end
+    of the module: the tests that use it come last in this file, after those of the head alone.
+    Each test makes an executor of its own, with pools of its own on both nodes (the pools a test
+    kills are not the node's processes), so one node serves them all."""
     temp_dir = tempfile.mkdtemp(prefix="vray2-", dir="/tmp")
     RayExecutor(address=head).close()  # this process joins the cluster (to count its nodes)
     before = _alive_nodes()
