@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING
 
 from vouch.agent import Message, TraceWriter
 from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_message, rejudge, swe_checklist
+from vouch.audit._form import Found
 from vouch.audit._validation import reported
 from vouch.audit.repository._agent_tools import RepoNames, SweSubmission, SweWitnessTools, foreign_repo_names
 from vouch.audit.repository._evidence import best_clause, test_sources
-from vouch.audit.repository._model import Found, RepoSearchRun
+from vouch.audit.repository._model import RepoSearchRun
 from vouch.audit.repository._runs import _WITNESS_DIR, IMPLICIT_CLAUSE, _validate, differences
 from vouch.audit.repository._witness import Candidate, test_file_name
 from vouch.core import Evidence, RunRecord, Witness

@@ -21,7 +21,7 @@ from vouch.exec import RunResult
 from vouch.swebench import Runner, SweInstance, SweTrial, WorldEnv
 from vouch.worlds import FileChange, World
 
-__all__ = ["Found", "Instance", "PassingTrial", "RegressionSuite", "RepoSearch", "RepoSearchRun", "SweAuditConfig"]
+__all__ = ["Instance", "PassingTrial", "RegressionSuite", "RepoSearch", "RepoSearchRun", "SweAuditConfig"]
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vouch.audit import _sources
+from vouch.audit._form import Found
 from vouch.audit._settings import CanaryFailed
 from vouch.audit._validation import REPOSITORY, Rejudged, validate, witness_run
 from vouch.audit.repository._evidence import best_clause, source_files
-from vouch.audit.repository._model import Found, RepoSearchRun
+from vouch.audit.repository._model import RepoSearchRun
 from vouch.audit.repository._witness import (
     Candidate,
     Probe,
