@@ -13,7 +13,7 @@ import ast
 from pathlib import Path
 
 import vouch
-from _graph import cycle
+from _graph import cycle, module_of, resolve
 
 ROOT = Path(vouch.__file__).parent
 
@@ -41,26 +41,13 @@ ENTRY_POINTS = {"vouch.__main__": "cli", "vouch.showcase": "cli"}
 """Top-level modules that belong with the command line."""
 
 
-def _module_of(path: Path) -> str:
-    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str | None:
-    if node.level == 0:
-        return node.module
-    base = module.split(".") if is_package else module.split(".")[:-1]
-    base = base[: len(base) - (node.level - 1)]
-    return ".".join([*base, node.module] if node.module else base)
-
-
 def imports(source: str, module: str, known: set[str], is_package: bool = False) -> set[str]:
     """The modules of ``known`` that ``source`` (the text of ``module``) imports anywhere."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and (base := _resolve(module, node, is_package)):
+        elif isinstance(node, ast.ImportFrom) and (base := resolve(module, node, is_package)):
             found.add(base)
             found |= {f"{base}.{alias.name}" for alias in node.names}
     return {name for name in found if name in known} - {module}
@@ -68,7 +55,7 @@ def imports(source: str, module: str, known: set[str], is_package: bool = False)
 
 def graph() -> dict[str, set[str]]:
     """Every module of vouch and the modules of vouch it imports."""
-    paths = {_module_of(p): p for p in ROOT.rglob("*.py")}
+    paths = {module_of(p, ROOT.parent): p for p in ROOT.rglob("*.py")}
     known = set(paths)
     return {m: imports(p.read_text(), m, known, p.name == "__init__.py") for m, p in paths.items()}
 

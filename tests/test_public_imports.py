@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 import vouch
+from _graph import module_of, resolve
 
 ROOT = Path(vouch.__file__).parent
 TESTS = Path(__file__).parent
@@ -83,14 +84,6 @@ ALLOWED: dict[str, str] = {
 ``importer -> target``, each with why."""
 
 
-def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str | None:
-    if node.level == 0:
-        return node.module
-    base = module.split(".") if is_package else module.split(".")[:-1]
-    base = base[: len(base) - (node.level - 1)]
-    return ".".join([*base, node.module] if node.module else base)
-
-
 def _private_module(name: str) -> str | None:
     """``name`` up to its first private segment (``vouch.a._b.c`` -> ``vouch.a._b``), or None."""
     parts = name.split(".")
@@ -108,7 +101,7 @@ def private_imports(source: str, module: str = "", is_package: bool = False) -> 
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and (base := _resolve(module, node, is_package)):
+        elif isinstance(node, ast.ImportFrom) and (base := resolve(module, node, is_package)):
             names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
         else:
             continue
@@ -136,11 +129,6 @@ def may_import(importer: str, private: str) -> bool:
     return inside(owner(private), importer)
 
 
-def _module_of(path: Path, base: Path) -> str:
-    parts = list(path.relative_to(base).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 @functools.cache
 def crossings() -> tuple[str, ...]:
     """Every ``importer -> target`` of a module of vouch or of its tests that imports a private
@@ -150,7 +138,7 @@ def crossings() -> tuple[str, ...]:
         for path in sorted(root.rglob("*.py")):
             if any(part.startswith(".") for part in path.relative_to(root).parts):
                 continue  # tests/.scratch: what tests wrote, such as built tasks' verifiers
-            module = _module_of(path, base)
+            module = module_of(path, base)
             imported = private_imports(path.read_text(), module, path.name == "__init__.py")
             found |= {f"{module} -> {target}" for target in imported if not may_import(module, target)}
     return tuple(sorted(found))
@@ -219,7 +207,7 @@ def test_every_allowed_import_is_still_made() -> None:
 def test_every_package_exports_what_it_names() -> None:
     """Each name in a package's ``__all__`` resolves, those its ``__getattr__`` loads on first
     use included (in an interpreter of its own: loading them all is no state for the next test)."""
-    packages = sorted(_module_of(p, ROOT.parent) for p in ROOT.rglob("__init__.py"))
+    packages = sorted(module_of(p, ROOT.parent) for p in ROOT.rglob("__init__.py"))
     code = (
         "import importlib\n"
         f"for name in {packages!r}:\n"
