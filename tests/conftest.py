@@ -16,6 +16,10 @@ from _shared_data import SHARED_DATA
 
 os.environ.setdefault("VOUCH_DATA_DIR", str(SHARED_DATA))
 
+_XDIST_ORDER = os.environ.get("VOUCH_TEST_ORDER") == "xdist"
+"""Leave the files in pytest-xdist's order (by number of tests): the order before
+``LONGEST_FILES``, which ``benchmarks/bench_test_order.py`` times as the baseline."""
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
@@ -25,8 +29,10 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") == "no":
         config.option.dist = "loadfile"
         # pytest-xdist would otherwise hand out the files by how many tests each has, not in the
-        # order pytest_collection_modifyitems gives them (longest first).
-        config.option.loadscopereorder = False
+        # order pytest_collection_modifyitems gives them (longest first). VOUCH_TEST_ORDER=xdist
+        # keeps xdist's order: the baseline benchmarks/bench_test_order.py times this one against.
+        if not _XDIST_ORDER:
+            config.option.loadscopereorder = False
 
 
 # The files that take longest, longest first (seconds on 2 cores, each file whole in one process):
@@ -62,6 +68,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     files with a test marked slow, then the rest, each group by its number of tests; the tests of
     a file keep their order. In several processes, each file whole in one, the long files start
     while the short ones fill the other processes, and all the processes finish together."""
+    if _XDIST_ORDER:
+        return
     here = Path(__file__).parent
     longest = {name: rank for rank, name in enumerate(LONGEST_FILES)}
     slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
