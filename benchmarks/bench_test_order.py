@@ -49,7 +49,7 @@ def main() -> None:
     args = parser.parse_args()
     times: dict[str, list[float]] = {"vouch": [], "xdist": []}
     for _ in range(args.rounds):
-        for order in ("xdist", "vouch"):
+        for order in ("vouch", "xdist"):
             times[order].append(one_run(order, fast=args.fast, workers=args.workers))
             print(f"{order}: {times[order][-1]:.1f} s", file=sys.stderr, flush=True)
     vouch, xdist = statistics.median(times["vouch"]), statistics.median(times["xdist"])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from _order import LONGEST_FILES
 from _scratch import scratch_root as _scratch_root
 from _shared_data import SHARED_DATA
 
@@ -33,34 +34,6 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         # keeps xdist's order: the baseline benchmarks/bench_test_order.py times this one against.
         if not _XDIST_ORDER:
             config.option.loadscopereorder = False
-
-
-# The files that take longest, longest first (seconds on 2 cores, each file whole in one process):
-# in several processes they start first, so that the short files fill the other processes while a
-# long one runs, and no process runs a long file alone at the end while the rest are idle.
-LONGEST_FILES = (
-    "cli/test_exec_cli.py",
-    "exec/test_ray.py",
-    "worlds/test_env.py",
-    "cli/test_challenge_cli.py",
-    "audit/test_swe_lightweight.py",
-    "audit/test_swe_cli.py",
-    "audit/test_swe_regression.py",
-    "audit/test_adversarial_matrix.py",
-    "cli/test_bench_cli.py",
-    "audit/test_trust_function.py",
-    "export/test_export_humaneval.py",
-    "audit/test_swe_agent_witness.py",
-    "bench/test_multi_case.py",
-    "v4v/test_upstream.py",
-    "export/test_export_swe.py",
-    "audit/test_swe_audit.py",
-    "exec/test_rootless.py",
-    "audit/test_search_reach.py",
-    "audit/test_inspect_log.py",
-    "exec/test_executor.py",
-    "audit/test_swe_env_audit.py",
-)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

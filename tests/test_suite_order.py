@@ -1,11 +1,11 @@
-"""The suite's order (``tests/conftest.py``) names files that are there: a renamed or removed
+"""The suite's order (``tests/conftest.py``, ``tests/_order.py``) names files that are there: a renamed or removed
 file in ``LONGEST_FILES`` would silently fall back to the slow-first order."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import LONGEST_FILES
+from _order import LONGEST_FILES
 
 HERE = Path(__file__).parent
 
