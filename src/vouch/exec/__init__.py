@@ -22,7 +22,7 @@ from vouch.exec._pytest import PytestOutcome, PytestRecordError, PytestRun
 from vouch.exec._registry import check_executor, get_executor, make_executor
 from vouch.exec._sandbox import PRIVATE_IN_RUNS, visible_in_runs
 from vouch.exec._spec import Call, Entry, ExceptionInfo, Isolation, Limits, RunResult, RunSpec, Script, Status
-from vouch.exec._values import DataError, from_data, to_data
+from vouch.exec._values import DataError, decode, from_data, to_data
 
 __all__ = [
     "PRIVATE_IN_RUNS",
@@ -48,6 +48,7 @@ __all__ = [
     "StageProgress",
     "Status",
     "check_executor",
+    "decode",
     "expose_to_runs",
     "from_data",
     "get_executor",

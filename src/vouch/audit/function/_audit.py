@@ -39,7 +39,7 @@ from vouch.core import (
     summarise,
 )
 from vouch.errors import UsageError
-from vouch.exec import Executor, RunSpec
+from vouch.exec import DataError, Executor, RunSpec, decode
 from vouch.sources.problems import ProblemSet
 from vouch.sources.trials import Problem, Samples, Trial, load_problems, load_samples, program_hash
 from vouch.store import AuditStore
@@ -106,11 +106,25 @@ def _tasks_stage(
             reference_t0=reference,
             null_t0=nulls[0],
             null_passing=null_passing,
-            t0_inputs=list(value.get("inputs") or []),
+            t0_inputs=recorded_inputs(value.get("inputs")),
             oracle=_prompt.value_oracle(asserts),
             infra=infra,
         )
     return contexts
+
+
+def recorded_inputs(rows: Any) -> list[list[Any]]:
+    """T0's calls as G's run recorded them, each decoded to the values T0 passed (a tuple stays a
+    tuple, never its wire form); a row that does not decode is dropped, never guessed at."""
+    out: list[list[Any]] = []
+    for row in rows if isinstance(rows, list) else []:
+        try:
+            args = decode(row)
+        except DataError:
+            continue
+        if isinstance(args, list):
+            out.append(args)
+    return out
 
 
 def null_program(problem: Problem, statement: str) -> str:
