@@ -46,6 +46,8 @@ class TaskContext:
     pool_note: str | None = None
     contested: set[str] = field(default_factory=set)
     """Keys of inputs most passing trials answer differently from G (never a refutation)."""
+    passing_models: set[str] = field(default_factory=set)
+    """Models with passing trials that vote on the task (the jury; ``_trial.jury_verdict``)."""
     jury: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     """Per witness input (key): per model, its passing trials' answers there with their weights."""
     answers: dict[tuple[str, str], str] = field(default_factory=dict)

@@ -55,13 +55,19 @@ class Pool:
     """P's own examples G answers otherwise (a finding about G; no witness rests on them)."""
     past_scale: set[str] = field(default_factory=set)
     """Keys of inputs past the seeds' scale (``_generate.scaled``): valid by ``rules.past_scale()``."""
+    wide: set[str] = field(default_factory=set)
+    """Keys of inputs on the edges the seeds leave out and P's words do not (``rules.wide()``):
+    evidence only where the jury of trials confirms G's answer (``_trial.unconfirmed``)."""
 
     def admits(self, args: Sequence[Any]) -> str | None:
         """The first precondition ``args`` breaks (None when it holds them all); an input past
-        the seeds' scale is held to the rules without that scale."""
+        the seeds' scale is held to the rules without that scale, one on the domain's edges to
+        the wide rules."""
         problem = self.rules.admits(args)
         if problem is not None and _inputs.key(args) in self.past_scale:
             return self.rules.past_scale().admits(args)
+        if problem is not None and _inputs.key(args) in self.wide:
+            return self.rules.wide().admits(args)
         return problem
 
     def only_past_scale(self, args: Sequence[Any], actual: Any) -> str | None:
@@ -84,6 +90,11 @@ class Pool:
         if k in self.explicit:
             return "it is one of P's own examples, and G gives the value P states"
         answered = "G answers it with a value of the type it gives on P's examples and T0's inputs"
+        if k in self.wide:
+            return (
+                f"it is on an edge of the domain that P's words do not close ({self.rules.wide().describe()}), "
+                f"{answered}, and independent models' passing trials give G's answer there"
+            )
         if k in self.past_scale:
             return (
                 "it is past the scale of P's examples and T0's inputs, where P states no bound; it keeps "
@@ -265,13 +276,16 @@ def plan_pool(
     per_seed: int,
     limit: int,
     examples: Sequence[Sequence[Any]] = (),
-) -> tuple[Preconditions, list[tuple[int, list[Any]]], set[str]]:
+    edges: bool = True,
+) -> tuple[Preconditions, list[tuple[int, list[Any]]], set[str], set[str]]:
     """Preconditions from P and the seeds, and three levels of admitted generated inputs.
 
     Level 1: edge values of each argument, every small size, and type-aware mutants of the
     seeds. Level 2: mutants of level 1 and inputs built anew from the seeds' shapes. Level 3:
     mutants of both, and the seeds past their own scale (admitted by ``rules.past_scale()``;
-    their keys are the third value returned, for ``fill_pool``). At most ``limit`` inputs in
+    their keys are the third value returned, for ``fill_pool``). At level 2, the seeds' edges
+    the narrow rules leave out and P's words do not (``rules.wide()``: zero and the other sign,
+    any order, repeats; their keys are the fourth value returned; none unless ``edges``). At most ``limit`` inputs in
     all, each level given its share. ``examples`` are the arguments of P's own examples
     (``infer``'s).
     """
@@ -285,6 +299,8 @@ def plan_pool(
     level1 += _inputs.neighbours(admitted_seeds, rules, rng, per_seed=per_seed, limit=share)
     level2 = _inputs.neighbours(_sample(level1, rng, share), rules, rng, per_seed=3, limit=share)
     level2 += _generate.fresh(admitted_seeds, rules, rng, share * 2)
+    wide = _wide_inputs(admitted_seeds, rules, rng, share) if edges else []
+    level2 += wide
     level3 = _inputs.neighbours(_sample(level1 + level2, rng, share), rules, rng, per_seed=3, limit=share)
     seen = {_inputs.key(s) for s in admitted_seeds}
     planned: list[tuple[int, list[Any]]] = []
@@ -297,7 +313,22 @@ def plan_pool(
                 seen.add(k)
                 planned.append((level, args))
     planned += [(3, args) for args in far if _inputs.key(args) not in seen]
-    return rules, planned, {_inputs.key(args) for args in far}
+    return rules, planned, {_inputs.key(args) for args in far}, {_inputs.key(args) for args in wide}
+
+
+def _wide_inputs(seeds: Sequence[list[Any]], rules: Preconditions, rng: random.Random, limit: int) -> list[list[Any]]:
+    """Edges of the seeds, their sizes and neighbours under the wide rules, where the narrow
+    rules refuse them: the inputs only the jury can make evidence of."""
+    wide = rules.wide()
+    made = _generate.edges(seeds, wide, limit) + _generate.sizes(seeds, wide, rng, limit // 2)
+    made += _inputs.neighbours(seeds, wide, rng, per_seed=4, limit=limit // 2)
+    out, seen = [], set()
+    for args in made:
+        k = _inputs.key(args)
+        if k not in seen and rules.admits(args) is not None:
+            seen.add(k)
+            out.append(args)
+    return out[:limit]
 
 
 def _sample(items: Sequence[list[Any]], rng: random.Random, count: int) -> list[list[Any]]:
@@ -325,6 +356,7 @@ def fill_pool(
     wrapper: str | None = None,
     examples: Sequence[tuple[Example, dict[str, Any]]] = (),
     past_scale: set[str] | frozenset[str] = frozenset(),
+    wide: set[str] | frozenset[str] = frozenset(),
 ) -> Pool:
     """Keep the planned inputs G answers usably (see ``Pool.accepts``), with G's output; and P's
     own examples (with G's row on each) where G gives the value P states, as explicit inputs."""
@@ -346,8 +378,11 @@ def fill_pool(
     for (level, args), row in zip(planned, g_rows, strict=True):
         if pool.accepts(args, row):
             pool.inputs.append((level, args, pool.normal(row["value"])))
-            if _inputs.key(args) in past_scale or rules.admits(args) is not None or _too_long(args, longest):
-                pool.past_scale.add(_inputs.key(args))
+            k = _inputs.key(args)
+            if k in wide and not _too_long(args, longest) and rules.admits(args) is not None:
+                pool.wide.add(k)
+            elif k in past_scale or rules.admits(args) is not None or _too_long(args, longest):
+                pool.past_scale.add(k)
             if row.get("s", 0.0) > QUICK_S:
                 pool.slow[_inputs.key(args)] = float(row["s"])
         else:
@@ -402,7 +437,13 @@ def differences(pool: Pool, s_rows: Sequence[dict[str, Any]]) -> list[Difference
     # Inside the seeds' scale before past it, and a wrong value or an exception before running out
     # of memory or time: those make plainer witnesses.
     out.sort(
-        key=lambda d: (_inputs.key(d.args) in pool.past_scale, _resource_rank(d.actual), d.level, _inputs.size(d.args))
+        key=lambda d: (
+            _inputs.key(d.args) in pool.past_scale,
+            _inputs.key(d.args) in pool.wide,
+            _resource_rank(d.actual),
+            d.level,
+            _inputs.size(d.args),
+        )
     )
     return out
 

@@ -280,6 +280,10 @@ class ArgRule:
     """P states the bound (``1 <= n <= 100``, ``n > 1``); otherwise it is the seeds' scale, widened."""
     any_width: bool = False
     """A digit run of any width keeps a formatted string's shape (past the seeds' scale)."""
+    said_positive: bool = False
+    """P says "positive" or "natural" of the numbers: the floor is P's word, not the seeds'."""
+    said_sorted: bool = False
+    """P says the lists are sorted ("sorted", "ascending", "increasing")."""
 
 
 @dataclass(frozen=True)
@@ -319,6 +323,14 @@ class Preconditions:
         """These rules without the seeds' scale: numbers of any magnitude on the seeds' side of
         zero and digit runs of any width, where P states no bound; every other rule holds."""
         return replace(self, args=tuple(_past_scale(rule) for rule in self.args))
+
+    def wide(self) -> Preconditions:
+        """These rules with the seeds' edges opened where P's words do not close them: numbers on
+        either side of zero, and lists in any order, with repeats and words of any length. The
+        type signatures, the formats, the alphabet, the relations and every bound P states hold.
+        An input only these rules admit refutes nothing unless the jury of trials confirms G's
+        answer on it (``_trial.unconfirmed``)."""
+        return replace(self, args=tuple(_wide(rule) for rule in self.args))
 
     def output_ok(self, value: Any) -> bool:
         """Whether G's output has a type G gives on the seeds (else the input is not valid)."""
@@ -376,6 +388,22 @@ def _past_scale(rule: ArgRule) -> ArgRule:
     if not rule.stated_high and high is not None and high > 0:
         high = None
     return replace(rule, low=low, high=high, any_width=True)
+
+
+def _wide(rule: ArgRule) -> ArgRule:
+    low, high = rule.low, rule.high
+    if not (rule.stated_low or rule.said_positive) and low is not None and low >= 0:
+        low = None
+    if not rule.stated_high and high is not None and high <= 0:
+        high = None
+    return replace(
+        rule,
+        low=low,
+        high=high,
+        sorted_lists=rule.sorted_lists and rule.said_sorted,
+        distinct_lists=False,
+        token_length=None,
+    )
 
 
 def _holds(relation: str, a: Any, b: Any) -> bool:
@@ -713,6 +741,7 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
     numbers = [n for v in values for n in _numbers(v)]
     low = high = None
     categories = None
+    said_positive = False
     if numbers:
         lo, hi = min(numbers), max(numbers)
         # Stay on the seeds' side of zero; widen the range outwards, never across the sign.
@@ -723,7 +752,8 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         floor = 0 if WIDENING.zero or not whole_numbers else min(lo, 1)
         low = floor if lo >= 0 else lo - max(10 * abs(lo), 100)
         high = hi + max(10 * abs(hi), 100) if hi > 0 else (hi if hi < 0 else 100)
-        if ("positive" in text or "natural" in text) and lo > 0:
+        said_positive = ("positive" in text or "natural" in text) and lo > 0
+        if said_positive:
             low = 1 if whole_numbers else min(lo, 1e-3)
         distinct = set(numbers)
         if len(distinct) <= 3 and len(numbers) >= 8:
@@ -770,11 +800,8 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         max_len = min(max_len or 10**6, int(ranges[len_key][1]))
     lists = [items for v in values for items in _lists(v) if len(items) >= 2]
     long_lists = [items for items in lists if len(items) >= 3]
-    sorted_lists = (
-        bool(lists)
-        and all(_is_sorted(i) for i in lists)
-        and (len(long_lists) >= 3 or "sorted" in text or "ascending" in text or "increasing" in text)
-    )
+    said_sorted = "sorted" in text or "ascending" in text or "increasing" in text
+    sorted_lists = bool(lists) and all(_is_sorted(i) for i in lists) and (len(long_lists) >= 3 or said_sorted)
     distinct_lists = (
         bool(long_lists) and len(long_lists) >= 3 and all(len({repr(x) for x in i}) == len(i) for i in lists)
     )
@@ -815,4 +842,6 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         words=words,
         stated_low=stated,
         stated_high=stated,
+        said_positive=said_positive,
+        said_sorted=said_sorted,
     )

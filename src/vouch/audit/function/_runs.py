@@ -40,6 +40,11 @@ class AuditConfig(AuditSettings):
     of the task in a second round of search (0: none)."""
     ghost_rounds: int = 2
     """Rounds of search aimed at each trial's ghost branches (arcs no input took; 0: none)."""
+    jury_models: int = 3
+    """Models, other than a trial's own, whose passing trials must mostly give G's answer on an
+    input on the domain's edges (``Preconditions.wide``) before it can refute the trial; fewer
+    such models with passing trials (a thin jury) and the edges are not searched for it (0: the
+    edges are never searched)."""
     per_call_s: float = 1.0
     shrink_rounds: int = 3
     seed_from_t0: bool = True
@@ -58,8 +63,9 @@ class AuditConfig(AuditSettings):
         elif self.mode == "static":
             del fields["rounds"]  # the static baseline has no rounds
         # "format" counts changes of the verdict rules: a stored judgement made under older rules is
-        # judged again, never reused (3: a call's timer counts CPU time, not wall-clock time).
-        text = json.dumps(fields | {"vouch": vouch.__version__, "format": 3}, sort_keys=True)
+        # judged again, never reused (3: a call's timer counts CPU time, not wall-clock time; 4: the
+        # domain's edges and the jury).
+        text = json.dumps(fields | {"vouch": vouch.__version__, "format": 4}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 

@@ -10,7 +10,7 @@ import ast
 import json
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -45,7 +45,10 @@ def offline_search(run: SearchRun) -> list[Found]:
     """The ``offline`` source: at most k generate-and-validate iterations on the differences
     the differential run found (minimised, contested under A.2, validated)."""
     _iterate(run, lambda job: bool(job.diffs))
-    return [found_in(job) for job in run.jobs]
+    return [
+        replace(found_in(job), note=thin_jury(run.contexts[job.task_id], job, run.config.jury_models))
+        for job in run.jobs
+    ]
 
 
 def files_search(run: SearchRun) -> list[Found]:
@@ -124,7 +127,7 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
         answered = [(s, r["value"]) for s, r in zip(seeds, rows, strict=True) if r.get("ok") and "value" in r]
         outs = [v for _, v in answered]
         task_rng = random.Random(f"{config.seed}:{ctx.problem.task_id}")
-        rules, inputs, far = _offline.plan_pool(
+        rules, inputs, far, wide = _offline.plan_pool(
             ctx.problem.prompt,
             ctx.params,
             seeds,
@@ -133,8 +136,9 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
             per_seed=config.per_seed,
             limit=config.pool_candidates,
             examples=[list(e.args) for e in ctx.examples],
+            edges=config.jury_models > 0,
         )
-        planned.append((ctx, rules, inputs, answered, far))
+        planned.append((ctx, rules, inputs, answered, far, wide))
     stated = {id(ctx): _offline.stated_examples(ctx.examples, ctx.t0_inputs) for ctx, *_ in planned}
     specs = [
         _offline.outputs_spec(
@@ -144,10 +148,10 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
             f"{ctx.problem.task_id} G on pool",
             config.per_call_s,
         )
-        for ctx, _, inputs, _, _ in planned
+        for ctx, _, inputs, _, _, _ in planned
     ]
     pool_runs = engine.run(specs, "G on generated inputs", owners=[p[0] for p in planned])
-    for (ctx, rules, inputs, answered, far), result in zip(planned, pool_runs, strict=True):
+    for (ctx, rules, inputs, answered, far, wide), result in zip(planned, pool_runs, strict=True):
         exs = stated[id(ctx)]
         rows = _offline.decoded(result, len(inputs) + len(exs))
         seeds_answered, outputs = [a for a, _ in answered], [v for _, v in answered]
@@ -160,6 +164,7 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
             output_wrapper(ctx.asserts),
             list(zip(exs, rows[len(inputs) :], strict=True)) if config.seed_from_t0 else [],
             past_scale=far,
+            wide=wide,
         )
         ctx.pool.balance(config.pool_limit)
 
@@ -267,8 +272,81 @@ def _differential_stage(
         explicit = ctx.pool.explicit if ctx.pool is not None else set()
         contested = _contested(voters, [{_inputs.key(d.args) for d in j.diffs} for j in voters]) - explicit
         ctx.contested |= contested
+        ctx.passing_models = {m for j in voters for m in (j.models or {"": 1})}
+        wide = ctx.pool.wide if ctx.pool is not None else set()
+        split = {id(j): {_inputs.key(d.args) for d in j.diffs} for j in voters}
         for job in mine:
             job.diffs = [d for d in job.diffs if _inputs.key(d.args) not in contested]
+            if any(_inputs.key(d.args) in wide for d in job.diffs):
+                tallies = {k: _agreement(voters, split, k) for k in {_inputs.key(d.args) for d in job.diffs} & wide}
+                job.diffs = [
+                    d
+                    for d in job.diffs
+                    if _inputs.key(d.args) not in wide
+                    or jury_verdict(tallies[_inputs.key(d.args)], job.models, config.jury_models) is None
+                ]
+
+
+def final_tally(ctx: TaskContext, key: str) -> dict[str, dict[str, int]]:
+    """Per model, its passing trials' weight that gives G's answer on a witness input ("g") and
+    that gives another ("other"), as the vote on the minimised input found them (``ctx.jury``);
+    running out of time is no answer either way."""
+    g_answer = ctx.g_answers.get(key, (None, None))[1]
+    out: dict[str, dict[str, int]] = {}
+    for model, answers in ctx.jury.get(key, {}).items():
+        tally = out.setdefault(model, {})
+        for answer, n in answers.items():
+            if not answer.startswith(_NO_READING):
+                side = "g" if answer == g_answer else "other"
+                tally[side] = tally.get(side, 0) + n
+    return out
+
+
+def thin_jury(ctx: TaskContext, job: ProgramJob, needed: int) -> str:
+    """The note of a trial whose task's edges were not searched for it: too few other models
+    have passing trials to confirm G there ("" when the jury is not thin, or there are no edges)."""
+    if ctx.pool is None or not ctx.pool.wide or needed <= 0:
+        return ""
+    others = sorted(ctx.passing_models - set(job.models))
+    if len(others) >= needed:
+        return ""
+    return (
+        f"a thin jury ({len(others)} other model(s) with passing trials, {needed} needed): the domain's edges "
+        "were not used, the narrow domain alone decided"
+    )
+
+
+def _agreement(voters: Sequence[ProgramJob], split: dict[int, set[str]], key: str) -> dict[str, dict[str, int]]:
+    """Per model, its passing trials' weight that gives G's answer on ``key`` ("g") and that gives
+    another ("other"), from the differential run (every passing program runs the whole pool)."""
+    out: dict[str, dict[str, int]] = {}
+    for voter in voters:
+        side = "other" if key in split[id(voter)] else "g"
+        for model, n in (voter.models or {"": 1}).items():
+            tally = out.setdefault(model, {})
+            tally[side] = tally.get(side, 0) + n
+    return out
+
+
+def jury_verdict(per_model: dict[str, dict[str, int]], own: Mapping[str, int], needed: int) -> str | None:
+    """Why an input on the domain's edges is no evidence against a trial of the models ``own``
+    (None when the jury confirms G's answer there).
+
+    ``per_model`` tallies each model's passing trials by answer, G's own answer under "g". The
+    jury is every other model with passing trials (independence is a model, not a prompting
+    strategy or a sample): G's answer stands as the requirement when at least ``needed`` of them
+    mostly give it and they are more than half of the jury. Fewer other models than ``needed``
+    is a thin jury, and the edge is not used (the narrow domain alone decides)."""
+    others = {m: t for m, t in per_model.items() if m not in own}
+    if needed <= 0 or len(others) < needed:
+        return f"a thin jury ({len(others)} other model(s) with passing trials; {max(needed, 1)} needed)"
+    agree = sum(1 for tally in others.values() if majority(tally) == "g")
+    if agree >= needed and 2 * agree > len(others):
+        return None
+    return (
+        f"{agree} of {len(others)} other models' passing trials mostly give G's answer there: "
+        "an edge P's words leave open, where the jury does not confirm G"
+    )
 
 
 NEAR_PER_SPLIT = 6
@@ -494,13 +572,19 @@ def _run_found(
     ]
     owners = [job for _ctx, mine, _extra in pools for job in mine]
     results = iter(engine.run(specs, f"R[s] on {stage}", owners=owners))
-    for _ctx, mine, extra in pools:
+    for ctx, mine, extra in pools:
+        edges = ctx.pool.wide if ctx.pool is not None else set()
         for job in mine:
             more = _offline.differences(extra, _offline.decoded(next(results), len(extra.inputs)))
             if more:
                 job.diffs = sorted(
                     job.diffs + more,
-                    key=lambda d: (d.actual == "raised timeout", d.level, _inputs.size(d.args)),
+                    key=lambda d: (
+                        d.actual == "raised timeout",
+                        _inputs.key(d.args) in edges,
+                        d.level,
+                        _inputs.size(d.args),
+                    ),
                 )
 
 
@@ -962,6 +1046,10 @@ def _iteration(
                 contexts[job.task_id].contested.add(_inputs.key(diff.args))
                 continue
             ctx = contexts[job.task_id]
+            if ctx.pool is not None and _inputs.key(diff.args) in ctx.pool.wide:
+                tally = final_tally(ctx, _inputs.key(diff.args))
+                if jury_verdict(tally, job.models, config.jury_models) is not None:
+                    continue
             clause = main_clause(ctx.checklist)
             wf = _witness.render(
                 trial_id=job.first_trial,
@@ -1129,7 +1217,8 @@ def _shrink_round(
             # P's own example stays as P wrote it: a smaller input is no longer a requirement P states.
             continue
         far = _inputs.key(diff.args) in ctx.pool.past_scale
-        rules = ctx.pool.rules.past_scale() if far else ctx.pool.rules
+        edge = _inputs.key(diff.args) in ctx.pool.wide
+        rules = ctx.pool.rules.past_scale() if far else ctx.pool.rules.wide() if edge else ctx.pool.rules
         smaller = _inputs.shrink_candidates(diff.args, rules, limit=30)
         if not smaller:
             continue
@@ -1172,8 +1261,12 @@ def _shrink_round(
             found = [d for d in found if d.actual != "raised timeout"]
         if found:
             best = found[0]
-            if far or ctx.pool.rules.admits(best.args) is not None:
+            was = _inputs.key(current[id(job)].args)
+            outside = ctx.pool.rules.admits(best.args) is not None
+            if was in ctx.pool.past_scale or (outside and was not in ctx.pool.wide):
                 ctx.pool.past_scale.add(_inputs.key(best.args))
+            elif outside:
+                ctx.pool.wide.add(_inputs.key(best.args))
             current[id(job)] = _offline.Difference(current[id(job)].level, best.args, best.expected, best.actual)
 
 
