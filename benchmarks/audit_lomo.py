@@ -1,11 +1,12 @@
-"""Leave one model out: choose the audit's setting with three models' labels, report the fourth's.
+"""Leave one model out: choose the audit's setting with the other models' labels, report the one left out.
 
 A user's trials come from a model the audit was never tuned on. Given one audit results file per
 candidate setting (each made by ``audit_recall.py --run``, e.g. with a different ``--widen``),
 this script, for each model in turn, picks the setting that does best on the *other* models'
 labelled trials (the highest recall whose precision is at least ``--precision``; when none
 reaches it, the highest precision) and prints the left-out model's recall and precision under
-that setting, per split. Nothing is chosen with the left-out model's labels.
+that setting, per split. Nothing is chosen with the left-out model's labels. Then the same for
+tasks: the setting chosen on one split's tasks (every model) is reported on the other split's.
 
     .venv/bin/python benchmarks/audit_lomo.py --setting base=A.json --setting wide=A.json+B.json \\
         --samples S [S2] --labels L [L2] [--precision 0.95]
@@ -90,6 +91,17 @@ def main() -> None:
                 f"{split:<10}{model:<26}{chosen:<12}{s.reachable:>7}{s.refuted:>8}"
                 f"{s.refuted - s.true_refuted:>7}{s.recall:>8.1%}{s.precision:>10.1%}"
             )
+
+    print("\nleft-out tasks: the setting chosen on one split's tasks (every model), reported on the other's")
+    print(header.replace("          ", "split     ", 1))
+    for chosen_on, reported in (SPLITS, SPLITS[::-1]):
+        scores = {n: score(*_part(labels, r, set(models), chosen_on))[0] for n, r in settings.items()}
+        chosen = choose(scores, args.precision)
+        s, _ = score(*_part(labels, settings[chosen], set(models), reported))
+        print(
+            f"{reported:<10}{'all (chosen on ' + chosen_on + ')':<26}{chosen:<12}{s.reachable:>7}{s.refuted:>8}"
+            f"{s.refuted - s.true_refuted:>7}{s.recall:>8.1%}{s.precision:>10.1%}"
+        )
 
 
 if __name__ == "__main__":

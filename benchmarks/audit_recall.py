@@ -153,8 +153,34 @@ def score(labels: dict[str, dict[str, Any]], results: dict[str, Any]) -> tuple[S
     return s, per_task
 
 
+def settings(pairs: list[str]) -> dict[str, Any]:
+    """``AuditConfig`` fields for this run: ``jury_models=0``, ``jury_everywhere=true``."""
+    from dataclasses import fields
+
+    from vouch.audit import AuditConfig
+
+    kinds = {f.name: f.type for f in fields(AuditConfig)}
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        kind = kinds.get(name)
+        if kind not in ("int", "bool", "float", int, bool, float) or not value:
+            sys.exit(f"--set {pair}: expected a number or flag of AuditConfig as NAME=VALUE")
+        if kind in ("bool", bool):
+            out[name] = value.lower() in ("1", "true", "yes")
+        else:
+            out[name] = (int if kind in ("int", int) else float)(value)
+    return out
+
+
 def _run(
-    samples: list[Path], labels: dict[str, dict[str, Any]], out: Path, workers: int, only: set[str], mode: str
+    samples: list[Path],
+    labels: dict[str, dict[str, Any]],
+    out: Path,
+    workers: int,
+    only: set[str],
+    mode: str,
+    config: dict[str, Any],
 ) -> None:
     from vouch.audit import PRELOAD, AuditConfig, audit_humaneval
     from vouch.exec import LocalExecutor
@@ -168,7 +194,9 @@ def _run(
     chosen = Samples([t for t in loaded.trials if t.task_id in tasks], loaded.bad_lines, loaded.format)
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as witnesses, LocalExecutor(workers=workers, preload=PRELOAD) as executor:
-        results = audit_humaneval(chosen, executor=executor, witness_dir=Path(witnesses), config=AuditConfig(mode=mode))
+        results = audit_humaneval(
+            chosen, executor=executor, witness_dir=Path(witnesses), config=AuditConfig(mode=mode, **config)
+        )
     out.write_text(results.model_dump_json(indent=1))
     print(
         f"audited ({mode}) {len(chosen.trials)} trials of {len(tasks)} labelled tasks "
@@ -191,6 +219,9 @@ def main() -> None:
     parser.add_argument(
         "--widen", nargs="*", default=[], metavar="NAME=VALUE", help="with --run: the domain's widening"
     )
+    parser.add_argument(
+        "--set", nargs="*", default=[], metavar="NAME=VALUE", help="with --run: AuditConfig fields (jury_models=0)"
+    )
     args = parser.parse_args()
     widen(args.widen)
     labels = merged_labels(args.samples, args.labels)
@@ -200,7 +231,7 @@ def main() -> None:
             only = (only or {row["task_id"] for row in labels.values()}) & {
                 row["task_id"] for row in labels.values() if split_of(row["task_id"]) == args.split
             }
-        _run(args.samples, labels, args.audit, args.workers, only, args.mode)
+        _run(args.samples, labels, args.audit, args.workers, only, args.mode, settings(args.set))
     results = json.loads(args.audit.read_text())
     if results.get("kind") != "audit":
         sys.exit(f"{args.audit}: not an audit results file")

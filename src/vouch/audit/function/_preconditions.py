@@ -284,6 +284,8 @@ class ArgRule:
     """P says "positive" or "natural" of the numbers: the floor is P's word, not the seeds'."""
     said_sorted: bool = False
     """P says the lists are sorted ("sorted", "ascending", "increasing")."""
+    said_nonempty: bool = False
+    """P says "non-empty", or states the argument's length: the empty value is out by P's words."""
 
 
 @dataclass(frozen=True)
@@ -403,6 +405,9 @@ def _wide(rule: ArgRule) -> ArgRule:
         sorted_lists=rule.sorted_lists and rule.said_sorted,
         distinct_lists=False,
         token_length=None,
+        nonempty_str=rule.nonempty_str and rule.said_nonempty,
+        nonempty_items=rule.nonempty_items and rule.said_nonempty,
+        min_len=rule.min_len if rule.said_nonempty else 0,
     )
 
 
@@ -844,4 +849,5 @@ def _rule(name: str, values: list[Any], text: str, ranges: dict[str, tuple[float
         stated_high=stated,
         said_positive=said_positive,
         said_sorted=said_sorted,
+        said_nonempty=says_nonempty or len_key in ranges,
     )

@@ -12,6 +12,7 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -273,18 +274,36 @@ def _differential_stage(
         contested = _contested(voters, [{_inputs.key(d.args) for d in j.diffs} for j in voters]) - explicit
         ctx.contested |= contested
         ctx.passing_models = {m for j in voters for m in (j.models or {"": 1})}
-        wide = ctx.pool.wide if ctx.pool is not None else set()
         split = {id(j): {_inputs.key(d.args) for d in j.diffs} for j in voters}
         for job in mine:
-            job.diffs = [d for d in job.diffs if _inputs.key(d.args) not in contested]
-            if any(_inputs.key(d.args) in wide for d in job.diffs):
-                tallies = {k: _agreement(voters, split, k) for k in {_inputs.key(d.args) for d in job.diffs} & wide}
-                job.diffs = [
-                    d
-                    for d in job.diffs
-                    if _inputs.key(d.args) not in wide
-                    or jury_verdict(tallies[_inputs.key(d.args)], job.models, config.jury_models) is None
-                ]
+            job.diffs = [
+                d
+                for d in job.diffs
+                if _inputs.key(d.args) not in contested
+                and not withheld(ctx, job, _inputs.key(d.args), partial(_agreement, voters, split), config)
+            ]
+
+
+def withheld(
+    ctx: TaskContext,
+    job: ProgramJob,
+    key: str,
+    tally: Callable[[str], dict[str, dict[str, int]]],
+    config: AuditConfig,
+) -> bool:
+    """Whether the jury withholds an input from the evidence against ``job``: on the domain's
+    edges, unless it confirms G's answer there (``jury_verdict``); inside the narrow domain too
+    with ``config.jury_everywhere``, unless the jury is thin (then A.2 alone decides, as before).
+    P's own examples are requirements P states: the jury never withholds them."""
+    if ctx.pool is None or key in ctx.pool.explicit:
+        return False
+    edge = key in ctx.pool.wide
+    if not edge and not config.jury_everywhere:
+        return False
+    others = ctx.passing_models - set(job.models)
+    if not edge and len(others) < max(config.jury_models, 1):
+        return False
+    return jury_verdict(tally(key), job.models, config.jury_models) is not None
 
 
 def final_tally(ctx: TaskContext, key: str) -> dict[str, dict[str, int]]:
@@ -1046,10 +1065,8 @@ def _iteration(
                 contexts[job.task_id].contested.add(_inputs.key(diff.args))
                 continue
             ctx = contexts[job.task_id]
-            if ctx.pool is not None and _inputs.key(diff.args) in ctx.pool.wide:
-                tally = final_tally(ctx, _inputs.key(diff.args))
-                if jury_verdict(tally, job.models, config.jury_models) is not None:
-                    continue
+            if withheld(ctx, job, _inputs.key(diff.args), partial(final_tally, ctx), config):
+                continue
             clause = main_clause(ctx.checklist)
             wf = _witness.render(
                 trial_id=job.first_trial,
