@@ -83,3 +83,21 @@ def test_a_witness_passes_a_tuple_where_p_takes_a_tuple(pool: LocalExecutor, tmp
     assert task.domain and all("tuple[" in line and "dict" not in line for line in task.domain), task.domain
     dumped = results.model_dump(mode="json")
     assert not _holds_tag(dumped["tasks"]), "a task report holds an encoded input"
+
+
+def test_seeds_nested_past_the_cap_make_no_pool_and_say_so(pool: LocalExecutor, tmp_path: Path) -> None:
+    nested = "[" * 150 + "1" + "]" * 150
+    prompt = f'def f(x):\n    """Return x.\n    >>> f({nested})\n    {nested}\n    """\n'
+    test = "def check(candidate):\n    assert candidate(1) == 1\n"
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text(json.dumps({"task_id": "Deep/0", "completion": "    return x\n"}) + "\n")
+    results = audit_humaneval(
+        samples,
+        executor=pool,
+        witness_dir=tmp_path / "witnesses",
+        config=AuditConfig(seed=0),
+        problems={"Deep/0": Problem("Deep/0", prompt, "f", "    return x\n", test)},
+    )
+    (trial,) = results.trials
+    assert trial.verdict == Verdict.SOUND
+    assert "nest 151 deep" in (trial.reason or ""), trial.reason

@@ -54,6 +54,15 @@ def bad(tmp_path_factory: pytest.TempPathFactory) -> Path:
     good = json.dumps({"task_id": "HumanEval/13", "completion": GCD})
     (d / "good_samples.jsonl").write_text(good + "\n")
     (d / "deep.json").write_text(DEEP)
+    for name, test in (("minus", "-" * 100_000 + "1"), ("sum", "+".join(["1"] * 20_000))):
+        row = {
+            "task_id": "Deep/0",
+            "prompt": 'def f(x):\n    """Return x."""\n',
+            "entry_point": "f",
+            "canonical_solution": "    return x\n",
+            "test": f"def check(candidate):\n    assert candidate({test}) == 1\n",
+        }
+        (d / f"problems_deep_{name}.jsonl").write_text(json.dumps(row) + "\n")
     (d / "deep.jsonl").write_text(DEEP + "\n")
     (d / "bigint.json").write_text('{"kind": "audit", "n": ' + BIG_INT + "}")
     (d / "latin1.jsonl").write_bytes(b'{"instance_id": "caf\xe9"}\n')
@@ -134,6 +143,16 @@ BAD = {
         ("audit", "humaneval", "--samples", "{d}/good_samples.jsonl", "--evalplus-results", "{d}/deep.json"),
         2,
         "nested too deeply",
+    ),
+    "problems-deep-unary-chain": Case(
+        ("audit", "function", "--problems", "{d}/problems_deep_minus.jsonl", "--samples", "{d}/good_samples.jsonl"),
+        2,
+        "line 1: code nested too deeply to parse",
+    ),
+    "problems-deep-binary-chain": Case(
+        ("audit", "function", "--problems", "{d}/problems_deep_sum.jsonl", "--samples", "{d}/good_samples.jsonl"),
+        2,
+        "line 1: code nested too deeply to parse",
     ),
     "export-deep-json": Case(("export", "{d}/deep.json", "--out", "{d}/x"), 2, "nested too deeply"),
     "export-not-audit-results": Case(("export", "{d}/bigint.json", "--out", "{d}/x"), 2, "digits"),

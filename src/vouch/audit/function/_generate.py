@@ -185,19 +185,26 @@ def sizes(seeds: Sequence[Args], rules: Preconditions, rng: random.Random, limit
     return admitted(candidates, rules, seen, limit)
 
 
+MADE_DEPTH = 4
+"""Levels of nesting a fresh value is made anew to; deeper, a seed's own value is taken whole
+(a value made anew at every level of a list nested 150 deep would never end)."""
+
+
 class _Maker:
     """Fresh values for one argument position, shaped like its seeds."""
 
-    def __init__(self, rule: ArgRule, values: Sequence[Any], rng: random.Random) -> None:
+    def __init__(self, rule: ArgRule, values: Sequence[Any], rng: random.Random, depth: int = 0) -> None:
         self.rule = rule
+        self.depth = depth
         self.values = list(values)
         self.rng = rng
         self.strings = [v for v in values if isinstance(v, str)]
         self.chars = "".join(self.strings) or string.ascii_lowercase
         self.elements = _flat_elements(values)
         self.inner: _Maker | None = None
-        if self.elements:
-            self.inner = _Maker(ArgRule(rule.name, frozenset(), low=rule.low, high=rule.high), self.elements, rng)
+        if self.elements and depth < MADE_DEPTH:
+            inner_rule = ArgRule(rule.name, frozenset(), low=rule.low, high=rule.high)
+            self.inner = _Maker(inner_rule, self.elements, rng, depth + 1)
 
     def length(self, longest: int) -> int:
         cap = _length_cap(self.rule)
@@ -209,6 +216,8 @@ class _Maker:
         if not self.values:
             return None
         template = self.rng.choice(self.values)
+        if self.depth >= MADE_DEPTH:
+            return template
         if isinstance(template, bool):
             return self.rng.random() < 0.5
         if isinstance(template, int):
@@ -224,7 +233,7 @@ class _Maker:
         return template
 
     def _like(self, value: Any) -> Any:
-        return _Maker(self.rule, [value], self.rng).make()
+        return _Maker(self.rule, [value], self.rng, self.depth + 1).make()
 
     def _int(self) -> int:
         ints = [v for v in self.values if isinstance(v, int) and not isinstance(v, bool)]

@@ -37,6 +37,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def depth(value: Any) -> int:
+    """How deep containers nest in ``value`` (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, (list, tuple, set, frozenset)):
+            stack += [(v, level + 1) for v in item]
+        elif isinstance(item, dict):
+            stack += [(v, level + 1) for v in (*item.keys(), *item.values())]
+    return deepest
+
+
 def size(args: Sequence[Any]) -> int:
     """How big an input is, for preferring small witnesses."""
     return len(key(args))

@@ -111,6 +111,9 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
         if not seeds:
             ctx.pool_note = "no seed input (no T0 input or example with literal arguments)"
             continue
+        if (deepest := max(_inputs.depth(s) for s in seeds)) > MAX_SEED_DEPTH:
+            ctx.pool_note = f"the seeds nest {deepest} deep (more than {MAX_SEED_DEPTH}): no input is made from them"
+            continue
         plans.append((ctx, seeds))
         seed_specs.append(
             _offline.outputs_spec(
@@ -168,6 +171,12 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
             wide=wide,
         )
         ctx.pool.balance(config.pool_limit)
+
+
+MAX_SEED_DEPTH = 24
+"""Nesting past which no input is made from a task's seeds (arguments are a list of them, so one
+level is the call's own): generation and the domain's checks grow with the depth, and no
+benchmark's values nest so deep."""
 
 
 def _evidence_stage(

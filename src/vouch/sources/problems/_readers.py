@@ -100,10 +100,15 @@ def read_problems_file(path: Path, *, plus: bool = False) -> tuple[str, dict[str
         shape = shape or shape_of(row)
         if shape_of(row) != shape:
             raise ProblemsFileError(f"{where}: a {shape_of(row)} problem in a file of {shape} problems")
-        problem = _READERS[shape](row, where, plus)
+        try:
+            problem = _READERS[shape](row, where, plus)
+            _check(problem, where)
+        except (RecursionError, MemoryError) as exc:
+            # Code nested past what Python's parser can hold (a chain of 100,000 unary minuses):
+            # the line is not a problem vouch can read, whatever field holds it.
+            raise ProblemsFileError(f"{where}: code nested too deeply to parse ({type(exc).__name__})") from None
         if problem.task_id in problems:
             raise ProblemsFileError(f"{where}: task_id {problem.task_id!r} is given twice")
-        _check(problem, where)
         problems[problem.task_id] = problem
     if not problems:
         raise ProblemsFileError(f"--problems {path}: the file holds no problem")
