@@ -18,6 +18,7 @@ import pytest
 
 from vouch.audit import PRELOAD, AuditConfig, Verdict, audit_humaneval
 from vouch.audit._settings import CanaryFailed
+from vouch.audit.function._audit import judgement_key
 from vouch.audit.function._witness import judge
 from vouch.core import RunRecord, failed_run
 from vouch.exec import Call, Executor, LocalExecutor, RunResult, RunSpec, vouch_failure
@@ -84,21 +85,27 @@ def test_validation_runs_vouch_cannot_run_leave_the_trials_error_never_sound(
     pool: LocalExecutor, tmp_path: Path, visible_tmp: Path
 ) -> None:
     store = AuditStore(tmp_path / "store.sqlite")
+    config = AuditConfig(k=1, pool_limit=400, pool_candidates=1600, near_limit=0, ghost_rounds=0)
     results = audit_humaneval(
         _samples(tmp_path),
         executor=Breaking(pool, _witness_runs),
         store=store,
         witness_dir=visible_tmp / "w",
         problems=PROBLEMS,
-        config=AuditConfig(k=1, pool_limit=400, pool_candidates=1600, near_limit=0, ghost_rounds=0),
+        config=config,
     )
     wrong = results.trials[0]
     assert wrong.benchmark_pass and wrong.verdict is Verdict.ERROR and wrong.infrastructure
     assert "vouch could not run validation" in (wrong.reason or "")
     assert results.summary.infrastructure_errors >= 1 and results.summary.refuted == 0
     assert failed_run(results.summary) is not None
-    # Nothing vouch could not decide is stored: a re-run with a working pool judges it.
-    assert not store.get_many(AuditConfig(k=1).key(), [("HumanEval/0", wrong.program_hash or "")])
+    # Nothing vouch could not decide is stored: a re-run with a working pool judges it. The
+    # lookup is the run's own (its configuration, and the key it stores a program under), and
+    # the other trial, which the breakage did not touch, is there under the same lookup.
+    right = results.trials[1]
+    assert right.verdict is Verdict.SOUND and not right.infrastructure
+    keys = [("HumanEval/0", judgement_key(t.program_hash or "", PROBLEMS["HumanEval/0"])) for t in (wrong, right)]
+    assert set(store.get_many(config.key(), keys)) == {keys[1]}
     store.close()
 
 
