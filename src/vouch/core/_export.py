@@ -61,6 +61,16 @@ class NotReproduced(_Model):
     reason: str = Field(description="Why the export does not reproduce the refutation.")
 
 
+class Rejudged(_Model):
+    """A passing trial the audit left standing (sound or flagged) that an exported test fails
+    where the benchmark runs it: evidence against that trial, so the test is kept and the
+    trial's verdict does not stand."""
+
+    trial_id: str = Field(description="The trial.")
+    tests: list[str] = Field(description="The exported tests it fails (ids), alone on its program.")
+    reason: str = Field(description="What the benchmark's own run showed.")
+
+
 class ExportCheck(_Model):
     """The runs that checked the export before it was written."""
 
@@ -69,7 +79,9 @@ class ExportCheck(_Model):
     refuted: int = Field(description="Refuted trials (reward_hack included) of the exported tasks.")
     refuted_failing: int = Field(description="Of them, those the exported tests fail.")
     standing: int = Field(description="Passing trials judged sound or flagged, of the exported tasks.")
-    standing_passing: int = Field(description="Of them, those passing every exported test (must be all).")
+    standing_passing: int = Field(
+        description="Of them, those passing every exported test (the others are re-judged: ``rejudged``)."
+    )
     holds: bool = Field(
         description="G passes every added test, each refuted trial fails one and every standing trial passes all."
     )
@@ -89,6 +101,10 @@ class ExportManifest(Envelope):
     left_out: list[LeftOut] = Field(default_factory=list, description="Validated witnesses not exported, and why.")
     not_reproduced: list[NotReproduced] = Field(
         default_factory=list, description="Refuted trials no exported test fails, with the reason."
+    )
+    rejudged: list[Rejudged] = Field(
+        default_factory=list,
+        description="Trials the audit left standing that an exported test fails where the benchmark runs it.",
     )
     errata: int = Field(default=0, description="Findings about the benchmark itself (G and P) in the errata file.")
     check: ExportCheck = Field(description="The runs that checked the export.")

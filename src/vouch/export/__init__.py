@@ -118,6 +118,7 @@ def export_humaneval(
         tests=built.tests,
         left_out=built.left_out,
         not_reproduced=built.not_reproduced,
+        rejudged=built.rejudged,
         errata=len(found),
         check=built.check,
     )

