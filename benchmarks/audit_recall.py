@@ -205,6 +205,34 @@ def _run(
     )
 
 
+def reason_class(verdict: str, reason: str | None) -> str:
+    """A reason in general terms: its verdict and the words before the first quote, call or
+    number, so that trials of different tasks with the same cause count together."""
+    text = (reason or "no reason given").split(";")[0]
+    if "(" in text and text.index("(") < 40 and " returns " in text:
+        return f"{verdict}: a witness's value differs from G's"
+    if " raised " in text.split("where")[0]:
+        return f"{verdict}: the trial raises where G answers"
+    cut = min([i for i in (text.find("'"), text.find('"'), text.find("(")) if i >= 0] + [len(text)])
+    words = text[:cut].split(":")[0] if verdict == "sound" else text[:cut]
+    return f"{verdict}: {' '.join(words.split()[:12]) or '(no reason: no input splits it from G)'}"
+
+
+def reason_classes(labels: dict[str, dict[str, Any]], results: dict[str, Any]) -> dict[str, int]:
+    """Missed g_reachable trials and false refutations of the labelled tasks, by reason class."""
+    out: dict[str, int] = defaultdict(int)
+    for t in results["trials"]:
+        label = labels.get(t["trial_id"])
+        if label is None:
+            continue
+        refuted = t["verdict"] in REFUTED
+        if label["g_reachable"] and not refuted:
+            out["missed, " + reason_class(t["verdict"], t.get("reason"))] += 1
+        elif refuted and not label["wrong"]:
+            out["false, " + reason_class(t["verdict"], t.get("reason"))] += 1
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("audit", type=Path)
@@ -281,6 +309,9 @@ def main() -> None:
         print(f"refuted trials the labels do not list (not passing by the labeller): {s.unlabelled_refuted}")
     rows = sorted(per_task.items(), key=lambda kv: (-kv[1]["missed"] - kv[1]["false"], int(kv[0].split("/")[1])))
     shown = [(t, r) for t, r in rows if r["missed"] or r["false"]]
+    print("missed g_reachable trials and false refutations, by the class of the trial's reason:")
+    for kind, count in sorted(reason_classes(labels, results).items(), key=lambda kv: -kv[1]):
+        print(f"  {count:>5}  {kind}")
     if args.misses or len(shown) <= 30:
         print(f"{'task':<16}{'reachable':>10}{'found':>7}{'missed':>8}{'false':>7}")
         for task, r in shown if args.misses else shown[:30]:

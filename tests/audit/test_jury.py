@@ -110,3 +110,32 @@ def test_a_thin_jury_leaves_the_edges_out_and_says_so(pool: LocalExecutor, tmp_p
     verdicts = {t.model: t for t in results.trials}
     assert verdicts["m1"].verdict == Verdict.SOUND
     assert "thin jury" in (verdicts["m1"].reason or "")
+
+
+def _wrong_at_five(variant: int) -> str:
+    test = ("len(xs) == 5", "5 == len(xs)", "len(xs) in (5,)", "len(xs) - 5 == 0")[variant]
+    return f"    if {test}:\n        return 0\n    return sum(x * x for x in xs)\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("everywhere", [False, True])
+def test_with_the_jury_everywhere_a_shared_slip_is_no_dispute(
+    pool: LocalExecutor, tmp_path: Path, everywhere: bool
+) -> None:
+    # Every model has one trial with the same slip, written its own way, beside two right ones:
+    # A.2's dispute rule sees the slip in every other model and flags; the jury sees every other
+    # model mostly give G's answer, and the slip is refuted.
+    rows = [(f"m{k}", c) for k in range(4) for c in (RIGHT, RIGHT_TOO, _wrong_at_five(k))]
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"task_id": "Sq/0", "completion": c, "model": m}) + "\n" for m, c in rows))
+    results = audit_humaneval(
+        samples,
+        executor=pool,
+        witness_dir=tmp_path / "witnesses",
+        config=AuditConfig(seed=0, jury_everywhere=everywhere),
+        problems={"Sq/0": Problem("Sq/0", PROMPT, "squares", RIGHT, TEST)},
+    )
+    slips = [t for t in results.trials if "len(xs)" in (t.trial_id and rows[int(t.trial_id.split("#")[1])][1])]
+    assert len(slips) == 4
+    expected = Verdict.REFUTED if everywhere else Verdict.FLAGGED
+    assert all(t.verdict == expected for t in slips), [(t.verdict, t.reason) for t in slips]

@@ -964,14 +964,20 @@ _NO_READING = ("raised timeout", "raised cut short", "raised run")
 """Answers that are no reading of P: running out of time, or a run that did not finish."""
 
 
-def dispute(ctx: TaskContext, job: ProgramJob, args: Sequence[Any]) -> str | None:
+def dispute(ctx: TaskContext, job: ProgramJob, args: Sequence[Any], jury: int = 0) -> str | None:
     """Why G's answer on ``args`` is disputed for this trial (None when it is not).
 
     It is when passing trials of every other model with passing trials on the task (at least
     two other models) include programs that give this trial's answer there: an answer that
     programs written independently by every model arrive at is a reading of P that P does not
-    rule out, so G's other answer is a question about G or P, not a defect of this trial."""
+    rule out, so G's other answer is a question about G or P, not a defect of this trial.
+    With ``jury`` (``AuditConfig.jury_everywhere``'s ``jury_models``) and at least that many
+    other models, the jury decides instead: an answer some programs of every model share is no
+    dispute where most of the other models mostly give G's answer (``jury_verdict``)."""
     key = _inputs.key(list(args))
+    rich = jury > 0 and len(ctx.passing_models - set(job.models)) >= jury
+    if rich and jury_verdict(final_tally(ctx, key), job.models, jury) is None:
+        return None
     own = ctx.answers.get((key, job.hash))
     per_model = ctx.jury.get(key)
     g_answer = ctx.g_answers.get(key, (None, None))[1]
@@ -1088,7 +1094,7 @@ def _iteration(
                 wrapper=ctx.pool.wrapper if ctx.pool is not None else None,
                 within_s=_offline.WITHIN_S if diff.actual == "raised timeout" else None,
             )
-            why = dispute(ctx, job, diff.args)
+            why = dispute(ctx, job, diff.args, config.jury_models if config.jury_everywhere else 0)
             if why is None and ctx.pool is not None:
                 why = ctx.pool.only_past_scale(diff.args, diff.actual)
             if why is not None:
