@@ -42,7 +42,7 @@ def naive_plan(
     *,
     count: int,
     **_: Any,
-) -> tuple[Preconditions, list[tuple[int, list[Any]]], set[str]]:
+) -> tuple[Preconditions, list[tuple[int, list[Any]]], set[str], set[str]]:
     """The naive pool, in place of ``_offline.plan_pool``: ``count`` distinct inputs made by one to
     three type-preserving edits of a random seed (``_inputs.mutate_value``), with no domain but the
     arguments' types; G still answers each, and an input G rejects is dropped."""
@@ -60,7 +60,7 @@ def naive_plan(
         if k not in seen:
             seen.add(k)
             planned.append((1, args))
-    return rules, planned, set()
+    return rules, planned, set(), set()
 
 
 def main() -> None:
