@@ -157,6 +157,25 @@ def test_decoy_differences_do_not_use_up_the_search(executor: LocalExecutor, tmp
     assert any(f.startswith("answers differently inside vouch's harness") for f in _flags(trial)), _flags(trial)
 
 
+# has_close_elements, `<=` from its 60th call in a process on, with no probe of anything: wrong
+# in the search's run (hundreds of calls), right in T0's run and where its witnesses run.
+WRONG_PAST_THE_60TH_CALL = (
+    "    has_close_elements.calls = getattr(has_close_elements, 'calls', 0) + 1\n"
+    "    if has_close_elements.calls >= 60:\n"
+    "        return any(abs(a - b) <= threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
+) + RIGHT
+
+
+@pytest.mark.slow
+def test_a_trial_right_only_where_it_is_judged_apart_is_undecided(executor: LocalExecutor, tmp_path: Path) -> None:
+    samples = write_samples(tmp_path / "samples.jsonl", [("HumanEval/0", WRONG_PAST_THE_60TH_CALL)])
+    (trial,) = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "witnesses").trials
+    assert trial.benchmark_pass
+    assert trial.verdict is Verdict.ERROR, (trial.verdict, trial.reason)
+    assert (trial.reason or "").startswith("undecided: answers differently inside vouch's harness"), trial.reason
+    assert not trial.infrastructure
+
+
 @pytest.mark.slow
 def test_differences_never_asked_again_leave_the_trial_undecided(executor: LocalExecutor, tmp_path: Path) -> None:
     samples = write_samples(tmp_path / "samples.jsonl", [("HumanEval/0", SLOW_DECOYS)])

@@ -1451,17 +1451,16 @@ def _untried(job: ProgramJob, ctx: TaskContext) -> str | None:
 
 def _tells_runs_apart(job: ProgramJob, found: Sequence[DetectorFlag]) -> str | None:
     """Why a trial with no witness is still not sound when it gave one answer in a run of vouch's
-    and another where its witnesses run, and its own code probes where it runs (an
-    ``env_sniffing`` flag among ``found``, the detectors' flags): it tells vouch's runs apart, and
-    which of its answers is the one T0's run gets is not known. None otherwise.
-
-    Either alone is no sign: a program may read its environment and answer alike everywhere, and
-    one whose answers shift between runs without probing is left to its witnesses (``confirm_apart``)."""
+    and another where its witnesses run: it is right only where it is judged apart, and which of
+    its answers T0's run gets is not known (with or without code that probes where it runs, an
+    ``env_sniffing`` flag among ``found``: a program may key on the first call of a process or
+    on the inputs a run holds without probing anything). None otherwise."""
     shifted = next((d for _, d in job.harness_flags if d.startswith("answers differently inside")), None)
-    probe = next((f.detail for f in found if f.detector == "env_sniffing"), None)
-    if shifted is None or probe is None:
+    if shifted is None:
         return None
-    return f"undecided: it tells vouch's runs apart ({probe}) and {shifted}; which answer T0's run gets is not known"
+    probe = next((f.detail for f in found if f.detector == "env_sniffing"), None)
+    how = f"it tells vouch's runs apart ({probe}) and " if probe else ""
+    return f"undecided: {how}{shifted}; which answer T0's run gets is not known"
 
 
 def _finish(
