@@ -9,6 +9,7 @@ fails in R[s] by an ``AssertionError`` naming what happened, and passes in R[G].
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator
 
 import pytest
@@ -72,6 +73,8 @@ HOSTILE = [
     ),
     ("exits at import", "import os\nos._exit(3)\n", "", "process ended"),
     ("forges a setup failure", "", FORGED_SETUP_FAILURE, ""),
+    # Sent at import, before the child's first answer: the setup spoke before the program loaded.
+    ("forges a setup failure at import", textwrap.dedent(FORGED_SETUP_FAILURE), "", "setup message"),
 ]
 
 

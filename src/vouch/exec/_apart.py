@@ -49,6 +49,8 @@ MAX_REPLY_BYTES = 16 * 1024 * 1024
 _HEADER = struct.Struct("<I")
 _MESSAGE_CHARS = 200
 _OWN_NAMESPACES = _linux.CLONE_NEWUSER | _linux.CLONE_NEWNS | _linux.CLONE_NEWPID
+HANDSHAKE_S = 60.0
+"""How long the judge waits for the child's setup to say it is ready (no program code runs before)."""
 _EXIT_GRACE_S = 0.5
 """How long a program whose channel ended may take to exit before it is ended."""
 
@@ -172,8 +174,6 @@ class Program:
         self.answer_s = answer_s
         self.answers_s = answers_s
         self._waited = 0.0
-        self._answered = False
-        """An answer came: from then on the program has loaded, and speaks on the channel."""
         self._sock: socket.socket | None = None
         self._pid: int | None = None
         self._gone: str | None = None
@@ -286,15 +286,11 @@ class Program:
         if not isinstance(answer, dict):
             self._end(self._ended() or broken or "the program closed its channel instead of answering")
             raise ProgramGone(self._gone)
-        if "setup_error" in answer and not self._answered:
-            self._end("its process could not be set up")
-            raise ChildSetupError(f"the program's process could not be set up: {str(answer['setup_error'])[:200]}")
-        if "setup_error" in answer:
-            # Only the first answer can come from the process's setup, before the program loads:
-            # a later one is the program speaking, and vouch's failure is not its to claim.
-            self._end("the program sent a setup failure after its process was set up")
-            raise ProgramGone(self._gone or "the program sent a setup failure after its process was set up")
-        self._answered = True
+        if "setup_error" in answer or "setup" in answer:
+            # The child's setup spoke once, before the program loaded (``_handshake``): whatever
+            # comes after is the program speaking, and vouch's failure is not its to claim.
+            self._end("the program sent a setup message after its process was set up")
+            raise ProgramGone(self._gone or "the program sent a setup message after its process was set up")
         if "load_error" in answer:
             raise NotLoaded(f"the program does not load: {str(answer['load_error'])[:_MESSAGE_CHARS]}")
         return answer
@@ -369,7 +365,24 @@ class Program:
             _child_main(child, self.path, self.module_name, self.hide, (uid, gid), self._saved, self.env)
         child.close()
         self._sock, self._pid = parent, pid
+        self._handshake(parent)
         return parent
+
+    def _handshake(self, sock: socket.socket) -> None:
+        """Read the child's setup outcome, which it sends before the program loads and before
+        any request: the program's code has not run when it is written, and a stream keeps its
+        order, so nothing the program writes can come first. A setup failure, or no word at
+        all (the child ended or stalled before the program could load), is vouch's own failure."""
+        try:
+            first = _recv(sock, MAX_REPLY_BYTES, time.monotonic() + HANDSHAKE_S)
+        except (TimeoutError, OSError, ValueError) as exc:
+            first = {"setup_error": f"no word from the child's setup ({_describe(exc)})"}
+        if first == {"setup": "ready"}:
+            return
+        if not isinstance(first, dict) or "setup_error" not in first:
+            first = {"setup_error": "the child's setup ended before it said whether it could run the program"}
+        self._end("its process could not be set up")
+        raise ChildSetupError(f"the program's process could not be set up: {str(first['setup_error'])[:200]}")
 
     def close(self) -> None:
         if self._sock is not None:
@@ -592,18 +605,13 @@ def _child_main(
         own = sock.fileno()
         os.closerange(3, own)
         os.closerange(own + 1, 1 << 20)
-        if setup_error is not None:
-            _refuse(sock, setup_error)
-        else:
+        # The setup's word goes first, before any of the program's code can write to the socket.
+        with contextlib.suppress(OSError, ValueError):
+            _send(sock, {"setup_error": setup_error} if setup_error is not None else {"setup": "ready"})
+        if setup_error is None:
             _serve(sock, path, module_name)
     finally:
         os._exit(0)
-
-
-def _refuse(sock: socket.socket, setup_error: str) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        if isinstance(_recv(sock, MAX_REPLY_BYTES), dict):
-            _send(sock, {"setup_error": setup_error})
 
 
 def _serve(sock: socket.socket, path: str, module_name: str) -> None:
