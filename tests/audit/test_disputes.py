@@ -98,6 +98,9 @@ def test_most_models_agreeing_against_g_is_a_defect_of_g_with_every_models_answe
         "models": {"a": "-1", "b": "-1", "c": "2", "d": "-1"},
         "basis": "3 of 4 models' passing trials mostly give this answer, where G gives another",
     }
+    # Two models alone, however they answer, make no erratum: each needs two others beside it.
+    two = {k: {"a": {"= -1": 4}, "b": {"= -1": 2}, "c": {"= 2": 1}}}
+    assert g_defects(_context(two, {}, {k: "= 2"})) == []
     # P's own example decides: there G is measured against P, never against the models.
     ctx = _context(jury, {}, {k: "= 2"})
     ctx.pool = SimpleNamespace(explicit={k})

@@ -993,8 +993,15 @@ def dispute(ctx: TaskContext, job: ProgramJob, args: Sequence[Any], jury: int = 
     )
 
 
+ERRATUM_MODELS = 3
+"""Models whose passing trials must mostly give one answer other than G's before an input is a
+G-defect finding: whichever of them a trial belongs to, two others stand beside it, so one model's
+trials (however they answer) cannot make an erratum."""
+
+
 def g_defects(ctx: TaskContext) -> list[dict[str, Any]]:
-    """Inputs where most models with passing trials agree with each other and not with G."""
+    """Inputs where most models with passing trials (``ERRATUM_MODELS`` at least) agree with each
+    other and not with G."""
     found = []
     # Where P's own example decides, G is measured against P, not the models (``pool.conflicts``).
     explicit = ctx.pool.explicit if ctx.pool is not None else set()
@@ -1010,7 +1017,7 @@ def g_defects(ctx: TaskContext) -> list[dict[str, Any]]:
         if not counts:
             continue
         consensus = max(counts, key=lambda a: counts[a])
-        if counts[consensus] < 2 or 2 * counts[consensus] <= len(per_model):
+        if counts[consensus] < ERRATUM_MODELS or 2 * counts[consensus] <= len(per_model):
             continue
         found.append(
             {
