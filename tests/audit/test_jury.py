@@ -139,3 +139,16 @@ def test_with_the_jury_everywhere_a_shared_slip_is_no_dispute(
     assert len(slips) == 4
     expected = Verdict.REFUTED if everywhere else Verdict.FLAGGED
     assert all(t.verdict == expected for t in slips), [(t.verdict, t.reason) for t in slips]
+
+
+REFUSES_NEGATIVES = "    if any(x < 0 for x in xs):\n        raise ValueError('no negative numbers')\n" + RIGHT
+
+
+@pytest.mark.slow
+def test_declining_an_edge_p_leaves_open_is_no_defect(pool: LocalExecutor, tmp_path: Path) -> None:
+    # The jury confirms G's answer on negative numbers, but a trial that raises there declines an
+    # input P's words never promise: only a wrong value on an edge is evidence.
+    rows = [("m1", REFUSES_NEGATIVES), ("m2", RIGHT_TOO), ("m3", RIGHT_TOO), ("m4", RIGHT), ("m5", RIGHT)]
+    results = _audit(pool, tmp_path, RIGHT, rows)
+    verdicts = {t.model: t for t in results.trials}
+    assert verdicts["m1"].verdict == Verdict.SOUND, verdicts["m1"].reason

@@ -289,8 +289,19 @@ def _differential_stage(
                 d
                 for d in job.diffs
                 if _inputs.key(d.args) not in contested
+                and not refused_edge(ctx, d)
                 and not withheld(ctx, job, _inputs.key(d.args), partial(_agreement, voters, split), config)
             ]
+
+
+def refused_edge(ctx: TaskContext, diff: _offline.Difference) -> bool:
+    """Whether a difference is the trial declining an input on the domain's edges: it raises, or
+    gives no answer in time, where G answers. P's words leave the edge open, so a program may take
+    the input as outside what P asks for; only a wrong value there is evidence (and only where the
+    jury confirms G's, ``withheld``)."""
+    if ctx.pool is None or _inputs.key(diff.args) not in ctx.pool.wide:
+        return False
+    return isinstance(diff.actual, str) and diff.actual.startswith(("raised ", DIED))
 
 
 def withheld(
@@ -1087,7 +1098,7 @@ def _iteration(
                 contexts[job.task_id].contested.add(_inputs.key(diff.args))
                 continue
             ctx = contexts[job.task_id]
-            if withheld(ctx, job, _inputs.key(diff.args), partial(final_tally, ctx), config):
+            if refused_edge(ctx, diff) or withheld(ctx, job, _inputs.key(diff.args), partial(final_tally, ctx), config):
                 continue
             clause = main_clause(ctx.checklist)
             wf = _witness.render(
