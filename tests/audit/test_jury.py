@@ -70,26 +70,41 @@ def pool() -> Iterator[LocalExecutor]:
         yield executor
 
 
-def _audit(pool: LocalExecutor, tmp: Path, canonical: str, rows: list[tuple[str, str]]) -> AuditResults:
+def _audit(
+    pool: LocalExecutor, tmp: Path, canonical: str, rows: list[tuple[str, str]], *, everywhere: bool = False
+) -> AuditResults:
     samples = tmp / "samples.jsonl"
     samples.write_text("".join(json.dumps({"task_id": "Sq/0", "completion": c, "model": m}) + "\n" for m, c in rows))
     return audit_humaneval(
         samples,
         executor=pool,
         witness_dir=tmp / "witnesses",
-        config=AuditConfig(seed=0),
+        config=AuditConfig(seed=0, jury_everywhere=everywhere),
         problems={"Sq/0": Problem("Sq/0", PROMPT, "squares", canonical, TEST)},
     )
 
 
+REFUSES_NEGATIVES = "    if any(x < 0 for x in xs):\n        raise ValueError('no negative numbers')\n" + RIGHT
+
+
 @pytest.mark.slow
-def test_a_defect_on_an_edge_is_refuted_where_the_jury_confirms_g(pool: LocalExecutor, tmp_path: Path) -> None:
-    rows = [("m1", POSITIVE_ONLY), ("m2", RIGHT_TOO), ("m3", RIGHT_TOO), ("m4", RIGHT), ("m5", RIGHT)]
+@pytest.mark.parametrize(
+    ("first", "verdict"),
+    [(POSITIVE_ONLY, Verdict.REFUTED), (REFUSES_NEGATIVES, Verdict.SOUND)],
+    ids=["a wrong value refutes", "declining the edge does not"],
+)
+def test_on_an_edge_the_jury_confirms_a_wrong_value_refutes(
+    pool: LocalExecutor, tmp_path: Path, first: str, verdict: Verdict
+) -> None:
+    # The jury confirms G's answer on negative numbers. A trial that gives another value there
+    # is refuted; one that raises declines an input P's words never promise.
+    rows = [("m1", first), ("m2", RIGHT_TOO), ("m3", RIGHT_TOO), ("m4", RIGHT), ("m5", RIGHT)]
     results = _audit(pool, tmp_path, RIGHT, rows)
     verdicts = {t.model: t for t in results.trials}
-    assert verdicts["m1"].verdict == Verdict.REFUTED, verdicts["m1"].reason
-    (witness,) = [w for w in verdicts["m1"].witnesses if w.validation.valid]
-    assert "edge of the domain" in (witness.why_valid or "")
+    assert verdicts["m1"].verdict == verdict, verdicts["m1"].reason
+    if verdict is Verdict.REFUTED:
+        (witness,) = [w for w in verdicts["m1"].witnesses if w.validation.valid]
+        assert "edge of the domain" in (witness.why_valid or "")
     assert all(verdicts[m].verdict == Verdict.SOUND for m in ("m2", "m3", "m4", "m5"))
 
 
@@ -126,29 +141,8 @@ def test_with_the_jury_everywhere_a_shared_slip_is_no_dispute(
     # A.2's dispute rule sees the slip in every other model and flags; the jury sees every other
     # model mostly give G's answer, and the slip is refuted.
     rows = [(f"m{k}", c) for k in range(4) for c in (RIGHT, RIGHT_TOO, _wrong_at_five(k))]
-    samples = tmp_path / "samples.jsonl"
-    samples.write_text("".join(json.dumps({"task_id": "Sq/0", "completion": c, "model": m}) + "\n" for m, c in rows))
-    results = audit_humaneval(
-        samples,
-        executor=pool,
-        witness_dir=tmp_path / "witnesses",
-        config=AuditConfig(seed=0, jury_everywhere=everywhere),
-        problems={"Sq/0": Problem("Sq/0", PROMPT, "squares", RIGHT, TEST)},
-    )
+    results = _audit(pool, tmp_path, RIGHT, rows, everywhere=everywhere)
     slips = [t for t in results.trials if "len(xs)" in (t.trial_id and rows[int(t.trial_id.split("#")[1])][1])]
     assert len(slips) == 4
     expected = Verdict.REFUTED if everywhere else Verdict.FLAGGED
     assert all(t.verdict == expected for t in slips), [(t.verdict, t.reason) for t in slips]
-
-
-REFUSES_NEGATIVES = "    if any(x < 0 for x in xs):\n        raise ValueError('no negative numbers')\n" + RIGHT
-
-
-@pytest.mark.slow
-def test_declining_an_edge_p_leaves_open_is_no_defect(pool: LocalExecutor, tmp_path: Path) -> None:
-    # The jury confirms G's answer on negative numbers, but a trial that raises there declines an
-    # input P's words never promise: only a wrong value on an edge is evidence.
-    rows = [("m1", REFUSES_NEGATIVES), ("m2", RIGHT_TOO), ("m3", RIGHT_TOO), ("m4", RIGHT), ("m5", RIGHT)]
-    results = _audit(pool, tmp_path, RIGHT, rows)
-    verdicts = {t.model: t for t in results.trials}
-    assert verdicts["m1"].verdict == Verdict.SOUND, verdicts["m1"].reason
