@@ -45,9 +45,11 @@ class AuditConfig(AuditSettings):
     input on the domain's edges (``Preconditions.wide``) before it can refute the trial; fewer
     such models with passing trials (a thin jury) and the edges are not searched for it (0: the
     edges are never searched)."""
-    jury_everywhere: bool = False
+    jury_everywhere: bool = True
     """The jury decides inside the narrow domain too: an input refutes only where the other
-    models' passing trials mostly give G's answer (a thin jury leaves A.2 alone to decide)."""
+    models' passing trials mostly give G's answer, and a slip some programs of every model share
+    is no dispute where they do (a thin jury leaves A.2 and the dispute rule to decide). False:
+    the jury decides on the edges only (docs/audit.md has both measured)."""
     per_call_s: float = 1.0
     shrink_rounds: int = 3
     seed_from_t0: bool = True
