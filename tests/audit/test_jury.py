@@ -42,6 +42,10 @@ def test_wide_rules_open_the_seeds_edges_and_keep_ps_words() -> None:
     assert rules.wide().admits([[-1]]) is None and rules.wide().admits([[0, 5]]) is None
     positive = infer(PROMPT.replace("numbers", "positive numbers"), ["xs"], seeds)
     assert positive.wide().admits([[-1]]) is not None  # P's word closes that edge
+    said = 'def f(x, base):\n    """base numbers are less than 10."""\n'
+    bounded = infer(said, ["x", "base"], [[8, 3], [1, 2], [7, 2]])
+    assert bounded.wide().admits([8, -2]) is not None  # P bounds base: its sign stays the seeds'
+    assert bounded.wide().admits([-8, 2]) is None  # x, which P does not bound, opens
     stated = infer(PROMPT.replace('xs."""', 'xs.\n    Note: 1 <= xs <= 9\n    """'), ["xs"], seeds)
     assert "xs" in stated.describe()
     sorted_seeds = [[[1, 2, 3]], [[4, 5, 6]], [[2, 3, 9]], [[1, 5, 7]]]

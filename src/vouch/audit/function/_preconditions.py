@@ -394,9 +394,12 @@ def _past_scale(rule: ArgRule) -> ArgRule:
 
 def _wide(rule: ArgRule) -> ArgRule:
     low, high = rule.low, rule.high
-    if not (rule.stated_low or rule.said_positive) and low is not None and low >= 0:
+    # Where P bounds the number at all ("base numbers are less than 10"), P speaks of its range,
+    # and the side of zero the seeds show stays: a negative base is not an edge P leaves open.
+    said = rule.stated_low or rule.stated_high or rule.said_positive
+    if not said and low is not None and low >= 0:
         low = None
-    if not rule.stated_high and high is not None and high <= 0:
+    if not said and high is not None and high <= 0:
         high = None
     return replace(
         rule,
