@@ -412,9 +412,9 @@ def test_json_object(text: str, value: dict[str, Any] | None) -> None:
 def test_an_implicit_requirement_every_model_skips_is_withheld(
     tmp_path: Path, clause_id: str, verdict: Verdict
 ) -> None:
-    """Three passing trials of one model share the wrong program: every model skips what the
-    witness checks. On the implicit clause M3 the rule withholds it (a prompt defect); on the
-    explicit clause M1 it refutes however many models skip it."""
+    """Three models' passing trials share the wrong program: every model skips what the witness
+    checks, so for each trial two other models do. On the implicit clause M3 the rule withholds
+    it (a prompt defect); on the explicit clause M1 it refutes however many models skip it."""
 
     def script(body: dict[str, Any]) -> Turn:
         if audit_call(body) == "witness":
@@ -422,8 +422,8 @@ def test_an_implicit_requirement_every_model_skips_is_withheld(
         return auditor(body)
 
     wrong = json.loads(_samples(tmp_path / "both.jsonl").read_text().splitlines()[0])
-    samples = tmp_path / "codegen-16b.jsonl"
-    samples.write_text((json.dumps(wrong) + "\n") * 3)
+    samples = tmp_path / "three-models.jsonl"
+    samples.write_text("".join(json.dumps(wrong | {"model": m}) + "\n" for m in ("a", "b", "c")))
     with OpenAIServer(script) as server, LocalExecutor(workers=2, preload=PRELOAD) as executor:
         provider = get_provider("openai/scripted", base_url=server.url, api_key=KEY)
         results = audit_humaneval(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from vouch.audit.function._jobs import ProgramJob
-from vouch.audit.function._trial import ambiguity
+from vouch.audit._ambiguity import withheld_from
+from vouch.audit.function._trial import _contested, ambiguity
 
 
 def _job(n: int, **models: int) -> ProgramJob:
@@ -39,3 +40,15 @@ def test_a_program_shared_by_two_models_votes_for_both() -> None:
 
 def test_too_few_passing_trials_and_the_rule_is_silent() -> None:
     assert ambiguity([_job(0, a=1), _job(1, a=1)], [{"x"}, {"x"}]) == {}
+
+
+def test_the_rule_withholds_from_a_trial_only_what_two_other_models_skip() -> None:
+    voters = [_job(0, a=1), _job(1, b=2), _job(2, c=1)]
+    skipped = _contested(voters, [{"x", "y"}, {"x", "y"}, {"x"}])
+    assert skipped == {"x": {"a", "b", "c"}, "y": {"a", "b"}}
+    # y: a and b skip it. From a's trial, b alone is one other model: not withheld; from c's, both.
+    assert withheld_from(skipped, {"a"}) == {"x"}
+    assert withheld_from(skipped, {"c"}) == {"x", "y"}
+    # A program two models share is a trial of each: withheld only where it is for both.
+    assert withheld_from(skipped, {"a", "b"}) == {"x"}
+    assert withheld_from(skipped, {"b", "c"}) == {"x"}

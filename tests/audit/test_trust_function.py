@@ -9,7 +9,8 @@ in the harness and another where its witnesses run, and none of it reaches a ver
 * a run of shared tests that died (lightweight ``--rounds 0``, static) passed none of them;
 * decoy differences (shown in the search only) cannot use up the k iterations;
 * a vote is counted only as the voter answers apart: a program that answers like a wrong trial
-  only in the harness flips no verdict and makes no G-defect finding;
+  only in the harness flips no verdict and makes no G-defect finding; one other model's trials,
+  answering so everywhere, flip none either (A.2 needs two models other than the trial's own);
 * a run that says "vouch's module is missing" from inside the trial's code is that trial's
   outcome: the other trials keep their verdicts and the audit finishes (exit 0);
 * the program's environment in a witness run is a T0 run's (no ``PYTEST_CURRENT_TEST``), and
@@ -203,6 +204,29 @@ def test_a_trial_that_answers_otherwise_inside_the_harness_has_no_vote(
     wrong, steer, _copy = results.trials
     assert wrong.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK), (wrong.verdict, wrong.reason)
     assert any(f.startswith("answers differently inside") for f in _flags(steer)), _flags(steer)
+    (task,) = results.tasks
+    assert task.g_defects == [], task.g_defects
+
+
+# has_close_elements: `<=` on lists of two numbers (where a minimised witness lands), right on the
+# others; it probes nothing, and answers so wherever it runs (in the search, the vote and apart).
+OTHERWISE_ON_PAIRS = "    if len(numbers) == 2:\n        return abs(numbers[0] - numbers[1]) <= threshold\n" + RIGHT
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["per-trial", "lightweight"])
+def test_one_other_models_answers_buy_no_verdict(executor: LocalExecutor, tmp_path: Path, mode: str) -> None:
+    """A.2's vote withholds a refutation from a trial only where at least two models other than its
+    own skip the input: model b's two trials, answering like model a's wrong trial on the
+    witness's input, neither turn it ``sound`` nor make a G-defect finding, and are refuted."""
+    samples = _evalplus(
+        tmp_path / "samples.jsonl", [("a", NON_STRICT), ("b", OTHERWISE_ON_PAIRS), ("b", OTHERWISE_ON_PAIRS)]
+    )
+    config = AuditConfig(mode=mode, rounds=1) if mode == "lightweight" else AuditConfig(mode=mode)
+    results = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "witnesses", config=config)
+    wrong, other, _copy = results.trials
+    assert wrong.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK), (wrong.verdict, wrong.reason)
+    assert other.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK), (other.verdict, other.reason)
     (task,) = results.tasks
     assert task.g_defects == [], task.g_defects
 

@@ -3,7 +3,9 @@
 A requirement P states (explicit) refutes every trial that fails its witness, however many
 models skip it. A requirement P only implies (implicit) is *ambiguous* when rho(q), the share
 of models with passing trials that skip it, is above one half: most models read P otherwise,
-so the defect lies in the underspecified prompt and the witness does not refute. A model skips
+so the defect lies in the underspecified prompt and the witness does not refute. The rule
+withholds it from a trial only where at least two models other than the trial's own skip it
+(``CONTEST_MODELS``): the vote that changes a trial's verdict is never one other model's. A model skips
 q when more than half of its passing trials (duplicates counted) fail the witness.
 
 The function-level audit applies the rule to inputs before writing witnesses
@@ -14,7 +16,7 @@ audited, by running each implicit-requirement witness in every passing trial's w
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from vouch.core import Witness
 
@@ -46,6 +48,29 @@ def rho_over_models(voters: Sequence[Mapping[str, int]], skipping: Sequence[set[
         ``{key: rho}`` of the ambiguous requirements only; empty when there are fewer than
         ``MIN_VOTERS`` passing trials.
     """
+    return {key: rho for key, (rho, _models) in _ambiguous(voters, skipping).items()}
+
+
+def skipped_by(voters: Sequence[Mapping[str, int]], skipping: Sequence[set[str]]) -> dict[str, set[str]]:
+    """The ambiguous requirements (``rho_over_models``), each with the models that skip it."""
+    return {key: models for key, (_rho, models) in _ambiguous(voters, skipping).items()}
+
+
+CONTEST_MODELS = 2
+"""Models other than a trial's own that must skip a requirement before the rule withholds it
+from that trial: one other model's trials, however they answer, never turn a refuted trial sound."""
+
+
+def withheld_from(skipped: Mapping[str, set[str]], own: Iterable[str]) -> set[str]:
+    """The ambiguous requirements (``skipped_by``) the rule withholds from the trials of one
+    program, whose models are ``own``: those that, for each of these models, at least
+    ``CONTEST_MODELS`` other models skip (a program is one verdict, so it must hold for every trial
+    of it; a program two models share is a trial of each)."""
+    mine = set(own) or {""}
+    return {key for key, models in skipped.items() if all(len(models - {m}) >= CONTEST_MODELS for m in mine)}
+
+
+def _ambiguous(voters: Sequence[Mapping[str, int]], skipping: Sequence[set[str]]) -> dict[str, tuple[float, set[str]]]:
     totals: dict[str, int] = {}
     for models in voters:
         for model, n in models.items():
@@ -60,7 +85,8 @@ def rho_over_models(voters: Sequence[Mapping[str, int]], skipping: Sequence[set[
                 per_model[model] = per_model.get(model, 0) + n
     out = {}
     for key, per_model in votes.items():
-        rho = sum(1 for model, n in per_model.items() if 2 * n > totals[model]) / len(totals)
+        skippers = {model for model, n in per_model.items() if 2 * n > totals[model]}
+        rho = len(skippers) / len(totals)
         if rho > 0.5:
-            out[key] = rho
+            out[key] = (rho, skippers)
     return out

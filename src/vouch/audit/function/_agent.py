@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING
 
 from vouch.agent import Message, TraceWriter
 from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_message, rejudge
+from vouch.audit._ambiguity import withheld_from
 from vouch.audit._form import Found
 from vouch.audit._validation import reported
 from vouch.audit.function import _witness
 from vouch.audit.function._agent_tools import Runner, SerialRunner, Submission, WitnessTools, foreign_names, p_names
 from vouch.audit.function._detectors import detect
 from vouch.audit.function._jobs import MIN_VOTERS, ProgramJob, TaskContext, found_in
-from vouch.audit.function._trial import _ghosts, _make_witness, _surviving, ambiguity
+from vouch.audit.function._trial import _contested, _ghosts, _make_witness, _surviving, ambiguity
 from vouch.core import Budgets, Validation, Witness
 from vouch.errors import UsageError
 from vouch.exec import RunResult
@@ -390,9 +391,11 @@ def _withhold_ambiguous(engine: Engine, contexts: dict[str, TaskContext], jobs: 
     for task_id in {t for t, _, _ in plans}:
         voters = voters_by_task[task_id]
         rho = ambiguity(voters, [differing.get(id(v), set()) for v in voters])
+        skippers = _contested(voters, [differing.get(id(v), set()) for v in voters])
         ctx = contexts[task_id]
         for job in voters:
-            for w in [w for w in job.witnesses if w.file in rho]:
+            against = withheld_from(skippers, job.models or {"": 1})
+            for w in [w for w in job.witnesses if w.file in against]:
                 reason = (
                     f"ambiguous requirement (TestJack A.2): {w.clause_id} is implicit and rho = {rho[w.file]:.2f} "
                     "of the models with passing trials skip it; a prompt defect, not a refutation"

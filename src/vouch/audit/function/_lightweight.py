@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vouch.audit._ambiguity import withheld_from
 from vouch.audit.function import _inputs, _offline, _witness
 from vouch.audit.function._jobs import ProgramJob, TaskContext
 from vouch.audit.function._prompt import main_clause
@@ -392,14 +393,14 @@ def _share(
         # A program that answered otherwise inside vouch's harness than apart has no vote.
         votes = [(j, {_inputs.key(d.args) for d in ds}) for j, ds in rows if not j.harness_flags]
         votes += voted.get(t, [])
-        disputed = (
-            _contested([j for j, _ in votes], [keys for _, keys in votes]) - ctx.pool.explicit if contest else set()
-        )
-        ctx.contested |= disputed
+        found = _contested([j for j, _ in votes], [keys for _, keys in votes]) if contest else {}
+        disputed = {k: m for k, m in found.items() if k not in ctx.pool.explicit}
+        ctx.contested |= set(disputed)
         clause = main_clause(ctx.checklist)
         may_refute = {id(j) for j in targets.get(t, [])}
         for job, diffs in rows:
-            usable = [d for d in diffs if _inputs.key(d.args) not in disputed]
+            against = withheld_from(disputed, job.models or {"": 1})
+            usable = [d for d in diffs if _inputs.key(d.args) not in against]
             if id(job) not in may_refute:
                 continue
             if not usable:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from vouch.audit import _sources
-from vouch.audit._ambiguity import rho_over_models
+from vouch.audit._ambiguity import rho_over_models, skipped_by, withheld_from
 from vouch.audit._form import Found
 from vouch.audit.function import _inputs, _offline, _witness
 from vouch.audit.function._detectors import FILE, detect
@@ -280,15 +280,20 @@ def _differential_stage(
         voters = [j for j in mine if j.t0 is not None and j.t0.passed and not j.harness_flags]
         ctx = contexts[task_id]
         explicit = ctx.pool.explicit if ctx.pool is not None else set()
-        contested = _contested(voters, [{_inputs.key(d.args) for d in j.diffs} for j in voters]) - explicit
-        ctx.contested |= contested
+        contested = {
+            k: m
+            for k, m in _contested(voters, [{_inputs.key(d.args) for d in j.diffs} for j in voters]).items()
+            if k not in explicit
+        }
+        ctx.contested |= set(contested)
         ctx.passing_models = {m for j in voters for m in (j.models or {"": 1})}
         split = {id(j): {_inputs.key(d.args) for d in j.diffs} for j in voters}
         for job in mine:
+            against = withheld_from(contested, job.models or {"": 1})
             job.diffs = [
                 d
                 for d in job.diffs
-                if _inputs.key(d.args) not in contested
+                if _inputs.key(d.args) not in against
                 and not refused_edge(ctx, d)
                 and not withheld(ctx, job, _inputs.key(d.args), partial(_agreement, voters, split), config)
             ]
@@ -843,8 +848,9 @@ def _contest_finals(
     voters: Sequence[ProgramJob],
     current: dict[int, _offline.Difference],
     config: AuditConfig,
-) -> set[str]:
-    """Run every passing trial of a task on its minimised witness inputs; the contested keys."""
+) -> dict[str, set[str]]:
+    """Run every passing trial of a task on its minimised witness inputs; the contested keys, each
+    with the models that skip it (``_contested``)."""
     finals: dict[str, dict[str, _offline.Difference]] = {}
     for job in jobs:
         diff = current.get(id(job))
@@ -914,11 +920,12 @@ def _contest_finals(
                 tally = per_model.setdefault(model, {})
                 tally[answer] = tally.get(answer, 0) + n
         differing.setdefault(task_id, []).append((voter, keys))
-    contested: set[str] = set()
+    contested: dict[str, set[str]] = {}
     for task_id, pairs in differing.items():
         pool = contexts[task_id].pool
         explicit = pool.explicit if pool is not None else set()
-        contested |= _contested([p[0] for p in pairs], [p[1] for p in pairs]) - explicit
+        found = _contested([p[0] for p in pairs], [p[1] for p in pairs])
+        contested |= {k: m for k, m in found.items() if k not in explicit}
     return contested
 
 
@@ -986,6 +993,8 @@ def dispute(ctx: TaskContext, job: ProgramJob, args: Sequence[Any], jury: int = 
     other models, the jury decides instead: an answer some programs of every model share is no
     dispute where most of the other models mostly give G's answer (``jury_verdict``)."""
     key = _inputs.key(list(args))
+    if ctx.pool is not None and key in ctx.pool.explicit:
+        return None  # P's own example states the answer: no number of models outvotes it
     rich = jury > 0 and len(ctx.passing_models - set(job.models)) >= jury
     if rich and jury_verdict(final_tally(ctx, key), job.models, jury) is None:
         return None
@@ -1045,17 +1054,18 @@ def g_defects(ctx: TaskContext) -> list[dict[str, Any]]:
     return sorted(found, key=lambda d: (len(d["input"]), d["input"]))[:20]
 
 
-def _contested(voters: Sequence[ProgramJob], differing: Sequence[set[str]]) -> set[str]:
-    """Inputs whose requirement is ambiguous by TestJack's rule (appendix A.2): rho(q) > 1/2.
+def _contested(voters: Sequence[ProgramJob], differing: Sequence[set[str]]) -> dict[str, set[str]]:
+    """Inputs whose requirement is ambiguous by TestJack's rule (appendix A.2): rho(q) > 1/2,
+    each with the models that skip it (``withheld_from`` says from which trials it is withheld).
 
     rho(q) is the share of models with passing trials that skip q. A model skips q when more
     than half of its passing trials (weighted by duplicates) give another output than G on the
-    input. With one model per samples file, as in the bundled CodeGen-16B samples, this is the
-    rule over that model's trials. The rule speaks only when the task has at least
-    ``MIN_VOTERS`` passing trials. Such inputs never back a refutation: they are more likely
-    to show G's incidental behaviour or an underspecified prompt than a defect of the trial.
+    input. The rule speaks only when the task has at least ``MIN_VOTERS`` passing trials, and
+    withholds q from a trial only where at least two models other than its own skip q. Such
+    inputs never back a refutation of that trial: they are more likely to show G's incidental
+    behaviour or an underspecified prompt than a defect of the trial.
     """
-    return set(ambiguity(voters, differing))
+    return skipped_by([job.models or {"": 1} for job in voters], differing)
 
 
 def ambiguity(voters: Sequence[ProgramJob], differing: Sequence[set[str]]) -> dict[str, float]:
@@ -1096,6 +1106,7 @@ def _iteration(
                 continue
             if _inputs.key(diff.args) in contested:
                 contexts[job.task_id].contested.add(_inputs.key(diff.args))
+            if _inputs.key(diff.args) in withheld_from(contested, job.models or {"": 1}):
                 continue
             ctx = contexts[job.task_id]
             if refused_edge(ctx, diff) or withheld(ctx, job, _inputs.key(diff.args), partial(final_tally, ctx), config):

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vouch.audit._ambiguity import AMBIGUOUS, MIN_VOTERS, rho_over_models
+from vouch.audit._ambiguity import AMBIGUOUS, MIN_VOTERS, rho_over_models, skipped_by, withheld_from
 from vouch.audit.repository._runs import _WITNESS_DIR, record_witness_run
 from vouch.audit.repository._witness import Probe, disagreement, test_file_name
 from vouch.core import ChecklistItem, DetectorFlag, TrialResult, Verdict, Witness, decide_verdict
@@ -85,6 +85,7 @@ def withhold_ambiguous(
                     break
     hashes = sorted(h for h in programs if h not in steered)
     rho = rho_over_models([programs[h] for h in hashes], [skipped[h] for h in hashes])
+    skippers = skipped_by([programs[h] for h in hashes], [skipped[h] for h in hashes])
     changed = 0
     for index in passing:
         flag = steered.get(patch_hash(trials[index].patch.strip()))
@@ -94,11 +95,13 @@ def withhold_ambiguous(
             results[index] = results[index].model_copy(update={"evidence": evidence})
             changed += 1
     for index, r in enumerate(results):
-        ambiguous = [w for w in r.witnesses if w.source in rho]
+        # Withheld from this trial only where at least two agents other than its own skip it.
+        against = withheld_from(skippers, {trials[index].model})
+        ambiguous = [w for w in r.witnesses if w.source in against]
         if not ambiguous:
             continue
         r = r.model_copy(deep=True)  # duplicates share their first trial's evidence object
-        kept = [w for w in r.witnesses if w.source not in rho]
+        kept = [w for w in r.witnesses if w.source not in against]
         for w in ambiguous:
             reason = (
                 f"{AMBIGUOUS}: P only implies it and rho = {rho[w.source]:.2f} of the models with passing "

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from vouch.audit import _modes, _sources
-from vouch.audit._ambiguity import AMBIGUOUS, rho_over_models
+from vouch.audit._ambiguity import AMBIGUOUS, rho_over_models, skipped_by, withheld_from
 from vouch.audit._form import Judged, Replayed
 from vouch.audit.repository._agent import witness_root
 from vouch.audit.repository._ambiguity import withhold_ambiguous
@@ -406,9 +406,13 @@ def _replay_t1(
         for w in t1
         if w.file in ambiguous
     ]
+    skippers = skipped_by(voters, skipping)
     kept: dict[str, TrialResult] = {}
     for program, result in caught.items():
-        left = [w for w in result.witnesses if w.file not in ambiguous]
+        # Withheld from this program's trials only where at least two agents other than theirs skip it.
+        own = {t.model for t in programs[program]}
+        against = ambiguous & withheld_from(skippers, own)
+        left = [w for w in result.witnesses if w.file not in against]
         if left:
             kept[program] = result.model_copy(update={"witnesses": left, "reason": left[0].defect})
     return kept, notes
