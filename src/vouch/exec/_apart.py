@@ -33,12 +33,17 @@ import builtins
 import contextlib
 import json
 import os
+import resource
 import signal
 import socket
 import struct
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -155,6 +160,18 @@ class Program:
             started the test yet). The child starts with it, so a program sees what it sees in
             any other run of its own (T0's), not what the judging test adds
             (``PYTEST_CURRENT_TEST``, ``PYTEST_VERSION``).
+        serve: the program's side (``Serve``): given the channel, the program's path and its
+            source, it loads the program and answers until the judge goes. Default: the program
+            imported as a module whose names the judge gets and calls (``serve_module``). A
+            caller that builds the program's process as a benchmark's harness builds it (the
+            function form's T0 and witness runs) passes its own.
+
+    The child's process is the same whoever judges it: its standard streams are the run's as
+    they were when the ``Program`` was made (not a test runner's capture), the channel is
+    descriptor 3 and no other is open, every signal has a fresh interpreter's disposition, and,
+    where the run may nest namespaces, its working directory is an empty directory of its own
+    (the run's files, the tests among them, out of sight) and ``/proc`` shows its own PID
+    namespace alone.
     """
 
     def __init__(
@@ -166,8 +183,13 @@ class Program:
         answer_s: float | None = None,
         answers_s: float | None = None,
         env: dict[str, str] | None = None,
+        serve: Serve | None = None,
     ) -> None:
         self.path = os.path.abspath(path)
+        self.serve = serve or partial(serve_module, module_name=module_name)
+        # The run's own streams, before a test runner captures them: the program writes where
+        # any run's program writes, whoever judges it.
+        self._stdio = [os.dup(fd) for fd in (0, 1, 2)]
         self.env = _program_environment(dict(os.environ) if env is None else env)
         self.module_name = module_name
         self.hide = tuple(os.path.abspath(p) for p in hide)
@@ -333,6 +355,23 @@ class Program:
         self._gone = self._gone or why
         self.close()
 
+    def start(self) -> None:
+        """Start the program's process now (else it starts at the first request). A judge starts
+        it before it does anything else, so that the program's process is made from the same
+        judge whatever the judge goes on to do; the files in ``hide`` are out of the program's
+        reach from here on (a judge that runs a test from them reads them first)."""
+        if self._sock is None and self._gone is None:
+            self._start()
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One request of the caller's own kind (``serve`` answers it); the program's answer.
+
+        Raises:
+            ProgramGone: The program did not answer (``NoAnswer`` past its deadline).
+            NotLoaded: The program does not load.
+        """
+        return self._ask(request)
+
     def _start(self) -> socket.socket:
         if self._sock is not None:
             return self._sock
@@ -343,30 +382,33 @@ class Program:
         sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != workdir]
         # A signal the judge has no use for does nothing to it while the program lives (a PID 1
         # drops those it keeps the default action for; its own handlers, SIGINT's
-        # KeyboardInterrupt first, are set aside). The child puts them back before the program loads.
+        # KeyboardInterrupt first, are set aside). The child sets every one afresh before the program loads.
         self._saved = _set_aside_signals()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        uid, gid = os.getuid(), os.getgid()
+        setup = _Setup(self.path, self.module_name, self.hide, self.env, self._stdio, self.serve)
+        # The process is made by a thread of its own: the child's stack is that thread's, the same
+        # whichever judge (T0's run, a witness's, a vote's) started it and wherever it was.
+        pid = _from_a_thread(lambda: self._spawn(parent, child, setup, (os.getuid(), os.getgid())))
+        child.close()
+        self._sock, self._pid = parent, pid
+        self._handshake(parent)
+        return parent
+
+    def _spawn(self, parent: socket.socket, child: socket.socket, setup: _Setup, ids: tuple[int, int]) -> int:
         try:
             pid = _linux.clone_process(_OWN_NAMESPACES)
             self._apart = True
         except OSError:
             # The run may not nest namespaces: a fork, and the tests are empty while the program
-            # lives (the test module is compiled by now).
+            # lives (the judge holds what it needs of them by now).
             self._removed = _remove(self.hide)
             self._apart = False
-            pid = _start_orphan(
-                lambda: _child_main(child, self.path, self.module_name, self.hide, None, self._saved, self.env),
-                parent,
-            )
             self._orphan = True
+            return _start_orphan(lambda: _child_main(child, setup, None), parent)
         if pid == 0:  # pragma: no cover - the child; its outcome is what it answers
             parent.close()
-            _child_main(child, self.path, self.module_name, self.hide, (uid, gid), self._saved, self.env)
-        child.close()
-        self._sock, self._pid = parent, pid
-        self._handshake(parent)
-        return parent
+            _child_main(child, setup, ids)
+        return pid
 
     def _handshake(self, sock: socket.socket) -> None:
         """Read the child's setup outcome, which it sends before the program loads and before
@@ -402,6 +444,10 @@ class Program:
             self._pid = None
         _restore_signals(self._saved)
         self._saved = {}
+        for fd in self._stdio:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._stdio = []
         for path, data in self._removed.items():
             # Written anew by path, never opened: the program may have left a FIFO there.
             with contextlib.suppress(OSError):
@@ -415,6 +461,29 @@ class Program:
 _KEPT_SIGNALS = {signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGCONT, signal.SIGALRM, signal.SIGPIPE}
 """Signals the judge keeps as they are: those no process can ignore, those whose default is
 harmless, SIGALRM (a witness's own timer) and SIGPIPE (Python ignores it already)."""
+
+
+def _from_a_thread(spawn: Callable[[], int]) -> int:
+    """``spawn()`` called by a new thread named as a main thread is; its result, or what it raised.
+
+    A process forked by that thread has that thread alone, so its stack holds none of the judge's
+    frames (a fork copies the forking thread's stack): the judge waits here, holding no lock."""
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append(spawn())
+        except BaseException as exc:  # noqa: BLE001 - raised again in the judge's thread
+            out.append(exc)
+
+    thread = threading.Thread(target=run, name="MainThread", daemon=True)
+    thread.start()
+    thread.join()
+    if not out:
+        raise ChildSetupError("the program's process could not be set up: its starter thread gave nothing")
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    return int(out[0])
 
 
 def _start_orphan(main: Callable[[], None], judge_end: socket.socket) -> int:
@@ -559,10 +628,32 @@ def _quiet() -> Iterator[None]:
         sink.close()
 
 
+Serve = Callable[[socket.socket, str, str], None]
+"""The program's side of a ``Program``: ``serve(channel, path, source)`` loads the program (its
+source was read before the run's files went out of sight) and answers requests until the judge
+goes (``receive`` gives None). It runs in the child, after the setup's word."""
+
+
+@dataclass(frozen=True)
+class _Setup:
+    path: str
+    module_name: str
+    hide: Sequence[str]
+    env: dict[str, str]
+    stdio: Sequence[int]
+    serve: Serve
+
+
+CHANNEL_FD = 3
+"""The descriptor of the program's end of the channel, in every child."""
+_ALONE_TMPFS = "size=64m,mode=0700"
+
+
 def _own_namespaces(ids: tuple[int, int], paths: Sequence[str]) -> None:
     """In the user, mount and PID namespaces the child was cloned into: map its ids to
     themselves (the program sees the uid it has in every other run), cover ``paths`` (the tests)
-    with /dev/null, and drop every capability before the program loads.
+    with /dev/null and the working directory with an empty directory of its own, show ``/proc``
+    of its own PID namespace, and drop every capability before the program loads.
 
     A mount made in a namespace the program holds no capability over cannot be undone by it, nor
     by any namespace it nests further (the mounts come locked).
@@ -572,65 +663,128 @@ def _own_namespaces(ids: tuple[int, int], paths: Sequence[str]) -> None:
     for path in paths:
         if os.path.exists(path):
             _linux.mount("/dev/null", path, None, _linux.MS_BIND)
+    # As a benchmark's harness runs a program in an empty directory of its own: the run's files
+    # (the program's file, the tests) are out of sight, and what the program writes stays here.
+    here = os.getcwd()
+    _linux.mount("tmpfs", here, "tmpfs", _linux.MS_NOSUID | _linux.MS_NODEV, _ALONE_TMPFS)
+    os.chdir(here)
+    with contextlib.suppress(OSError):
+        # Its own PID namespace's processes only (the judge is not among them). A run whose
+        # /proc is partly covered may not mount another: every child then sees the same /proc.
+        _linux.mount("proc", "/proc", "proc", _linux.MS_NOSUID | _linux.MS_NODEV | _linux.MS_NOEXEC)
     _linux.drop_all_capabilities()
     _linux.prctl(_linux.PR_SET_NO_NEW_PRIVS, 1)
 
 
-def _child_main(
-    sock: socket.socket,
-    path: str,
-    module_name: str,
-    hide: Sequence[str],
-    ids: tuple[int, int] | None,
-    signals: dict[int, Any],
-    env: dict[str, str],
-) -> None:
+PROGRAM_CPU_S = 20
+"""CPU seconds a program's process may use (its soft limit is one more, the hard two), or the
+run's own limit where that is lower."""
+_AS_STEP = 64 << 20
+
+
+def _steady_limits() -> None:
+    """Limits that do not say which run the process is in: the CPU limit ``PROGRAM_CPU_S`` and
+    the address space the run allows, both capped, rounded down to a multiple of 64 MB (a run's
+    limit is counted from its judge's size when it started, which differs a little by judge)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    cpu = [PROGRAM_CPU_S + 1, PROGRAM_CPU_S + 2]
+    resource.setrlimit(
+        resource.RLIMIT_CPU,
+        (min(soft, cpu[0]) if soft >= 0 else cpu[0], min(hard, cpu[1]) if hard >= 0 else cpu[1]),
+    )
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard >= 0:
+        space = max(_AS_STEP, hard // _AS_STEP * _AS_STEP)
+        resource.setrlimit(resource.RLIMIT_AS, (space, space))
+
+
+def _fresh_signals() -> None:
+    """Every signal's disposition as a fresh interpreter has it, whatever the judge had set."""
+    for signum in signal.valid_signals():
+        if signum in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for ignored in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(ignored, signal.SIG_IGN)
+
+
+def _child_main(sock: socket.socket, setup: _Setup, ids: tuple[int, int] | None) -> None:
     """Set the child up, load the program and answer requests until the judge goes away. Never returns."""
     try:
-        _restore_signals(signals)
+        _fresh_signals()
         # The run's environment as any other run of the program has it, not the judging test's.
         os.environ.clear()
-        os.environ.update(env)
+        os.environ.update(setup.env)
         setup_error = None
-        if ids is not None:
+        source = ""
+        try:
+            with open(setup.path, encoding="utf-8", errors="surrogateescape") as f:
+                source = f.read()
+        except OSError as exc:
+            setup_error = f"the program's file: {type(exc).__name__}: {_describe(exc)}"
+        if ids is not None and setup_error is None:
             try:
-                _own_namespaces(ids, hide)
+                _own_namespaces(ids, setup.hide)
             except OSError as exc:
                 setup_error = f"{type(exc).__name__}: {_describe(exc)}"
+        elif setup_error is None:
+            with contextlib.suppress(OSError):
+                os.chdir(tempfile.mkdtemp(prefix="tmp"))
         # A session of its own: its old process group (the judge's) is out of reach of killpg.
         with contextlib.suppress(OSError):
             os.setsid()
-        # The harness's result descriptor and every other inherited one go before any of the
-        # program's code runs.
-        own = sock.fileno()
-        os.closerange(3, own)
-        os.closerange(own + 1, 1 << 20)
+        # The run's streams as 0, 1 and 2, the channel as 3; the harness's result descriptor and
+        # every other inherited one go before any of the program's code runs.
+        for fd, saved in enumerate(setup.stdio):
+            os.dup2(saved, fd)
+        if sock.fileno() != CHANNEL_FD:
+            os.dup2(sock.fileno(), CHANNEL_FD)
+            sock.detach()
+            sock = socket.socket(fileno=CHANNEL_FD)
+        os.closerange(CHANNEL_FD + 1, 1 << 20)
+        sys.stdin = sys.__stdin__
+        sys.argv[:] = [""]
+        _steady_limits()
         # The setup's word goes first, before any of the program's code can write to the socket.
         with contextlib.suppress(OSError, ValueError):
             _send(sock, {"setup_error": setup_error} if setup_error is not None else {"setup": "ready"})
         if setup_error is None:
-            _serve(sock, path, module_name)
+            setup.serve(sock, setup.path, source)
     finally:
         os._exit(0)
 
 
-def _serve(sock: socket.socket, path: str, module_name: str) -> None:
-    from vouch.exec._harness import load_module_file
+def send(sock: socket.socket, payload: dict[str, Any]) -> None:
+    """Send one message on a program's channel (the program's side)."""
+    _send(sock, payload)
 
+
+def receive(sock: socket.socket) -> dict[str, Any] | None:
+    """The judge's next request on a program's channel; None once the judge is gone (or sent
+    what is not a request)."""
+    try:
+        request = _recv(sock, MAX_REPLY_BYTES)
+    except ValueError:
+        return None
+    return request if isinstance(request, dict) else None
+
+
+def serve_module(sock: socket.socket, path: str, source: str, module_name: str = "solution") -> None:
+    """The default program side: the program imported as a module, its names got and called."""
     module: ModuleType | None = None
     load_error: str | None = None
     with _quiet():
         try:
-            module = load_module_file(path, module_name)
+            module = ModuleType(module_name)
+            module.__file__ = path
+            sys.modules[module_name] = module
+            exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - the program, in its own process
         except BaseException as exc:  # noqa: BLE001 - a program that does not load is an answer
+            module = None
             load_error = f"{type(exc).__name__}: {_describe(exc)}"
-    while True:
-        try:
-            request = _recv(sock, MAX_REPLY_BYTES)
-        except ValueError:
-            return
-        if not isinstance(request, dict):
-            return
+    while (request := receive(sock)) is not None:
         if module is None:
             _send(sock, {"load_error": load_error})
             continue

@@ -367,16 +367,21 @@ class LocalExecutor(Executor):
         # The zygote gets its end of the socket and no other descriptor of ours. It starts in
         # "/" with -P (no script or working directory prepended to sys.path): the caller's
         # working directory is neither importable in a run nor bound back into one as a path
-        # the interpreter needs (it may hold earlier results with labels).
+        # the interpreter needs (it may hold earlier results with labels). Its code and settings
+        # come on its standard input, so that its command line (every run's ``sys.orig_argv``
+        # and /proc/self/cmdline) is the interpreter's alone and names nothing of vouch's.
         process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "vouch.exec._zygote", json.dumps(config)],
+            [sys.executable, "-P", "-"],
             cwd="/",
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             env=_scrubbed_environment(self._hash_seed),
             pass_fds=(child.fileno(),),
             close_fds=True,
         )
+        assert process.stdin is not None
+        with process.stdin:
+            process.stdin.write(f"from vouch.exec._zygote import main\nmain({json.dumps(config)!r})\n".encode())
         child.close()
         reader = _protocol.MessageReader()
         parent.settimeout(_START_TIMEOUT_S)

@@ -1004,8 +1004,9 @@ def _warm_pytest() -> None:
     sys.modules.pop("test_warm", None)
 
 
-def main() -> None:
-    config = json.loads(sys.argv[1])
+def main(settings: str | None = None) -> None:
+    """The pool process: ``settings`` is the pool's JSON (else the first argument)."""
+    config = json.loads(settings if settings is not None else sys.argv[1])
     sock = socket.socket(fileno=int(config["fd"]))
     zygote = Zygote(config=config, sock=sock)
     try:

@@ -13,7 +13,9 @@ from here, and nothing outside ``vouch.exec`` reaches into the engine's private 
 - the run's service channel to its caller: ``request`` (``ServiceError``; a message is at most
   ``MAX_MESSAGE_BYTES``);
 - a program judged apart from its judge: ``Program`` starts it in a process of its own and calls
-  it with data (``NotData``, ``ProgramGone``, ``NoAnswer``, ``NotLoaded``);
+  it with data (``NotData``, ``ProgramGone``, ``NoAnswer``, ``NotLoaded``); a caller that builds
+  the program's side itself (``Serve``) answers on the channel with ``send_answer`` and reads the
+  judge's requests with ``receive_request``;
 - many cases in one run, each in a child process of its own: ``CaseRelay`` (each case's
   ``CaseEnd``), ``isolate_parent`` and ``outside_state``;
 - pytest inside a run: ``make_collector`` (the engine's one collector plugin), ``run_pytest``
@@ -24,7 +26,9 @@ The caller's side of runs (``Executor``, ``RunSpec``, pools) is ``vouch.exec``'s
 
 from __future__ import annotations
 
-from vouch.exec._apart import NoAnswer, NotData, NotLoaded, Program, ProgramGone
+from vouch.exec._apart import NoAnswer, NotData, NotLoaded, Program, ProgramGone, Serve
+from vouch.exec._apart import receive as receive_request
+from vouch.exec._apart import send as send_answer
 from vouch.exec._harness import describe_exception, judged_code_starts, load_module_file
 from vouch.exec._per_case import CaseEnd, CaseRelay, isolate_parent, outside_state
 from vouch.exec._pytest import POOL_ARGS, make_collector, run_pytest
@@ -42,6 +46,7 @@ __all__ = [
     "NotLoaded",
     "Program",
     "ProgramGone",
+    "Serve",
     "ServiceError",
     "decode",
     "describe_exception",
@@ -51,7 +56,9 @@ __all__ = [
     "load_module_file",
     "make_collector",
     "outside_state",
+    "receive_request",
     "request",
     "run_pytest",
+    "send_answer",
     "to_data",
 ]

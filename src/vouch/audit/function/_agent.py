@@ -237,8 +237,8 @@ def _validate(
     )
     wf = _witness.WitnessFile(name, source)
     job.iterations, job.tried = iteration, job.tried + 1
-    specs = [_witness.validation_spec(wf, p.reference, "R[G]", r) for r in range(config.repeats)]
-    specs += [_witness.validation_spec(wf, job.program, "R[s]", r) for r in range(config.repeats)]
+    specs = [_witness.validation_spec(wf, p.reference, "R[G]", r, p) for r in range(config.repeats)]
+    specs += [_witness.validation_spec(wf, job.program, "R[s]", r, p) for r in range(config.repeats)]
     results = engine.run(specs, "agent: validation")
     ref = [_witness.record("reference", r) for r in results[: config.repeats]]
     mod = [_witness.record("model", r) for r in results[config.repeats :]]
@@ -380,8 +380,10 @@ def _withhold_ambiguous(engine: Engine, contexts: dict[str, TaskContext], jobs: 
         if found and sum(v.weight for v in voters) >= MIN_VOTERS:
             plans += [(task_id, voter, w) for voter in voters for w in found]
     specs = [
-        _witness.validation_spec(_witness.WitnessFile(Path(w.file).name, w.source), voter.program, "voter", 0)
-        for _, voter, w in plans
+        _witness.validation_spec(
+            _witness.WitnessFile(Path(w.file).name, w.source), voter.program, "voter", 0, contexts[t].problem
+        )
+        for t, voter, w in plans
     ]
     differing: dict[int, set[str]] = {}
     for (_, voter, w), result in zip(plans, engine.run(specs, "ambiguity check (agent witnesses)"), strict=True):

@@ -237,8 +237,8 @@ class WitnessTools(WitnessToolbox):
         text = str(source)
         wf = _witness.WitnessFile(f"test_witness_try_{self.runs}.py", text)
         specs = [
-            _witness.validation_spec(wf, self.ctx.problem.reference, "R[G]", 0),
-            _witness.validation_spec(wf, self.job.program, "R[s]", 0),
+            _witness.validation_spec(wf, self.ctx.problem.reference, "R[G]", 0, self.ctx.problem),
+            _witness.validation_spec(wf, self.job.program, "R[s]", 0, self.ctx.problem),
         ]
         results = self.engine.run(specs, "agent: run_witness")
         lines = [self._budget_line()]

@@ -24,6 +24,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -226,11 +227,18 @@ def t0(
 ) -> dict[str, Any]:
     """Run T0 on ``solution.py`` with each assertion recorded; optionally coverage and mutants.
 
+    Without coverage, mutants or T0's inputs (a trial's run of T0, the one that decides whether
+    it passes), the program runs in the process every witness of it runs in (``_host``), in the
+    benchmark's module: T0's run and a witness's differ in the test alone. With them (G's and the
+    null programs' runs of the task analysis), in this process.
+
     Returns a dict: ``loaded`` (the program imported), ``load_error``, ``passed``/``failed``
     assertion tags (``L<line of the test>``), ``failures`` (tag -> first failure), ``error``
     (check itself crashed), ``inputs`` (T0's argument lists, when asked), ``coverage`` (missing
     branch arcs and totals, when asked) and ``mutants`` (per mutant: killed, survived).
     """
+    if not (record_inputs or coverage_lines or mutants):
+        return _t0_apart(entry_point, test_source, per_assert_s)
     path = os.path.abspath(SOLUTION)
     code = _instrumented_check(test_source)
     tracer = _coverage_of(path) if coverage_lines else None
@@ -258,6 +266,53 @@ def t0(
         if mutants:
             out["mutants"] = _mutants(mutants, entry_point, code, per_assert_s, mutant_budget_s)
     return out
+
+
+T0_ANSWER_S = 15.0
+"""How long T0's run waits for the program's record of T0 (each assertion has its own timer
+there; a program that stops them is stopped by this one)."""
+
+
+def _t0_apart(entry_point: str, test_source: str, per_assert_s: float) -> dict[str, Any]:
+    """T0's run in the program's own process (``_host.serve``): the record it sends back is T0's
+    claim, as the benchmark's own run of T0 would make it. A process vouch could not set up
+    raises ``ChildSetupError`` (vouch's failure, never a record)."""
+    from vouch.audit.function._host import Shape, serve
+    from vouch.exec.runside import NoAnswer, NotLoaded, Program, ProgramGone
+
+    shape = Shape(test_source, entry_point)
+    program = Program(SOLUTION, "solution", answer_s=T0_ANSWER_S, serve=partial(serve, shape=shape))
+    try:
+        program.start()
+        answer = program.ask({"op": "t0", "per_assert_s": per_assert_s})
+    except NotLoaded as exc:
+        return {"loaded": False, "load_error": str(exc).removeprefix("the program does not load: ")}
+    except ProgramGone as exc:
+        error = "timeout" if isinstance(exc, NoAnswer) else str(exc)[:_MESSAGE_CHARS]
+        return {"loaded": True, "passed": [], "failed": [], "failures": {}, "error": error}
+    finally:
+        program.close()
+    return {"loaded": True} | _claimed_record(answer.get("t0"))
+
+
+def _claimed_record(record: Any) -> dict[str, Any]:
+    """T0's record as the program's process sent it, kept to its shape (tags are text)."""
+    if not isinstance(record, dict):
+        return {"passed": [], "failed": [], "failures": {}, "error": "the program's process sent no record of T0"}
+
+    def tags(value: Any) -> list[str]:
+        return [str(t)[:40] for t in value[:10_000]] if isinstance(value, list) else []
+
+    failures = record.get("failures")
+    error = record.get("error")
+    return {
+        "passed": tags(record.get("passed")),
+        "failed": tags(record.get("failed")),
+        "failures": {str(k)[:40]: str(v)[:_MESSAGE_CHARS] for k, v in failures.items()}
+        if isinstance(failures, dict)
+        else {},
+        "error": None if error is None else str(error)[:_MESSAGE_CHARS],
+    }
 
 
 def _branches(cov: Any, path: str) -> dict[str, Any]:
@@ -308,6 +363,7 @@ def outputs(
     arcs: bool = False,
     arcs_per_call: bool = False,
     give_up_after: int | None = None,
+    test: str | None = None,
 ) -> dict[str, Any]:
     """Call the entry point of ``solution.py`` on each argument list, each under its own timer.
 
@@ -319,7 +375,9 @@ def outputs(
     branch arcs of ``solution.py`` the first ``ARCS_FIRST`` calls took (``"arcs": [[from, to], ...]``);
     with ``arcs_per_call`` as well, the arcs of each of those calls (``"call_arcs"``, one list per call).
     With ``give_up_after``, the calls after that many timeouts are ``skipped`` (a program known
-    to hang, such as a mutant of G, is told apart already).
+    to hang, such as a mutant of G, is told apart already). With the task's ``test``, the program
+    is built into the benchmark's module (``_host.benchmark_module``), as in T0's and the
+    witnesses' runs, and prints to the stream those give it.
     """
     from vouch.exec.runside import from_data
 
@@ -340,6 +398,7 @@ def outputs(
             tracer,
             per_call=arcs_per_call,
             give_up_after=give_up_after,
+            test=test,
         )
     finally:
         if tracer is not None:
@@ -379,12 +438,20 @@ def _call_all(
     *,
     per_call: bool = False,
     give_up_after: int | None = None,
+    test: str | None = None,
 ) -> str | None:
-    with _quiet():
+    from vouch.audit.function._host import Caller, Shape, benchmark_module, swallowed
+
+    with swallowed() if test is not None else _quiet():
         try:
             with _timer(per_call_s * 2):
-                module: ModuleType = load_module_file(SOLUTION, "solution")
-            fn = getattr(module, entry_point)
+                if test is None:
+                    fn = getattr(load_module_file(SOLUTION, "solution"), entry_point)
+                else:
+                    with open(SOLUTION, encoding="utf-8", errors="surrogateescape") as f:
+                        source = f.read()
+                    namespace = benchmark_module(source, os.path.abspath(SOLUTION), Shape(test, entry_point))
+                    fn = Caller(namespace, entry_point)
         except BaseException as exc:  # noqa: BLE001 - an outcome
             return _describe(exc)
         timeouts = 0
@@ -436,7 +503,23 @@ ANSWERS_S = 10.0
 (``_witness.LIMITS``), so that pytest always has the time to finish and report the test."""
 
 
-def run_witness(test_file: str, answer_s: float = ANSWER_S, answers_s: float = ANSWERS_S) -> dict[str, Any]:
+def _shaped(test: str | None, entry_point: str | None) -> Any:
+    """The program's side for a ``Program`` (``runside.Serve``): the benchmark's module
+    (``_host``) when the task's test and entry point are known, else the program as a module."""
+    if test is None or entry_point is None:
+        return None
+    from vouch.audit.function._host import Shape, serve
+
+    return partial(serve, shape=Shape(test, entry_point))
+
+
+def run_witness(
+    test_file: str,
+    answer_s: float = ANSWER_S,
+    answers_s: float = ANSWERS_S,
+    test: str | None = None,
+    entry_point: str | None = None,
+) -> dict[str, Any]:
     """Run one witness test file with pytest; returns the run's record (``vouch.exec.PytestRun``).
 
     The program (``solution.py``) never runs in this process: ``solution`` is a module whose
@@ -449,24 +532,76 @@ def run_witness(test_file: str, answer_s: float = ANSWER_S, answers_s: float = A
     its own, and each answer has a deadline: ``answer_s``, and ``answers_s`` for all of them):
     what it does instead of answering fails the test by an assertion naming it, and pytest
     reports the test.
+
+    With the task's ``test`` (T0's source) and ``entry_point``, the program's process is the one
+    T0's run gives it (``_host``): the benchmark's module, called from a ``check``. It starts
+    before pytest does, so that nothing of the test runner is in what it inherits.
     """
     import pytest
 
     from vouch.exec.runside import POOL_ARGS, Program, make_collector
 
-    program = Program(SOLUTION, "solution", hide=[test_file], answer_s=answer_s, answers_s=answers_s)
+    # The test is read before the program's process starts (its file is out of the program's
+    # reach from then on), and pytest collects it from here.
+    with open(test_file, "rb") as f:
+        source = f.read()
+    program = Program(
+        SOLUTION,
+        "solution",
+        hide=[test_file],
+        answer_s=answer_s,
+        answers_s=answers_s,
+        serve=_shaped(test, entry_point),
+    )
+    program.start()
     sys.modules["solution"] = program.module()
     collector = make_collector()
     try:
         with _quiet():
             code = pytest.main(
-                [*POOL_ARGS, "-q", "-p", "no:cacheprovider", "-p", "no:randomly", test_file], plugins=[collector]
+                [*POOL_ARGS, "-q", "-p", "no:cacheprovider", "-p", "no:randomly", test_file],
+                plugins=[collector, _ReadFirst(os.path.abspath(test_file), source)],
             )
     finally:
         program.close()
         sys.modules.pop("solution", None)
     record: dict[str, Any] = collector.record(code).to_json()
     return record
+
+
+class _ReadFirst:
+    """A pytest plugin: the test module at ``path`` is built from ``source``, read before the
+    program's process started, with pytest's own assertion rewriting (the file itself may be
+    empty by now: a program that shares the judge's filesystem must not read what it expects)."""
+
+    def __init__(self, path: str, source: bytes) -> None:
+        self.path = path
+        self.source = source
+
+    def pytest_pycollect_makemodule(self, module_path: Any, parent: Any) -> Any:
+        import pytest
+
+        if str(module_path) != self.path:
+            return None
+        plugin = self
+
+        class FromSource(pytest.Module):
+            def _getobj(self) -> ModuleType:
+                return plugin.module()
+
+        return FromSource.from_parent(parent, path=module_path)
+
+    def module(self) -> ModuleType:
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        tree = ast.parse(self.source, filename=self.path)
+        rewrite_asserts(tree, self.source, self.path)
+        name = os.path.splitext(os.path.basename(self.path))[0]
+        module = ModuleType(name)
+        module.__file__ = self.path
+        sys.modules[name] = module
+        exec(compile(tree, self.path, "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - vouch's witness
+        return module
 
 
 APART_BUDGET_S = 30.0
@@ -476,7 +611,11 @@ MAX_RESTARTS = 16
 
 
 def outputs_apart(
-    entry_point: str, inputs: list[Any], answer_s: float = ANSWER_S, budget_s: float = APART_BUDGET_S
+    entry_point: str,
+    inputs: list[Any],
+    answer_s: float = ANSWER_S,
+    budget_s: float = APART_BUDGET_S,
+    test: str | None = None,
 ) -> dict[str, Any]:
     """Ask ``solution.py``'s entry point each input as a witness run asks it: the program in a
     process of its own (``vouch.exec._apart``), only data back. Rows as ``outputs`` gives them;
@@ -491,7 +630,9 @@ def outputs_apart(
 
     start = time.monotonic()
     results: list[dict[str, Any]] = []
-    programs = [Program(SOLUTION, "solution", answer_s=answer_s)]
+    serve = _shaped(test, entry_point)
+    programs = [Program(SOLUTION, "solution", answer_s=answer_s, serve=serve)]
+    programs[0].start()
 
     def ask(args: tuple[Any, ...]) -> dict[str, Any]:
         try:
@@ -518,11 +659,11 @@ def outputs_apart(
                 # A witness asks once, of a fresh process: a program that ended here (after the
                 # calls before) is asked this input again by one that answered nothing yet.
                 programs[-1].close()
-                programs.append(Program(SOLUTION, "solution", answer_s=answer_s))
+                programs.append(Program(SOLUTION, "solution", answer_s=answer_s, serve=serve))
                 row = ask(args) if str(row.get("error")).startswith("died:") else row
                 if programs[-1].gone is not None:
                     programs[-1].close()
-                    programs.append(Program(SOLUTION, "solution", answer_s=answer_s))
+                    programs.append(Program(SOLUTION, "solution", answer_s=answer_s, serve=serve))
             results.append(row)
     finally:
         programs[-1].close()

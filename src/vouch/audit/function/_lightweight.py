@@ -133,7 +133,7 @@ def static_suite(
         [
             _offline.outputs_spec(
                 contexts[t].problem.reference,
-                contexts[t].problem.entry_point,
+                contexts[t].problem,
                 [a for a, _ in _usable(contexts[t])],
                 f"{t} G, arcs per input",
                 config.per_call_s,
@@ -191,7 +191,7 @@ def _mutant_kills(
         for m in chosen:
             spec = _offline.outputs_spec(
                 m.source,
-                contexts[t].problem.entry_point,
+                contexts[t].problem,
                 [a for a, _ in usable],
                 f"{t} mutant of G",
                 MUTANT_CALL_S,
@@ -294,9 +294,8 @@ def _confirm_agreements(
             shown = {_inputs.key(d.args) for d in diffs}
             asked = [test for k, test in by_key.items() if k in stake and k not in shown]
             if asked and not job.harness_flags and job.infra is None:
-                entry = contexts[t].problem.entry_point
                 spec = _offline.apart_spec(
-                    job.program, entry, [a.args for a in asked], f"{job.first_trial} votes, apart"
+                    job.program, contexts[t].problem, [a.args for a in asked], f"{job.first_trial} votes, apart"
                 )
                 plans.append((t, job, asked, spec))
     results = engine.run([p[3] for p in plans], "shared witnesses, votes apart", owners=[p[1] for p in plans])
@@ -353,7 +352,7 @@ def _share(
         suite = suites.get(t) or []
         if not suite:
             continue
-        entry = contexts[t].problem.entry_point
+        entry = contexts[t].problem
         for job in jobs:
             spec = _offline.outputs_spec(
                 job.program, entry, [s.args for s in suite], f"{job.first_trial} shared witnesses", config.per_call_s

@@ -21,6 +21,7 @@ from vouch.audit.function._preconditions import Preconditions, infer, shape
 from vouch.audit.function._prompt import Example, apply_wrapper
 from vouch.core import equal
 from vouch.exec import Call, Limits, RunResult, RunSpec, from_data
+from vouch.sources.trials import Problem
 
 OUTPUT_LIMITS = Limits(timeout_s=60.0, memory_mb=512)
 RUN_BUDGET_S = 20.0
@@ -185,7 +186,7 @@ def _output_kind(value: Any, *, coarse: bool = False) -> str:
 
 def outputs_spec(
     program: str,
-    entry_point: str,
+    task: Problem | str,
     inputs: Sequence[Sequence[Any]],
     name: str,
     per_call_s: float,
@@ -195,17 +196,21 @@ def outputs_spec(
     give_up_after: int | None = None,
 ) -> RunSpec:
     """One run that calls the entry point of ``program`` on every input (and records arcs, if
-    asked: all the calls took, or each call's)."""
+    asked: all the calls took, or each call's). ``task`` is the task (the program is built into
+    the benchmark's module with T0's test, as in T0's and the witnesses' runs) or, for a program
+    of vouch's own, the entry point alone."""
     from vouch.exec import to_data
 
     data = [to_data(list(a)) for a in inputs]
+    entry_point = task if isinstance(task, str) else task.entry_point
     return RunSpec(
         Call(
             "vouch.audit.function._inrun:outputs",
             (entry_point, data, per_call_s, RUN_BUDGET_S),
             {"arcs": arcs}
             | ({"arcs_per_call": True} if arcs_per_call else {})
-            | ({"give_up_after": give_up_after} if give_up_after is not None else {}),
+            | ({"give_up_after": give_up_after} if give_up_after is not None else {})
+            | ({"test": task.test} if not isinstance(task, str) else {}),
         ),
         files={"solution.py": program},
         limits=OUTPUT_LIMITS,
@@ -458,13 +463,18 @@ def _resource_rank(actual: Any) -> int:
 APART_LIMITS = Limits(timeout_s=60.0, memory_mb=512)
 
 
-def apart_spec(program: str, entry_point: str, inputs: Sequence[Sequence[Any]], name: str) -> RunSpec:
-    """One run that asks ``program`` every input the way a witness run asks it: the program in a
-    process of its own, only data back (``_inrun.outputs_apart``); rows as ``decoded`` reads them."""
+def apart_spec(program: str, problem: Problem, inputs: Sequence[Sequence[Any]], name: str) -> RunSpec:
+    """One run that asks ``program`` every input the way a witness run asks it: the program in
+    the process a witness run gives it (the benchmark's module, ``_host``), only data back
+    (``_inrun.outputs_apart``); rows as ``decoded`` reads them."""
     from vouch.exec import to_data
 
     return RunSpec(
-        Call("vouch.audit.function._inrun:outputs_apart", (entry_point, [to_data(list(a)) for a in inputs])),
+        Call(
+            "vouch.audit.function._inrun:outputs_apart",
+            (problem.entry_point, [to_data(list(a)) for a in inputs]),
+            {"test": problem.test},
+        ),
         files={"solution.py": program},
         limits=APART_LIMITS,
         name=name,

@@ -118,7 +118,7 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
         seed_specs.append(
             _offline.outputs_spec(
                 ctx.problem.reference,
-                ctx.problem.entry_point,
+                ctx.problem,
                 seeds,
                 f"{ctx.problem.task_id} G on seeds",
                 config.per_call_s,
@@ -147,7 +147,7 @@ def _prepare_pools(engine: Engine, contexts: dict[str, TaskContext], task_ids: s
     specs = [
         _offline.outputs_spec(
             ctx.problem.reference,
-            ctx.problem.entry_point,
+            ctx.problem,
             [a for _, a in inputs] + [e.args for e in stated[id(ctx)]],
             f"{ctx.problem.task_id} G on pool",
             config.per_call_s,
@@ -223,7 +223,7 @@ def _differential_stage(
         specs.append(
             _offline.outputs_spec(
                 job.program,
-                contexts[job.task_id].problem.entry_point,
+                contexts[job.task_id].problem,
                 [a for _, a, _ in pool.inputs],
                 f"{job.first_trial} on generated inputs",
                 config.per_call_s,
@@ -274,6 +274,7 @@ def _differential_stage(
     searched = [j for j in chosen if j.t0 is not None and j.t0.passed and j.diffs]
     for job, kept in zip(searched, confirm_apart(engine, contexts, [(j, j.diffs) for j in searched]), strict=True):
         job.diffs = kept
+    _agreements_apart(engine, contexts, [j for j in chosen if j.t0 is not None and j.t0.passed], config)
     for task_id in {j.task_id for j in chosen}:
         mine = [j for j in chosen if j.task_id == task_id]
         # A program that answered otherwise inside vouch's harness than apart has no vote.
@@ -535,7 +536,7 @@ def _ghost_search(
         specs = [
             _offline.outputs_spec(
                 job.program,
-                contexts[job.task_id].problem.entry_point,
+                contexts[job.task_id].problem,
                 fresh,
                 f"{job.first_trial} ghost branches",
                 config.per_call_s,
@@ -584,7 +585,7 @@ def _run_found(
     g_specs = [
         _offline.outputs_spec(
             ctx.problem.reference,
-            ctx.problem.entry_point,
+            ctx.problem,
             inputs,
             f"{ctx.problem.task_id} G: {stage}",
             config.per_call_s,
@@ -606,7 +607,7 @@ def _run_found(
     specs = [
         _offline.outputs_spec(
             job.program,
-            ctx.problem.entry_point,
+            ctx.problem,
             [a for _, a, _ in extra.inputs],
             f"{job.first_trial} {stage}",
             config.per_call_s,
@@ -667,7 +668,7 @@ def _around_crashes(
         chosen = order[start:]
         spec = _offline.outputs_spec(
             job.program,
-            ctx.problem.entry_point,
+            ctx.problem,
             [inputs[k] for k in chosen],
             f"{job.first_trial} generated inputs from #{start}, smallest first",
             config.per_call_s,
@@ -742,8 +743,8 @@ def confirm_apart(
         for diff in confirmable[CONFIRMED_LIMIT:]:
             job.unasked.setdefault(_inputs.key(diff.args), f"past the first {CONFIRMED_LIMIT} differences")
         if asked and job.infra is None:
-            entry = contexts[job.task_id].problem.entry_point
-            spec = _offline.apart_spec(job.program, entry, [d.args for d in asked], f"{job.first_trial} {stage}")
+            problem = contexts[job.task_id].problem
+            spec = _offline.apart_spec(job.program, problem, [d.args for d in asked], f"{job.first_trial} {stage}")
             plans.append((index, job, asked, spec))
     results = engine.run([p[3] for p in plans], stage, owners=[p[1] for p in plans])
     out = [list(diffs) for _, diffs in work]
@@ -785,6 +786,62 @@ def confirm_apart(
                 del job.unasked[key]
         out[index] = reproduced + [d for d in out[index] if id(d) not in settled]
     return out
+
+
+AGREEMENTS_ASKED = 16
+"""Inputs where a program gave G's answer in the search that are asked again apart, per program:
+the smallest half, and half at random."""
+
+
+def _agreements_apart(
+    engine: Engine, contexts: dict[str, TaskContext], jobs: Sequence[ProgramJob], config: AuditConfig
+) -> None:
+    """Ask each program, as its witnesses ask it, some inputs of the pool where it gave G's answer
+    in the search (``AGREEMENTS_ASKED``); each it answers otherwise there is a difference like
+    any other, found where its witnesses run.
+
+    The search runs the program in a process vouch's harness shares, which can never look
+    exactly like the process its witnesses and T0 give it (``_host``): a program that gives G's
+    answers only where it is searched would show no difference to write a witness for. Asked
+    where the witness runs, it shows the answers the benchmark's run of it gets."""
+    plans = []
+    for job in jobs:
+        ctx = contexts[job.task_id]
+        pool = ctx.pool
+        if pool is None or job.infra is not None:
+            continue
+        differing = {_inputs.key(d.args) for d in job.diffs} | set(job.unasked)
+        agreed = [
+            item
+            for item in pool.inputs
+            if _inputs.key(item[1]) not in differing
+            and _inputs.key(item[1]) not in pool.wide
+            and _inputs.key(item[1]) not in pool.slow
+        ]
+        if not agreed:
+            continue
+        half = AGREEMENTS_ASKED // 2
+        by_size = sorted(agreed, key=lambda item: _inputs.size(item[1]))
+        rest = by_size[half:]
+        picked = by_size[:half] + random.Random(f"{config.seed}:{job.hash}:apart").sample(rest, min(half, len(rest)))
+        spec = _offline.apart_spec(
+            job.program, ctx.problem, [item[1] for item in picked], f"{job.first_trial} agreements asked apart"
+        )
+        plans.append((job, picked, spec))
+    results = engine.run([p[2] for p in plans], "agreements asked apart", owners=[p[0] for p in plans])
+    for (job, picked, _spec), result in zip(plans, results, strict=True):
+        if _run_failed(result):
+            continue  # nothing was asked; the search's answers stand
+        pool = contexts[job.task_id].pool
+        assert pool is not None
+        rows = _offline.decoded(result, len(picked))
+        found = _offline.differences(replace(pool, inputs=list(picked)), rows)
+        job.diffs += [d for d in found if not (isinstance(d.actual, str) and d.actual.startswith(_UNASKED_APART))]
+
+
+_UNASKED_APART = ("raised timeout", "raised died", "raised NotLoaded")
+"""Answers apart that are no answer to compare: out of time, or a process that ended (the search
+has its own ways with those)."""
 
 
 def _diverged(job: ProgramJob, ctx: TaskContext, diff: _offline.Difference) -> None:
@@ -863,10 +920,12 @@ def _contest_finals(
         if sum(v.weight for v in mine) < MIN_VOTERS:
             continue
         diffs = list(by_key.values())
-        entry = contexts[task_id].problem.entry_point
+        entry = contexts[task_id].problem
         for voter in mine:
             spec = _offline.outputs_spec(voter.program, entry, [d.args for d in diffs], "voter", config.per_call_s)
-            apart = _offline.apart_spec(voter.program, entry, [d.args for d in diffs], "voter, apart")
+            apart = _offline.apart_spec(
+                voter.program, contexts[task_id].problem, [d.args for d in diffs], "voter, apart"
+            )
             plans.append((task_id, voter, diffs, spec, apart))
     # A voter's runs are its own program's: what they end with is that voter's outcome (a run
     # vouch could not run leaves that voter undecided), never the task's. Each is asked in its
@@ -1159,12 +1218,14 @@ def validate_candidates(
         if key not in on_g:
             on_g[key] = len(specs)
             reference = contexts[job.task_id].problem.reference
-            specs += [_witness.validation_spec(wf, reference, "R[G]", r) for r in range(config.repeats)]
+            problem = contexts[job.task_id].problem
+            specs += [_witness.validation_spec(wf, reference, "R[G]", r, problem) for r in range(config.repeats)]
             sharing = [j for j, w, *_ in candidates if _on_g_key(j, w) == key]
             owners += [sharing] * config.repeats
     first_s = len(specs)
     for job, wf, *_ in candidates:
-        specs += [_witness.validation_spec(wf, job.program, "R[s]", r) for r in range(config.repeats)]
+        problem = contexts[job.task_id].problem
+        specs += [_witness.validation_spec(wf, job.program, "R[s]", r, problem) for r in range(config.repeats)]
         owners += [[job]] * config.repeats
     results = engine.run(specs, f"validation, iteration {iteration}", owners=owners)
     for index, (job, wf, args, expected, actual, clause_id) in enumerate(candidates):
@@ -1285,19 +1346,15 @@ def _shrink_round(
             continue
         plans.append((job, smaller))
         specs.append(
-            _offline.outputs_spec(
-                ctx.problem.reference, ctx.problem.entry_point, smaller, "G on shrunk inputs", config.per_call_s
-            )
+            _offline.outputs_spec(ctx.problem.reference, ctx.problem, smaller, "G on shrunk inputs", config.per_call_s)
         )
         # The trial answers the smaller inputs as its witnesses will ask them (apart), so that a
         # smaller difference it shows only inside vouch's harness never replaces the one it has;
         # an input it runs out of time on is shrunk in the search's run, under its CPU timer.
         specs.append(
-            _offline.outputs_spec(
-                job.program, ctx.problem.entry_point, smaller, "R[s] on shrunk inputs", config.per_call_s
-            )
+            _offline.outputs_spec(job.program, ctx.problem, smaller, "R[s] on shrunk inputs", config.per_call_s)
             if diff.actual == "raised timeout"
-            else _offline.apart_spec(job.program, ctx.problem.entry_point, smaller, "R[s] on shrunk inputs, apart")
+            else _offline.apart_spec(job.program, ctx.problem, smaller, "R[s] on shrunk inputs, apart")
         )
         owners += [job, job]
     results = engine.run(specs, "minimising", owners=owners)

@@ -119,10 +119,15 @@ def test_{safe_name(trial_id)}_{index}():
     return WitnessFile(name, body)
 
 
-def validation_spec(witness: WitnessFile, program: str, world: str, repeat: int) -> RunSpec:
-    """One run of the witness in one world (the program is written as ``solution.py``)."""
+def validation_spec(
+    witness: WitnessFile, program: str, world: str, repeat: int, problem: Problem | None = None
+) -> RunSpec:
+    """One run of the witness in one world (the program is written as ``solution.py``). With the
+    task's ``problem``, the program runs in the benchmark's module as in T0's run (``_host``);
+    without it (a replay, which has the witness and the programs alone), as a module."""
+    shape = {"test": problem.test, "entry_point": problem.entry_point} if problem is not None else {}
     return RunSpec(
-        Call("vouch.audit.function._inrun:run_witness", (witness.name,)),
+        Call("vouch.audit.function._inrun:run_witness", (witness.name,), shape),
         files={"solution.py": program, witness.name: witness.source},
         limits=LIMITS,
         name=f"witness {witness.name} in {world} #{repeat}",
@@ -179,8 +184,8 @@ def canary(executor: Executor) -> None:
     specs = [
         t0_spec(CANARY.reference, CANARY, "canary: T0 on G"),
         t0_spec(CANARY_WRONG, CANARY, "canary: T0 on the wrong program"),
-        validation_spec(witness, CANARY.reference, "R[G]", 0),
-        validation_spec(witness, CANARY_WRONG, "R[s]", 0),
+        validation_spec(witness, CANARY.reference, "R[G]", 0, CANARY),
+        validation_spec(witness, CANARY_WRONG, "R[s]", 0, CANARY),
     ]
     results = executor.run_batch(specs)
     for spec, result in zip(specs[:2], results[:2], strict=True):
