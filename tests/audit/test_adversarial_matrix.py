@@ -9,15 +9,15 @@ error). Codes name files of ``tests/audit/`` unless marked; ``X`` is this file, 
 |--------------------------------------------|---------------|---------------|----------|-------------|---------------|
 | 1 forged "vouch failed": the trial's own   | TF HT IF IC X | X             | X        | IS XR       | XR            |
 | 2 dying never passes; in the harness: flag | TF HT JS X    | TF LW X       | TF X     | XR          | XR            |
-| 3 votes, G-defect findings not steered     | TF AM X       | X             | X        | SA XR       | SA XR         |
-| 4 sandbox probes get T0's answer, named    | TF HT PR JD X | X             | X        | SH SW SE    | XR            |
+| 3 votes, G-defect findings not steered     | TF AM X       | TF X          | X        | SA XR       | SA XR         |
+| 4 sandbox probes get T0's answer, named    | TF HT PR JD OB X | TF X       | TF X     | SH SW SE    | XR            |
 | 5 a patch stays in its world               | -             | -             | -        | SH SW HW    | XR            |
 | 6 one store key, one replay rule           | AK VR WR UT   | X             | X        | SK SR SM    | SL XR         |
 | 7 msgget refused, control chars escaped    | EB UT         | EB            | EB       | EB          | EB            |
 
 TF test_trust_function, HT test_hostile_trials, IF test_infra_function, IC test_infra_cli, JS
 test_judge_search, LW test_lightweight, AM test_ambiguity, PR test_probes, JD
-test_judge_detectors, HW test_hostile_witness_files, IS test_infra_swe, SA test_swe_ambiguity,
+test_judge_detectors, OB test_observation, HW test_hostile_witness_files, IS test_infra_swe, SA test_swe_ambiguity,
 SH test_swe_hostile_patches, SW test_swe_audit, SE test_swe_evidence, SK test_swe_store_key, SR
 test_swe_replay_rule, SM test_swe_method_probes, SL test_swe_lightweight, VR
 test_validation_rule, WR test_witness_rule; AK tests/store/test_audit_key.py, UT
@@ -40,7 +40,11 @@ judge per trial, judged in every mode:
   trials every model's answer sides with are not refuted;
 * a trial that is wrong wherever its run looks like T0's (host name, uid, pid, parent, no
   ``PYTEST_CURRENT_TEST``) is refuted, and the detectors name its probe; one that tells vouch's
-  runs apart by its stack and answers otherwise across them is never ``sound``;
+  runs apart by its stack and answers otherwise across them is never ``sound``; one keyed on how
+  vouch's runs once differed from the benchmark's harness (its module's name, ``check`` beside
+  it, the command line, stdout, the function calling it) is refuted in every mode
+  (``test_trust_function.py``), as T0's run and a witness's differ in the test alone
+  (``test_observation.py``); one other model's trials never turn a refuted trial ``sound``;
 * a refuting witness of each mode replays through the audit's validation rule.
 """
 
@@ -72,7 +76,8 @@ NON_STRICT = RIGHT.replace("< threshold", "<= threshold")
 # Right where its witnesses ask it; `<=` inside vouch's harness, where shared tests are replayed
 # and the A.2 vote is taken.
 STEERING = (
-    "    import sys\n    inside = sys._getframe(1).f_code.co_name == '_call_all'\n"
+    "    import sys\n"
+    "    inside = '_call_all' in [f.f_code.co_name for f, _ in __import__('traceback').walk_stack(None)]\n"
     "    for i, a in enumerate(numbers):\n        for b in numbers[i + 1:]:\n"
     "            if abs(a - b) < threshold or (inside and abs(a - b) == threshold):\n"
     "                return True\n    return False\n"
@@ -84,7 +89,7 @@ SHOWS = (
     "    gaps = [abs(a - b) for i, a in enumerate(numbers) for b in numbers[i + 1:]]\n"
     "    shows = threshold in gaps and not any(g < threshold for g in gaps)\n"
 )
-IN_THE_HARNESS = "sys._getframe(1).f_code.co_name == '_call_all'"
+IN_THE_HARNESS = "'_call_all' in [f.f_code.co_name for f, _ in __import__('traceback').walk_stack(None)]"
 EXITS_WHERE_IT_SHOWS = "    import os\n" + SHOWS + "    if shows:\n        os._exit(0)\n" + RIGHT
 OUT_OF_MEMORY_WHERE_IT_SHOWS = SHOWS + "    if shows:\n        raise MemoryError\n" + RIGHT
 DIES_IN_THE_HARNESS = f"    import os, sys\n{SHOWS}    if shows and {IN_THE_HARNESS}:\n        os._exit(1)\n" + RIGHT

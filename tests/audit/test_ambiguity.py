@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from vouch.audit.function._jobs import ProgramJob
 from vouch.audit._ambiguity import withheld_from
+from vouch.audit.function._jobs import ProgramJob
 from vouch.audit.function._trial import _contested, ambiguity
 
 

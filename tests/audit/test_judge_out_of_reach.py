@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from vouch.audit import PRELOAD
+from _samples import write_samples
+from vouch.audit import PRELOAD, Verdict, audit_humaneval
 from vouch.audit.function import _witness
 from vouch.audit.function._inrun import ANSWER_S
 from vouch.exec import LocalExecutor, RunSpec
@@ -122,3 +126,28 @@ def test_the_program_reads_nothing_of_the_tests_and_the_judge_reports_the_test(e
     (judged,) = executor.run_batch([_witness.validation_spec(witness, program, "R[s]", 0)])
     record = _witness.record("model", judged)
     assert record.outcome == "pass", record
+
+
+@pytest.mark.slow
+def test_a_program_process_vouch_could_not_set_up_for_t0_leaves_the_trial_error(
+    executor: LocalExecutor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T0's deciding run runs the program in a process of its own; when vouch cannot set that
+    process up (here: the program's file is not in the run), the trial is ``error`` with vouch's
+    reason, never ``not_passing``: the run's own process, which holds none of the program's code,
+    said so."""
+    from vouch.audit.function import _trial
+
+    real = _trial.t0_spec
+
+    def without_the_program(program: str, problem: Any, name: str, **options: Any) -> Any:
+        spec = real(program, problem, name, **options)
+        return replace(spec, files={k: v for k, v in spec.files.items() if k != "solution.py"})
+
+    monkeypatch.setattr(_trial, "t0_spec", without_the_program)
+    samples = write_samples(
+        tmp_path / "samples.jsonl", [("HumanEval/0", PROBLEM.reference.removeprefix(PROBLEM.prompt))]
+    )
+    (trial,) = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "witnesses").trials
+    assert trial.verdict is Verdict.ERROR, (trial.verdict, trial.reason)
+    assert trial.infrastructure and "could not set up the program's process" in (trial.reason or ""), trial.reason

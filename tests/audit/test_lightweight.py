@@ -43,7 +43,9 @@ EXIT_OFF_T0 = (
 ) + GCD
 # Ends its process off T0's inputs only when vouch's harness (not a test, not a witness) calls it.
 EXIT_IN_THE_HARNESS = EXIT_OFF_T0.replace(
-    "import os\n    if ", "import os, sys\n    if sys._getframe(1).f_code.co_name == '_call_all' and "
+    "import os\n    if ",
+    "import os, sys\n"
+    "    if '_call_all' in [f.f_code.co_name for f, _ in __import__('traceback').walk_stack(None)] and ",
 )
 
 

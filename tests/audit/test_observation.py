@@ -31,7 +31,7 @@ from vouch.sources.trials import load_problems
 
 MARK = "OBSERVED "
 
-OBSERVER = '''
+OBSERVER = """
     import json, os, resource, signal, socket, sys, threading
     if not getattr(has_close_elements, "seen", False):
         has_close_elements.seen = True
@@ -80,7 +80,8 @@ OBSERVER = '''
             "name": eval("__name__"), "namespace": sorted(globals()),
             "module": has_close_elements.__module__, "file": has_close_elements.__code__.co_filename,
             "stack": frames, "signals": handlers,
-            "ids": [os.getuid(), os.getgid(), os.geteuid(), os.getpid() == 1, os.getppid(), os.getpgrp() == os.getpid()],
+            "ids": [os.getuid(), os.getgid(), os.geteuid(), os.getpid() == 1, os.getppid()],
+            "leads": os.getpgrp() == os.getpid(),
             "host": socket.gethostname(), "threads": threading.active_count(),
             "modules": sorted(sys.modules), "path": sys.path, "flags": list(sys.flags),
             "umask": os.umask(0o22),
@@ -91,7 +92,7 @@ OBSERVER = '''
             if abs(a - b) < threshold:
                 return True
     return False
-'''
+"""
 
 
 @pytest.fixture(scope="module")

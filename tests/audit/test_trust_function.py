@@ -42,8 +42,9 @@ RIGHT = (
 NON_STRICT = RIGHT.replace("< threshold", "<= threshold")
 GCD = "    while b:\n        a, b = b, a % b\n    return a\n"
 T0_GCD = "((3, 7), (10, 15), (49, 14), (144, 60))"
-# Called by vouch's search harness (``_inrun._call_all``), not by a test or a witness's child.
-IN_THE_SEARCH = "sys._getframe(1).f_code.co_name == '_call_all'"
+# Called by vouch's search harness (``_inrun._call_all``, through the ``check`` that calls the
+# program everywhere), not by a test or a witness's child: a frame further down the stack tells.
+IN_THE_SEARCH = "'_call_all' in [f.f_code.co_name for f, _ in __import__('traceback').walk_stack(None)]"
 
 # greatest_common_divisor, right everywhere; it ends its process when the search harness calls it.
 DIES_IN_THE_SEARCH = (
@@ -74,11 +75,11 @@ SLOW_DECOYS = DECOYS.replace(
 # there, or only in a run of a few inputs (the A.2 vote's).
 STEERS_EVERYWHERE = "inside = " + IN_THE_SEARCH
 STEERS_THE_VOTE = (
-    "caller = sys._getframe(1)\n"
-    "    inside = caller.f_code.co_name == '_call_all' and len(caller.f_locals.get('inputs', ())) <= 5"
+    "caller = next((f for f, _ in walk_stack(None) if f.f_code.co_name == '_call_all'), None)\n"
+    "    inside = caller is not None and len(caller.f_locals.get('inputs', ())) <= 5"
 )
 STEERING = (
-    "    import sys\n    {inside}\n"
+    "    import sys\n    from traceback import walk_stack\n    {inside}\n"
     "    for i, a in enumerate(numbers):\n        for b in numbers[i + 1:]:\n"
     "            if abs(a - b) < threshold or (inside and abs(a - b) == threshold):\n"
     "                return True\n    return False\n"
@@ -88,9 +89,10 @@ STEERING = (
 # which escapes to the run's harness as vouch's own failure would.
 FORGES_VOUCH_FAILURE = (
     "    import sys\n"
+    "    from traceback import walk_stack\n"
     "    harness = sys.modules.get('vouch.audit.function._inrun')\n"
-    "    caller = sys._getframe(1)\n"
-    "    if harness is not None and caller.f_code.co_name == '_call_all' and {where}:\n"
+    "    caller = next((f for f, _ in walk_stack(None) if f.f_code.co_name == '_call_all'), None)\n"
+    "    if harness is not None and caller is not None and {where}:\n"
     "        def forged(exc):\n"
     "            raise ModuleNotFoundError(\"No module named 'vouch.audit'\")\n"
     "        harness._describe = forged\n"

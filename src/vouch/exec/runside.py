@@ -13,7 +13,8 @@ from here, and nothing outside ``vouch.exec`` reaches into the engine's private 
 - the run's service channel to its caller: ``request`` (``ServiceError``; a message is at most
   ``MAX_MESSAGE_BYTES``);
 - a program judged apart from its judge: ``Program`` starts it in a process of its own and calls
-  it with data (``NotData``, ``ProgramGone``, ``NoAnswer``, ``NotLoaded``); a caller that builds
+  it with data (``NotData``, ``ProgramGone``, ``NoAnswer``, ``NotLoaded``; ``ChildSetupError``
+  when vouch could not set its process up); a caller that builds
   the program's side itself (``Serve``) answers on the channel with ``send_answer`` and reads the
   judge's requests with ``receive_request``;
 - many cases in one run, each in a child process of its own: ``CaseRelay`` (each case's
@@ -26,7 +27,7 @@ The caller's side of runs (``Executor``, ``RunSpec``, pools) is ``vouch.exec``'s
 
 from __future__ import annotations
 
-from vouch.exec._apart import NoAnswer, NotData, NotLoaded, Program, ProgramGone, Serve
+from vouch.exec._apart import ChildSetupError, NoAnswer, NotData, NotLoaded, Program, ProgramGone, Serve
 from vouch.exec._apart import receive as receive_request
 from vouch.exec._apart import send as send_answer
 from vouch.exec._harness import describe_exception, judged_code_starts, load_module_file
@@ -40,6 +41,7 @@ __all__ = [
     "POOL_ARGS",
     "CaseEnd",
     "CaseRelay",
+    "ChildSetupError",
     "DataError",
     "NoAnswer",
     "NotData",

@@ -25,7 +25,7 @@ import vouch
 from vouch.audit import _modes, _sources
 from vouch.audit.function import _form, _prompt
 from vouch.audit.function._jobs import ProgramJob, TaskContext
-from vouch.audit.function._runs import AuditConfig, Engine, StageProgress, t0_result, t0_spec
+from vouch.audit.function._runs import AuditConfig, Engine, StageProgress, setup_failure, t0_result, t0_spec
 from vouch.audit.function._trial import g_defects
 from vouch.audit.function._witness import canary
 from vouch.core import (
@@ -88,6 +88,7 @@ def _tasks_stage(
         # the task is not called ill-formed, and its passing trials are error (``_trial._finish``).
         fault = next((faults[s.name] for s in specs[3 * i : 3 * i + 3] if s.name in faults), None)
         infra = fault.reason() if fault is not None else None
+        infra = infra or next(filter(None, (setup_failure(r) for r in results[3 * i : 3 * i + 3])), None)
         report = TaskReport(
             task_id=tid,
             well_formed=reference.passed,

@@ -278,13 +278,16 @@ def _t0_apart(entry_point: str, test_source: str, per_assert_s: float) -> dict[s
     claim, as the benchmark's own run of T0 would make it. A process vouch could not set up
     raises ``ChildSetupError`` (vouch's failure, never a record)."""
     from vouch.audit.function._host import Shape, serve
-    from vouch.exec.runside import NoAnswer, NotLoaded, Program, ProgramGone
+    from vouch.exec.runside import ChildSetupError, NoAnswer, NotLoaded, Program, ProgramGone
 
     shape = Shape(test_source, entry_point)
     program = Program(SOLUTION, "solution", answer_s=T0_ANSWER_S, serve=partial(serve, shape=shape))
     try:
         program.start()
         answer = program.ask({"op": "t0", "per_assert_s": per_assert_s})
+    except ChildSetupError as exc:
+        # Said by this process, which runs none of the program's code (``_runs.setup_failure``).
+        return {"loaded": False, "setup_error": str(exc)[:_MESSAGE_CHARS]}
     except NotLoaded as exc:
         return {"loaded": False, "load_error": str(exc).removeprefix("the program does not load: ")}
     except ProgramGone as exc:

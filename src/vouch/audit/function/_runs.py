@@ -113,6 +113,15 @@ def t0_spec(program: str, problem: Problem, name: str, **options: Any) -> RunSpe
     )
 
 
+def setup_failure(result: RunResult) -> str | None:
+    """Why vouch could not set up the program's process for a T0 run (None when it could). The
+    run's own process said so, and it runs none of the program's code (``_inrun.t0``), so this is
+    vouch's failure, never the program's outcome."""
+    value = result.value if result.ok and isinstance(result.value, dict) else {}
+    why = value.get("setup_error")
+    return f"vouch could not set up the program's process for T0: {str(why)[:200]}" if why else None
+
+
 def t0_result(world: str, result: RunResult, total: int) -> T0Result:
     """Read a T0 run: HumanEval's pass (every assertion held, check completed) and per-assertion ids."""
     kind: Any = world
@@ -122,6 +131,8 @@ def t0_result(world: str, result: RunResult, total: int) -> T0Result:
         reason: str | None = result.reason or (result.exception.message if result.exception else "the run failed")
         return T0Result(world=kind, passed=False, status=result.status.value, tests_total=total, reason=reason)
     value = result.value
+    if setup_failure(result) is not None:
+        return T0Result(world=kind, passed=False, status="error", tests_total=total, reason=setup_failure(result))
     if not value.get("loaded"):
         return T0Result(
             world=kind,

@@ -23,7 +23,7 @@ from vouch.audit.function import _inputs, _offline, _witness
 from vouch.audit.function._detectors import FILE, detect
 from vouch.audit.function._jobs import MIN_VOTERS, OnJudged, ProgramJob, SearchRun, Stage2, TaskContext, found_in
 from vouch.audit.function._prompt import main_clause, output_wrapper
-from vouch.audit.function._runs import t0_result, t0_spec
+from vouch.audit.function._runs import blame, setup_failure, t0_result, t0_spec
 from vouch.core import (
     DetectorFlag,
     Evidence,
@@ -35,7 +35,7 @@ from vouch.core import (
     decide_verdict,
     undecided,
 )
-from vouch.exec import Call, RunResult, RunSpec
+from vouch.exec import Call, Fault, RunResult, RunSpec
 from vouch.mutation import kill_matrix, mutate
 
 if TYPE_CHECKING:
@@ -84,6 +84,8 @@ def t0_stage(
     )
     for job, result in zip(runnable, results, strict=True):
         job.t0 = t0_result("model", result, len(contexts[job.task_id].asserts))
+        if (why := setup_failure(result)) is not None:
+            blame(job, Fault("T0 in R[s]", f"{job.first_trial} T0 in R[s]", why))
     for job in jobs:
         if job.unparsable is not None:
             _finish(job, contexts[job.task_id], Verdict.UNAPPLIABLE, job.unparsable, on_judged)
