@@ -187,15 +187,21 @@ NON_STRICT = (
     "    for i, a in enumerate(numbers):\n        for b in numbers[i + 1:]:\n"
     "            if abs(a - b) <= threshold:\n                return True\n    return False\n"
 )
-# A program whose working directory holds a test file is a witness run's.
-JUDGED = "any(name.startswith('test_') for name in os.listdir('.'))"
+# T0's run and a witness's give a program one process: it can turn on its judge only off T0's
+# inputs (where its `<=` shows, a distance equal to the threshold and none closer), and only outside the search
+# (no frame of vouch's search harness below it), so that the search still sees its answer there.
+JUDGED = (
+    "threshold in [abs(a - b) for i, a in enumerate(numbers) for b in numbers[i + 1:]] and "
+    "not any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:]) and "
+    "'_call_all' not in [f.f_code.co_name for f, _ in __import__('traceback').walk_stack(None)]"
+)
 STALLS_UNDER_A_JUDGE = f"    import os, time\n    if {JUDGED}:\n        time.sleep(60)\n" + NON_STRICT
 INTERRUPTS_ITS_JUDGE = f"    import os, signal\n    if {JUDGED}:\n        os.kill(1, signal.SIGINT)\n" + NON_STRICT
 # Out of memory where its `<=` shows, in the search alone.
 OUT_OF_MEMORY_IN_THE_SEARCH = (
     "    import os\n"
     "    gaps = [abs(a - b) for i, a in enumerate(numbers) for b in numbers[i + 1:]]\n"
-    "    judged = any(name.startswith('test_') for name in os.listdir('.'))\n"
+    "    judged = '_call_all' not in [f.f_code.co_name for f, _ in __import__('traceback').walk_stack(None)]\n"
     "    if not judged and threshold in gaps and not any(g < threshold for g in gaps):\n"
     "        raise MemoryError\n"
 ) + NON_STRICT

@@ -142,3 +142,15 @@ def test_a_program_sees_the_same_process_in_t0s_run_a_witness_run_and_apart(exec
     for name in ("witness", "apart"):
         differing = sorted(k for k in records["T0"] if records["T0"][k] != records[name].get(k))
         assert not differing, {k: (records["T0"][k], records[name].get(k)) for k in differing}
+
+
+def test_the_program_is_compiled_as_the_benchmark_compiles_it(executor: LocalExecutor) -> None:
+    """No compiler flag of vouch's own reaches the program: an annotation naming what the program
+    never imported fails as it fails in plain Python (vouch's modules postpone annotations)."""
+    problem = load_problems()["HumanEval/0"]
+    body = problem.reference.removeprefix(problem.prompt)
+    program = "def has_close_elements(numbers: Lizt[float], threshold: float) -> bool:\n" + body
+    result = executor.run(t0_spec(program, problem, "T0 in R[s]"))
+    assert result.ok and result.value == {"loaded": False, "load_error": "NameError: name 'Lizt' is not defined"}, (
+        result.value
+    )

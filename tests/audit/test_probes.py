@@ -24,6 +24,8 @@ from vouch.audit._probes import probes_in, sandbox_probes
         ("def f(e):\n    return e.__traceback__.tb_frame\n", "walks the stack (.tb_frame)"),
         ("import traceback\ntraceback.extract_stack()\n", "walks the stack (traceback.extract_stack)"),
         ("from traceback import walk_stack\nwalk_stack(None)\n", "walks the stack (traceback.walk_stack)"),
+        ("x = __import__('traceback').walk_stack(None)\n", "walks the stack (traceback.walk_stack)"),
+        ("import importlib\nimportlib.import_module('sys')._getframe(1)\n", "walks the stack (sys._getframe)"),
         ("import os\nos.environ.get('PYTEST_CURRENT_TEST')\n", "reads PYTEST_CURRENT_TEST"),
         ("open('/proc/self/status').read()\n", "reads '/proc/self/status'"),
         ("import sys\nx = 'conftest' in sys.modules\n", "looks for 'conftest' in sys.modules"),

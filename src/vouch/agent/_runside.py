@@ -40,7 +40,7 @@ def run_examples(source: str, prompt: str) -> dict[str, Any]:
     """Load the candidate, run every example of the prompt, compare printed values as doctest does."""
     namespace: dict[str, Any] = {"__name__": "candidate"}
     try:
-        exec(compile(source, "candidate.py", "exec"), namespace)  # noqa: S102 - inside the sandboxed run
+        exec(compile(source, "candidate.py", "exec", dont_inherit=True), namespace)  # noqa: S102 - inside the sandboxed run
     except BaseException as exc:  # noqa: BLE001 - a candidate that does not load fails every example
         return {
             "ok": False,
@@ -50,7 +50,7 @@ def run_examples(source: str, prompt: str) -> dict[str, Any]:
     outcomes = []
     for example, want in examples_of(prompt):
         try:
-            got = repr(eval(compile(example, "<example>", "eval"), namespace))  # noqa: S307 - sandboxed
+            got = repr(eval(compile(example, "<example>", "eval", dont_inherit=True), namespace))  # noqa: S307 - sandboxed
             error = None
         except BaseException as exc:  # noqa: BLE001 - reported per example
             got, error = "", f"{type(exc).__name__}: {exc}"[:_MAX]

@@ -98,6 +98,8 @@ class _Imports:
                 module, attr = self.names[base]
                 return f"{module}.{attr}", node.attr
             return self.modules.get(base, base), node.attr
+        if isinstance(node, ast.Attribute) and (inline := _imported_inline(node.value)) is not None:
+            return inline, node.attr
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -110,6 +112,19 @@ class _Imports:
             base = node.args[0].id
             return self.modules.get(base, base), node.args[1].value
         return None
+
+
+def _imported_inline(node: ast.AST) -> str | None:
+    """The module an expression imports where it stands (``__import__("traceback")``,
+    ``importlib.import_module("traceback")``), else None."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):
+        return None
+    func = node.func
+    named = (isinstance(func, ast.Name) and func.id in ("__import__", "import_module")) or (
+        isinstance(func, ast.Attribute) and func.attr == "import_module"
+    )
+    value = node.args[0].value
+    return value if named and isinstance(value, str) else None
 
 
 def _machinery(node: ast.AST) -> str | None:

@@ -123,7 +123,7 @@ def run_examples(source: str, examples: list[list[str]]) -> list[dict[str, Any]]
     is the text itself.
     """
     namespace: dict[str, Any] = {"__name__": "candidate"}
-    exec(compile(source, "candidate.py", "exec"), namespace)  # noqa: S102 - this run exists to run it
+    exec(compile(source, "candidate.py", "exec", dont_inherit=True), namespace)  # noqa: S102 - this run exists to run it
     out: list[dict[str, Any]] = []
     for call, want in examples:
         try:

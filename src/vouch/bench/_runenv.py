@@ -299,7 +299,7 @@ def _compiled(file: str) -> tuple[CodeType | None, BaseException | None]:
     path = os.path.abspath(file)
     try:
         with open(path, "rb") as handle:
-            return compile(handle.read(), path, "exec"), None
+            return compile(handle.read(), path, "exec", dont_inherit=True), None
     except Exception as exc:  # noqa: BLE001 - a file that does not compile (too deep, too large) is the verifier's
         return None, exc
 

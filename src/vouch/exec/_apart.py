@@ -41,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -472,7 +473,10 @@ def _from_a_thread(spawn: Callable[[], int]) -> int:
 
     def run() -> None:
         try:
-            out.append(spawn())
+            with warnings.catch_warnings():
+                # Python 3.12 warns of a fork in a process with threads; the other is waiting here.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                out.append(spawn())
         except BaseException as exc:  # noqa: BLE001 - raised again in the judge's thread
             out.append(exc)
 
@@ -780,7 +784,7 @@ def serve_module(sock: socket.socket, path: str, source: str, module_name: str =
             module = ModuleType(module_name)
             module.__file__ = path
             sys.modules[module_name] = module
-            exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - the program, in its own process
+            exec(compile(source, path, "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - the program, in its own process
         except BaseException as exc:  # noqa: BLE001 - a program that does not load is an answer
             module = None
             load_error = f"{type(exc).__name__}: {_describe(exc)}"

@@ -53,7 +53,7 @@ def record_inputs(entry_point: str, test_source: str, limit: int = 200) -> list[
     # As HumanEval's own harness does: the test runs in the program's namespace, so helpers the
     # prompt defines (encode_cyclic, poly, ...) are there.
     namespace: dict[str, Any] = dict(vars(module))
-    exec(compile(test_source, "test.py", "exec"), namespace)  # noqa: S102 - the benchmark's own test, in a sandbox
+    exec(compile(test_source, "test.py", "exec", dont_inherit=True), namespace)  # noqa: S102 - the benchmark's own test, in a sandbox
     namespace["check"](recorder)
     return recorded
 

@@ -252,7 +252,7 @@ def _built_check(definition: ast.FunctionDef, namespace: dict[str, Any], judge: 
         body=[definition, ast.Return(ast.Name("check", ast.Load()))],
         decorator_list=[],
     )
-    code = compile(ast.fix_missing_locations(ast.Module([maker], [])), "<string>", "exec")
+    code = compile(ast.fix_missing_locations(ast.Module([maker], [])), "<string>", "exec", dont_inherit=True)
     maker_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     inner = types.FunctionType(maker_code, namespace)(judge)
     return types.FunctionType(
@@ -265,8 +265,8 @@ def benchmark_module(source: str, path: str, shape: Shape) -> dict[str, Any]:
     test, executed in one fresh namespace, as the harness executes them. Raises what the program
     raises while it loads, and ``NameError`` when it defines no entry point."""
     namespace: dict[str, Any] = {}
-    exec(compile(source, path, "exec"), namespace)  # noqa: S102 - the program, where it is judged
-    exec(compile(shape.test, "<string>", "exec"), namespace)  # noqa: S102 - the benchmark's test
+    exec(compile(source, path, "exec", dont_inherit=True), namespace)  # noqa: S102 - the program, where it is judged
+    exec(compile(shape.test, "<string>", "exec", dont_inherit=True), namespace)  # noqa: S102 - the benchmark's test
     if shape.entry_point not in namespace:
         raise NameError(f"name {shape.entry_point!r} is not defined")
     return namespace

@@ -137,7 +137,7 @@ def _instrumented_check(test_source: str) -> Any:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == "check":
             node.body = [_Asserts().visit(stmt) for stmt in node.body]
-    return compile(ast.fix_missing_locations(tree), "test.py", "exec")
+    return compile(ast.fix_missing_locations(tree), "test.py", "exec", dont_inherit=True)
 
 
 def _run_check(
@@ -340,7 +340,7 @@ def _mutants(sources: list[str], entry_point: str, code: Any, per_assert_s: floa
         module = ModuleType("solution_mutant")
         try:
             with _timer(per_assert_s):
-                exec(compile(source, SOLUTION, "exec"), module.__dict__)  # noqa: S102 - sandboxed
+                exec(compile(source, SOLUTION, "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - sandboxed
             fn = module.__dict__[entry_point]
         except BaseException:  # noqa: BLE001 - a mutant that breaks loading is killed by T0
             results.append("killed")
