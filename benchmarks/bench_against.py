@@ -15,7 +15,7 @@ processes inherit it. Prints each figure's median over the rounds, the ratio hea
 exits 1 when a ratio is over ``--max-ratio``.
 
     .venv/bin/python benchmarks/bench_against.py --base REV [--rounds 3] [--runs 40]
-        [--limit-tasks 6] [--samples FILE] [--max-ratio 1.10] [--json OUT]
+        [--limit-tasks 6] [--samples FILE] [--max-ratio 1.10] [--json OUT] [--head-set NAME=VALUE]
 """
 
 from __future__ import annotations
@@ -53,10 +53,14 @@ import collections, json, sys, tempfile, time
 from pathlib import Path
 from vouch.audit import PRELOAD, audit_humaneval
 from vouch.exec import LocalExecutor
-samples, limit = sys.argv[1], int(sys.argv[2])
+samples, limit, overrides = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+config = None
+if overrides:
+    from vouch.audit import AuditConfig
+    config = AuditConfig(**overrides)
 with tempfile.TemporaryDirectory() as out, LocalExecutor(workers=2, preload=PRELOAD) as ex:
     began = time.perf_counter()
-    results = audit_humaneval(Path(samples), executor=ex, witness_dir=Path(out) / "w", limit_tasks=limit)
+    results = audit_humaneval(Path(samples), executor=ex, witness_dir=Path(out) / "w", limit_tasks=limit, config=config)
     took = time.perf_counter() - began
 verdicts = collections.Counter(t.verdict.value for t in results.trials)
 print(json.dumps({"seconds": took, "verdicts": dict(sorted(verdicts.items()))}))
@@ -80,6 +84,16 @@ def _measure(src: Path, script: str, *args: str) -> dict[str, object]:
     return value
 
 
+def _setting(text: str) -> tuple[str, object]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+    try:
+        return name, json.loads(value)
+    except ValueError:
+        return name, value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="the revision to compare with (e.g. a commit)")
@@ -89,6 +103,14 @@ def main() -> None:
     parser.add_argument("--samples", type=Path, default=DATA / "humaneval_3models_samples.jsonl")
     parser.add_argument("--max-ratio", type=float, default=1.10)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--head-set",
+        action="append",
+        default=[],
+        type=_setting,
+        metavar="NAME=VALUE",
+        help="an AuditConfig field for the head's audit (a JSON value), e.g. agreements_asked=0",
+    )
     args = parser.parse_args()
     if not args.samples.is_file():
         raise SystemExit(f"bench_against: no samples file {args.samples} (set VOUCH_DATA_DIR or --samples)")
@@ -105,7 +127,8 @@ def main() -> None:
                 for name in order:
                     t = _measure(trees[name], TRIVIAL, str(args.runs))
                     trivial[name].append(float(t["median_ms"]))  # type: ignore[arg-type]
-                    a = _measure(trees[name], AUDIT, str(args.samples), str(args.limit_tasks))
+                    settings = json.dumps(dict(args.head_set) if name == "head" else {})
+                    a = _measure(trees[name], AUDIT, str(args.samples), str(args.limit_tasks), settings)
                     audit[name].append(float(a["seconds"]))  # type: ignore[arg-type]
                     verdicts[name] = a["verdicts"]
                     print(
@@ -120,7 +143,8 @@ def main() -> None:
         "audit_s": {k: statistics.median(v) for k, v in audit.items()},
     }
     ratios = {k: v["head"] / v["base"] for k, v in figures.items()}
-    print(f"base {args.base}, {args.rounds} rounds, first {args.limit_tasks} tasks of {args.samples.name}")
+    shown = f", head with {dict(args.head_set)}" if args.head_set else ""
+    print(f"base {args.base}, {args.rounds} rounds, first {args.limit_tasks} tasks of {args.samples.name}{shown}")
     for key, value in figures.items():
         print(f"  {key}: base {value['base']:.2f}, head {value['head']:.2f}, head/base {ratios[key]:.3f}")
     print(f"  verdicts: base {verdicts.get('base')}, head {verdicts.get('head')}")

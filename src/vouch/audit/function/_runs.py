@@ -50,6 +50,10 @@ class AuditConfig(AuditSettings):
     models' passing trials mostly give G's answer, and a slip some programs of every model share
     is no dispute where they do (a thin jury leaves A.2 and the dispute rule to decide). False:
     the jury decides on the edges only (docs/audit.md has both measured)."""
+    agreements_asked: int = 16
+    """Inputs where a program gave G's answer in the search that are asked again where its
+    witnesses run (``_trial._agreements_apart``): a program right only where it is searched shows
+    its answers there (0: none asked; the audit then costs about a tenth less)."""
     per_call_s: float = 1.0
     shrink_rounds: int = 3
     seed_from_t0: bool = True
@@ -69,8 +73,9 @@ class AuditConfig(AuditSettings):
             del fields["rounds"]  # the static baseline has no rounds
         # "format" counts changes of the verdict rules: a stored judgement made under older rules is
         # judged again, never reused (3: a call's timer counts CPU time, not wall-clock time; 4: the
-        # domain's edges and the jury).
-        text = json.dumps(fields | {"vouch": vouch.__version__, "format": 4}, sort_keys=True)
+        # domain's edges and the jury; 5: T0's run and the witnesses' in one process shape, and
+        # A.2 needing two other models).
+        text = json.dumps(fields | {"vouch": vouch.__version__, "format": 5}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 

@@ -790,22 +790,19 @@ def confirm_apart(
     return out
 
 
-AGREEMENTS_ASKED = 16
-"""Inputs where a program gave G's answer in the search that are asked again apart, per program:
-the smallest half, and half at random."""
-
-
 def _agreements_apart(
     engine: Engine, contexts: dict[str, TaskContext], jobs: Sequence[ProgramJob], config: AuditConfig
 ) -> None:
-    """Ask each program, as its witnesses ask it, some inputs of the pool where it gave G's answer
-    in the search (``AGREEMENTS_ASKED``); each it answers otherwise there is a difference like
-    any other, found where its witnesses run.
+    """Ask each program, as its witnesses ask it, ``config.agreements_asked`` inputs of the pool
+    where it gave G's answer in the search (the smallest half, and half at random); each it
+    answers otherwise there is a difference like any other, found where its witnesses run.
 
     The search runs the program in a process vouch's harness shares, which can never look
     exactly like the process its witnesses and T0 give it (``_host``): a program that gives G's
     answers only where it is searched would show no difference to write a witness for. Asked
     where the witness runs, it shows the answers the benchmark's run of it gets."""
+    if config.agreements_asked <= 0:
+        return
     plans = []
     for job in jobs:
         ctx = contexts[job.task_id]
@@ -822,7 +819,7 @@ def _agreements_apart(
         ]
         if not agreed:
             continue
-        half = AGREEMENTS_ASKED // 2
+        half = max(1, config.agreements_asked // 2)
         by_size = sorted(agreed, key=lambda item: _inputs.size(item[1]))
         rest = by_size[half:]
         picked = by_size[:half] + random.Random(f"{config.seed}:{job.hash}:apart").sample(rest, min(half, len(rest)))
