@@ -640,6 +640,8 @@ goes (``receive`` gives None). It runs in the child, after the setup's word."""
 
 @dataclass(frozen=True)
 class _Setup:
+    """What the child needs to set itself up and load the program (``_child_main``)."""
+
     path: str
     module_name: str
     hide: Sequence[str]
