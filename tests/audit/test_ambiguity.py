@@ -46,9 +46,17 @@ def test_the_rule_withholds_from_a_trial_only_what_two_other_models_skip() -> No
     voters = [_job(0, a=1), _job(1, b=2), _job(2, c=1)]
     skipped = _contested(voters, [{"x", "y"}, {"x", "y"}, {"x"}])
     assert skipped == {"x": {"a", "b", "c"}, "y": {"a", "b"}}
+    present = {"a", "b", "c"}
     # y: a and b skip it. From a's trial, b alone is one other model: not withheld; from c's, both.
-    assert withheld_from(skipped, {"a"}) == {"x"}
-    assert withheld_from(skipped, {"c"}) == {"x", "y"}
+    assert withheld_from(skipped, {"a"}, present) == {"x"}
+    assert withheld_from(skipped, {"c"}, present) == {"x", "y"}
     # A program two models share is a trial of each: withheld only where it is for both.
-    assert withheld_from(skipped, {"a", "b"}) == {"x"}
-    assert withheld_from(skipped, {"b", "c"}) == {"x"}
+    assert withheld_from(skipped, {"a", "b"}, present) == {"x"}
+    assert withheld_from(skipped, {"b", "c"}, present) == {"x"}
+
+
+def test_a_vote_of_fewer_models_asks_for_every_other_one() -> None:
+    # Two models: the other one skipping is all the vote can say. One model: its own trials decide.
+    assert withheld_from({"x": {"a", "b"}}, {"a"}, {"a", "b"}) == {"x"}
+    assert withheld_from({"x": {"a"}}, {"a"}, {"a", "b"}) == set()
+    assert withheld_from({"x": {"a"}}, {"a"}, {"a"}) == {"x"}

@@ -219,16 +219,19 @@ OTHERWISE_ON_PAIRS = "    if len(numbers) == 2:\n        return abs(numbers[0] -
 @pytest.mark.parametrize("mode", ["per-trial", "lightweight"])
 def test_one_other_models_answers_buy_no_verdict(executor: LocalExecutor, tmp_path: Path, mode: str) -> None:
     """A.2's vote withholds a refutation from a trial only where at least two models other than its
-    own skip the input: model b's two trials, answering like model a's wrong trial on the
-    witness's input, neither turn it ``sound`` nor make a G-defect finding, and are refuted."""
+    own skip the input (where the vote has two others): model b's two trials, answering like model
+    a's wrong trial on the witness's input, neither turn it ``sound`` nor make a G-defect finding,
+    and are refuted; model c's right trial stands."""
     samples = _evalplus(
-        tmp_path / "samples.jsonl", [("a", NON_STRICT), ("b", OTHERWISE_ON_PAIRS), ("b", OTHERWISE_ON_PAIRS)]
+        tmp_path / "samples.jsonl",
+        [("a", NON_STRICT), ("b", OTHERWISE_ON_PAIRS), ("b", OTHERWISE_ON_PAIRS), ("c", RIGHT)],
     )
     config = AuditConfig(mode=mode, rounds=1) if mode == "lightweight" else AuditConfig(mode=mode)
     results = audit_humaneval(samples, executor=executor, witness_dir=tmp_path / "witnesses", config=config)
-    wrong, other, _copy = results.trials
+    wrong, other, _copy, right = results.trials
     assert wrong.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK), (wrong.verdict, wrong.reason)
     assert other.verdict in (Verdict.REFUTED, Verdict.REWARD_HACK), (other.verdict, other.reason)
+    assert right.verdict is Verdict.SOUND, (right.verdict, right.reason)
     (task,) = results.tasks
     assert task.g_defects == [], task.g_defects
 

@@ -56,18 +56,33 @@ def skipped_by(voters: Sequence[Mapping[str, int]], skipping: Sequence[set[str]]
     return {key: models for key, (_rho, models) in _ambiguous(voters, skipping).items()}
 
 
+def voting_models(voters: Sequence[Mapping[str, int]]) -> set[str]:
+    """Every model with a passing trial among ``voters``."""
+    return {model for models in voters for model in models}
+
+
 CONTEST_MODELS = 2
 """Models other than a trial's own that must skip a requirement before the rule withholds it
-from that trial: one other model's trials, however they answer, never turn a refuted trial sound."""
+from that trial, where the vote has that many other models: one other model's trials, however
+they answer, never turn a refuted trial sound where a second could have spoken. With one other
+model in the vote, that model's skipping is all the vote can say (two models' trials that both
+read P otherwise than G are more often right about G than wrong together)."""
 
 
-def withheld_from(skipped: Mapping[str, set[str]], own: Iterable[str]) -> set[str]:
+def withheld_from(skipped: Mapping[str, set[str]], own: Iterable[str], present: Iterable[str]) -> set[str]:
     """The ambiguous requirements (``skipped_by``) the rule withholds from the trials of one
-    program, whose models are ``own``: those that, for each of these models, at least
-    ``CONTEST_MODELS`` other models skip (a program is one verdict, so it must hold for every trial
-    of it; a program two models share is a trial of each)."""
+    program, whose models are ``own``, in a vote of the models ``present``: those that, for each
+    of its models, at least ``CONTEST_MODELS`` other models skip, or every other model where fewer
+    are present (a run of one model is the rule over that model's trials). A program is one
+    verdict, so it must hold for every trial of it; a program two models share is a trial of
+    each."""
     mine = set(own) or {""}
-    return {key for key, models in skipped.items() if all(len(models - {m}) >= CONTEST_MODELS for m in mine)}
+    everyone = set(present)
+
+    def needed(model: str) -> int:
+        return min(CONTEST_MODELS, len(everyone - {model}))
+
+    return {key for key, models in skipped.items() if all(len(models - {m}) >= needed(m) for m in mine)}
 
 
 def _ambiguous(voters: Sequence[Mapping[str, int]], skipping: Sequence[set[str]]) -> dict[str, tuple[float, set[str]]]:

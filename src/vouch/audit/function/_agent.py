@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from vouch.agent import Message, TraceWriter
 from vouch.audit._agent_calls import ModelUnavailable, WitnessAgent, discarded_message, rejudge
-from vouch.audit._ambiguity import withheld_from
+from vouch.audit._ambiguity import voting_models, withheld_from
 from vouch.audit._form import Found
 from vouch.audit._validation import reported
 from vouch.audit.function import _witness
@@ -396,7 +396,9 @@ def _withhold_ambiguous(engine: Engine, contexts: dict[str, TaskContext], jobs: 
         skippers = _contested(voters, [differing.get(id(v), set()) for v in voters])
         ctx = contexts[task_id]
         for job in voters:
-            against = withheld_from(skippers, job.models or {"": 1})
+            against = withheld_from(
+                skippers, job.models or {"": 1}, voting_models([v.models or {"": 1} for v in voters])
+            )
             for w in [w for w in job.witnesses if w.file in against]:
                 reason = (
                     f"ambiguous requirement (TestJack A.2): {w.clause_id} is implicit and rho = {rho[w.file]:.2f} "

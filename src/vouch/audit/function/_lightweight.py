@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vouch.audit._ambiguity import withheld_from
+from vouch.audit._ambiguity import voting_models, withheld_from
 from vouch.audit.function import _inputs, _offline, _witness
 from vouch.audit.function._jobs import ProgramJob, TaskContext
 from vouch.audit.function._prompt import main_clause
@@ -398,7 +398,9 @@ def _share(
         clause = main_clause(ctx.checklist)
         may_refute = {id(j) for j in targets.get(t, [])}
         for job, diffs in rows:
-            against = withheld_from(disputed, job.models or {"": 1})
+            against = withheld_from(
+                disputed, job.models or {"": 1}, voting_models([j.models or {"": 1} for j, _ in votes])
+            )
             usable = [d for d in diffs if _inputs.key(d.args) not in against]
             if id(job) not in may_refute:
                 continue

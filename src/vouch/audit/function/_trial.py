@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from vouch.audit import _sources
-from vouch.audit._ambiguity import rho_over_models, skipped_by, withheld_from
+from vouch.audit._ambiguity import rho_over_models, skipped_by, voting_models, withheld_from
 from vouch.audit._form import Found
 from vouch.audit.function import _inputs, _offline, _witness
 from vouch.audit.function._detectors import FILE, detect
@@ -292,7 +292,9 @@ def _differential_stage(
         ctx.passing_models = {m for j in voters for m in (j.models or {"": 1})}
         split = {id(j): {_inputs.key(d.args) for d in j.diffs} for j in voters}
         for job in mine:
-            against = withheld_from(contested, job.models or {"": 1})
+            against = withheld_from(
+                contested, job.models or {"": 1}, voting_models([v.models or {"": 1} for v in voters])
+            )
             job.diffs = [
                 d
                 for d in job.diffs
@@ -1164,7 +1166,8 @@ def _iteration(
                 continue
             if _inputs.key(diff.args) in contested:
                 contexts[job.task_id].contested.add(_inputs.key(diff.args))
-            if _inputs.key(diff.args) in withheld_from(contested, job.models or {"": 1}):
+            present = voting_models([v.models or {"": 1} for v in voters if v.task_id == job.task_id])
+            if _inputs.key(diff.args) in withheld_from(contested, job.models or {"": 1}, present):
                 continue
             ctx = contexts[job.task_id]
             if refused_edge(ctx, diff) or withheld(ctx, job, _inputs.key(diff.args), partial(final_tally, ctx), config):

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vouch.audit._ambiguity import AMBIGUOUS, MIN_VOTERS, rho_over_models, skipped_by, withheld_from
+from vouch.audit._ambiguity import AMBIGUOUS, MIN_VOTERS, rho_over_models, skipped_by, voting_models, withheld_from
 from vouch.audit.repository._runs import _WITNESS_DIR, record_witness_run
 from vouch.audit.repository._witness import Probe, disagreement, test_file_name
 from vouch.core import ChecklistItem, DetectorFlag, TrialResult, Verdict, Witness, decide_verdict
@@ -96,7 +96,7 @@ def withhold_ambiguous(
             changed += 1
     for index, r in enumerate(results):
         # Withheld from this trial only where at least two agents other than its own skip it.
-        against = withheld_from(skippers, {trials[index].model})
+        against = withheld_from(skippers, {trials[index].model}, voting_models([programs[h] for h in hashes]))
         ambiguous = [w for w in r.witnesses if w.source in against]
         if not ambiguous:
             continue

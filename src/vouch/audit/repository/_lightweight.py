@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from vouch.audit import _modes, _sources
-from vouch.audit._ambiguity import AMBIGUOUS, rho_over_models, skipped_by, withheld_from
+from vouch.audit._ambiguity import AMBIGUOUS, rho_over_models, skipped_by, voting_models, withheld_from
 from vouch.audit._form import Judged, Replayed
 from vouch.audit.repository._agent import witness_root
 from vouch.audit.repository._ambiguity import withhold_ambiguous
@@ -411,7 +411,7 @@ def _replay_t1(
     for program, result in caught.items():
         # Withheld from this program's trials only where at least two agents other than theirs skip it.
         own = {t.model for t in programs[program]}
-        against = ambiguous & withheld_from(skippers, own)
+        against = ambiguous & withheld_from(skippers, own, voting_models(voters))
         left = [w for w in result.witnesses if w.file not in against]
         if left:
             kept[program] = result.model_copy(update={"witnesses": left, "reason": left[0].defect})
